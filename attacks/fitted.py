@@ -1,0 +1,142 @@
+"""Black-box distinguishers fitted on the pilot sample only.
+
+* :class:`DensityRatio`: a smoothed-histogram estimate of log p/q (on a 1-D projection for
+  vector outputs).
+* :class:`LogisticRegression`: a logistic regression (statsmodels) of the side label on output
+  features; its linear predictor estimates log p/q up to a constant.
+
+Neither sees the main run, so the regions they induce may be used for a bound on it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import statsmodels.api as sm
+from scipy.ndimage import gaussian_filter1d
+from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
+
+from attacks.base import AttackInput, Score
+from audit._validate import check_in_range, check_positive_int
+
+__all__ = ["DensityRatio", "LogisticRegression"]
+
+
+def _projection(data: AttackInput) -> np.ndarray:
+    """Direction separating the pilot means (unit ℓ2 norm; the first axis if they coincide)."""
+    diff = np.mean(data.pilot_p, axis=0) - np.mean(data.pilot_q, axis=0)
+    norm = np.linalg.norm(diff)
+    if not np.isfinite(norm) or norm == 0:
+        diff = np.zeros_like(diff)
+        diff[0] = 1.0
+        return diff
+    return diff / norm
+
+
+@dataclass(frozen=True)
+class DensityRatio:
+    """Smoothed-histogram density ratio fitted on the pilot.
+
+    Parameters
+    ----------
+    n_bins : int
+        Bins between the pooled pilot's ``tail`` and ``1 − tail`` quantiles (≥ 4).
+    smoothing : float
+        Standard deviation, in bins, of the Gaussian smoothing of the counts (≥ 0).
+    pseudo_count : float
+        Added to every smoothed count before taking logs (> 0), so empty bins stay finite.
+    tail : float
+        Quantile cut for the fitting range, in [0, 0.1]; outputs outside it are scored as the
+        nearest end bin.
+    """
+
+    n_bins: int = 200
+    smoothing: float = 2.0
+    pseudo_count: float = 0.5
+    tail: float = 1e-4
+    name: str = "density-ratio"
+    white_box: bool = False
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.n_bins, "n_bins", minimum=4)
+        check_in_range("smoothing", self.smoothing, 0.0, np.inf, hi_closed=False)
+        check_in_range("pseudo_count", self.pseudo_count, 0.0, np.inf, lo_closed=False,
+                       hi_closed=False)
+        check_in_range("tail", self.tail, 0.0, 0.1)
+
+    def _fit_1d(self, a: np.ndarray, b: np.ndarray):
+        pooled = np.concatenate([a, b])
+        lo, hi = np.quantile(pooled, [self.tail, 1.0 - self.tail])
+        if not hi > lo:
+            lo, hi = lo - 0.5, hi + 0.5
+        edges = np.linspace(lo, hi, self.n_bins + 1)
+        ca = np.histogram(np.clip(a, lo, hi), edges)[0].astype(float)
+        cb = np.histogram(np.clip(b, lo, hi), edges)[0].astype(float)
+        if self.smoothing > 0:
+            ca = gaussian_filter1d(ca, self.smoothing, mode="nearest")
+            cb = gaussian_filter1d(cb, self.smoothing, mode="nearest")
+        log_ratio = np.log((ca + self.pseudo_count) / (ca.sum() + self.pseudo_count * ca.size))
+        log_ratio -= np.log((cb + self.pseudo_count) / (cb.sum() + self.pseudo_count * cb.size))
+        centres = 0.5 * (edges[:-1] + edges[1:])
+        return lambda t: np.interp(np.asarray(t, dtype=np.float64), centres, log_ratio)
+
+    def fit(self, data: AttackInput) -> Score:
+        if data.is_scalar:
+            f = self._fit_1d(data.pilot_p.reshape(-1), data.pilot_q.reshape(-1))
+            return Score(self.name, f)
+        w = _projection(data)
+        f = self._fit_1d(data.pilot_p @ w, data.pilot_q @ w)
+        return Score(self.name, lambda x: f(np.asarray(x) @ w), ("linear", w, 0.0), f)
+
+
+@dataclass(frozen=True)
+class LogisticRegression:
+    """Logistic regression of the side (1 = z, 0 = z') on output features (statsmodels Logit).
+
+    Scalar outputs use the standardised features (x, x², |x|), so non-monotone likelihood
+    ratios can be captured; vector outputs use the coordinates themselves, so the score is a
+    linear statistic the kernel can compute. A fit that fails to converge or separates
+    perfectly falls back to an L2-regularised fit.
+    """
+
+    alpha_l2: float = 1e-4
+    name: str = "logistic"
+    white_box: bool = False
+
+    def _features(self, x: np.ndarray, centre: float, spread: float) -> np.ndarray:
+        u = (np.asarray(x, dtype=np.float64).reshape(-1) - centre) / spread
+        return np.column_stack([np.ones_like(u), u, u * u, np.abs(u)])
+
+    def _logit(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            warnings.simplefilter("error", PerfectSeparationWarning)
+            warnings.simplefilter("ignore", RuntimeWarning)
+            try:
+                res = sm.Logit(y, X).fit(disp=0, maxiter=200)
+                params = np.asarray(res.params)
+                if np.all(np.isfinite(params)):
+                    return params
+            except (ConvergenceWarning, PerfectSeparationWarning, np.linalg.LinAlgError):
+                pass
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            res = sm.Logit(y, X).fit_regularized(disp=0, alpha=self.alpha_l2, L1_wt=0.0,
+                                                 maxiter=500)
+            return np.asarray(res.params)
+
+    def fit(self, data: AttackInput) -> Score:
+        a, b = data.pilot_p, data.pilot_q
+        y = np.concatenate([np.ones(len(a)), np.zeros(len(b))])
+        if data.is_scalar:
+            pooled = np.concatenate([a.reshape(-1), b.reshape(-1)])
+            centre = float(np.median(pooled))
+            spread = float(np.std(pooled)) or 1.0
+            beta = self._logit(self._features(pooled, centre, spread), y)
+            return Score(self.name, lambda x: self._features(x, centre, spread) @ beta)
+        X = np.column_stack([np.ones(len(y)), np.concatenate([a, b])])
+        beta = self._logit(X, y)
+        w, c = beta[1:].copy(), float(beta[0])
+        return Score(self.name, lambda x: np.asarray(x) @ w + c, ("linear", w, c))

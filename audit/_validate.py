@@ -1,0 +1,85 @@
+"""Parameter checks shared by every public function.
+
+Each check raises ``ValueError`` with a message that names the parameter, the allowed range
+and the value received, e.g. ``delta must be in [0, 1], got delta=1.5``. Checks return the
+value converted to ``float`` (or ``int``) so callers can write ``eps = check_epsilon(eps)``.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Integral, Real
+
+__all__ = [
+    "check_real",
+    "check_in_range",
+    "check_epsilon",
+    "check_delta",
+    "check_probability",
+    "check_positive",
+    "check_positive_int",
+]
+
+
+def _fmt_range(lo: float, hi: float, lo_closed: bool, hi_closed: bool) -> str:
+    left = "[" if lo_closed else "("
+    right = "]" if hi_closed else ")"
+    return f"{left}{lo}, {hi}{right}"
+
+
+def check_real(name: str, value: object, *, allow_inf: bool = False) -> float:
+    """Return ``value`` as a float, rejecting non-numbers, NaN and (unless allowed) infinities."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a real number, got {name}={value!r}")
+    v = float(value)
+    if math.isnan(v) or (math.isinf(v) and not allow_inf):
+        raise ValueError(f"{name} must be a finite real number, got {name}={value!r}")
+    return v
+
+
+def check_in_range(
+    name: str,
+    value: object,
+    lo: float,
+    hi: float,
+    *,
+    lo_closed: bool = True,
+    hi_closed: bool = True,
+) -> float:
+    """Check ``lo <= value <= hi`` (with open ends as requested) and return it as float."""
+    v = check_real(name, value, allow_inf=math.isinf(lo) or math.isinf(hi))
+    ok_lo = v >= lo if lo_closed else v > lo
+    ok_hi = v <= hi if hi_closed else v < hi
+    if not (ok_lo and ok_hi):
+        rng = _fmt_range(lo, hi, lo_closed, hi_closed)
+        raise ValueError(f"{name} must be in {rng}, got {name}={value!r}")
+    return v
+
+
+def check_epsilon(value: object, name: str = "epsilon", *, allow_zero: bool = True) -> float:
+    """ε ∈ [0, ∞) (or (0, ∞) when ``allow_zero`` is false)."""
+    return check_in_range(name, value, 0.0, math.inf, lo_closed=allow_zero, hi_closed=False)
+
+
+def check_delta(value: object, name: str = "delta") -> float:
+    """δ ∈ [0, 1]."""
+    return check_in_range(name, value, 0.0, 1.0)
+
+
+def check_probability(value: object, name: str = "p") -> float:
+    """A probability in [0, 1]."""
+    return check_in_range(name, value, 0.0, 1.0)
+
+
+def check_positive(value: object, name: str, *, allow_inf: bool = False) -> float:
+    """A strictly positive real number."""
+    return check_in_range(name, value, 0.0, math.inf, lo_closed=False, hi_closed=allow_inf)
+
+
+def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
+    """An integer ≥ ``minimum``."""
+    if isinstance(value, bool) or not isinstance(value, Integral):
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
+    if int(value) < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
+    return int(value)

@@ -1,0 +1,332 @@
+"""Neighbouring pairs and the output laws (P, Q) of A_D on them.
+
+Fast (mixture) path
+-------------------
+Take neighbours z ≃ z' that differ in record ``index`` and whose other records are all zero
+(or NA). NA reads as 0, so masking a zero record changes nothing, and every catalogue query is
+a sum of per-record contributions with g(0) = 0 (``audit.queries``): the output of A_D(z) is
+then f(z̃_index(m)) + noise, where only the differing record's mask m is random. Its law is
+the finite mixture Σ_m P[F(z_index) = m] · Noise(f(z̃(m)), scale) — exact enumeration of the
+mask distribution, components with equal shifts merged. This is the law the engine samples.
+
+General path
+------------
+:func:`simulate_general` draws masks for *all* n records from the mechanism, evaluates the
+query on the incomplete data and adds noise, in plain numpy. It is the reference for the
+fast path (same law when the other records are zero) and the only path when they are not.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit._validate import check_delta, check_positive, check_positive_int
+from audit.mixture import Mixture, NoiseKind
+from audit.release import Release
+
+__all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_mixture"]
+
+
+def _check_dataset(name: str, z: object, bound: float) -> np.ndarray:
+    a = np.asarray(z, dtype=np.float64)
+    if a.ndim != 2 or 0 in a.shape:
+        raise ValueError(f"{name} must have shape (n, d) with n, d >= 1, got shape {a.shape}")
+    finite = a[~np.isnan(a)]
+    if finite.size and np.max(np.abs(finite)) > bound * (1 + 1e-12):
+        raise ValueError(
+            f"{name} must satisfy |value| <= bound={bound} (NaN = NA allowed), got max "
+            f"|value|={np.max(np.abs(finite))!r}"
+        )
+    return a
+
+
+def record_mixture(record, n: int, query, missingness, release: Release) -> Mixture:
+    """Output law of A_D on a dataset whose only non-zero record is ``record`` (NaN = NA).
+
+    Parameters
+    ----------
+    record : array_like, shape (d,)
+    n : int
+        Dataset size (enters means), ≥ 1.
+    query, missingness : catalogue query and mechanism
+    release : Release
+
+    Returns
+    -------
+    Mixture
+        Σ_m P[F(record) = m] · Noise(f(record masked by m)), equal shifts merged; scalar shifts
+        (1-D) when the query's output is one number.
+    """
+    n = check_positive_int(n, "n")
+    row = np.asarray(record, dtype=np.float64)
+    masks, probs = missingness.mask_distribution(row)
+    rows = np.where(masks | np.isnan(row)[None, :], 0.0, row[None, :])
+    shifts = query.contributions(rows, n)
+    if shifts.shape[1] == 1:
+        shifts = shifts[:, 0]
+    return Mixture(probs / probs.sum(), shifts, release.noise, release.scale).merged()
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourPair:
+    """Two datasets differing in record ``index`` (substitution neighbours in Z_miss^n).
+
+    Parameters
+    ----------
+    z, z_prime : array_like, shape (n, d)
+        The datasets; NaN marks a feature that is NA already (an all-NaN row is the all-NA
+        record). Every value must satisfy |value| <= bound.
+    index : int
+        The differing record, in [0, n − 1]; all other rows must be equal (NaN-aware).
+    query, missingness : catalogue query and mechanism
+    bound : float
+        Record bound B > 0.
+    score : float or None
+        The search score of this pair (set by :func:`worst_case_pair`).
+    """
+
+    z: np.ndarray
+    z_prime: np.ndarray
+    index: int
+    query: object
+    missingness: object
+    bound: float
+    score: float | None = None
+
+    def __post_init__(self) -> None:
+        B = check_positive(self.bound, "bound")
+        z = _check_dataset("z", self.z, B)
+        zp = _check_dataset("z_prime", self.z_prime, B)
+        if z.shape != zp.shape:
+            raise ValueError(
+                f"z and z_prime must have the same shape, got {z.shape} and {zp.shape}"
+            )
+        i = check_positive_int(self.index, "index", minimum=0)
+        if i >= z.shape[0]:
+            raise ValueError(f"index must be in [0, {z.shape[0] - 1}], got index={i}")
+        others = np.ones(z.shape[0], dtype=bool)
+        others[i] = False
+        if not np.array_equal(z[others], zp[others], equal_nan=True):
+            raise ValueError("z and z_prime must differ only in record `index`")
+        self.query.check_dimension(z.shape[1])
+        self.missingness.check_dimension(z.shape[1])
+        object.__setattr__(self, "z", z)
+        object.__setattr__(self, "z_prime", zp)
+        object.__setattr__(self, "index", i)
+        object.__setattr__(self, "bound", B)
+
+    @property
+    def n(self) -> int:
+        return int(self.z.shape[0])
+
+    @property
+    def d(self) -> int:
+        return int(self.z.shape[1])
+
+    @property
+    def others_are_zero(self) -> bool:
+        """True when every record but ``index`` is zero or NA (the mixture path applies)."""
+        others = np.delete(self.z, self.index, axis=0)
+        return bool(np.all(np.nan_to_num(others, nan=0.0) == 0.0))
+
+    def mixtures(self, release: Release) -> tuple[Mixture, Mixture]:
+        """The output laws (P, Q) of A_D(z) and A_D(z').
+
+        Raises
+        ------
+        ValueError
+            If a record other than ``index`` is non-zero: masking it would add randomness the
+            mixture does not describe; use :func:`simulate_general` instead.
+        """
+        if not isinstance(release, Release):
+            raise ValueError(f"release must be a Release, got release={release!r}")
+        if not self.others_are_zero:
+            raise ValueError(
+                "mixtures() needs every record but `index` to be zero or NA; use "
+                "simulate_general for other datasets"
+            )
+        P = record_mixture(self.z[self.index], self.n, self.query, self.missingness, release)
+        Q = record_mixture(self.z_prime[self.index], self.n, self.query, self.missingness,
+                           release)
+        return P, Q
+
+
+def _pair_dataset(row: np.ndarray, n: int, index: int) -> np.ndarray:
+    z = np.zeros((n, row.shape[0]))
+    z[index] = row
+    return z
+
+
+def _mechanism_candidates(missingness, rows: np.ndarray, bound: float) -> list[np.ndarray]:
+    """Extra records that move a MAR mechanism's mask probabilities across its threshold."""
+    out = []
+    pivot = getattr(missingness, "pivot", None)
+    thr = getattr(missingness, "threshold", None)
+    if pivot is not None and thr is not None and pivot < rows.shape[1]:
+        for v in (min(max(thr, -bound), bound), -bound, bound):
+            for r in rows:
+                s = r.copy()
+                s[pivot] = v
+                out.append(s)
+    return out
+
+
+def _law_key(M: Mixture) -> tuple:
+    """A hashable key equal for mixtures with the same law (merged, rounded components)."""
+    m = M.merged()
+    return (m.weights.round(12).tobytes(), m.shifts.round(12).tobytes())
+
+
+def _score_pilot(P: Mixture, Q: Mixture, trials: int, seed: int) -> float:
+    """Symmetrised KL divergence KL(P‖Q) + KL(Q‖P), estimated on a pilot (ranking only)."""
+    xp = P.sample(trials, seed)
+    xq = Q.sample(trials, seed + 1)
+    kl_pq = np.mean(P.logpdf(xp) - Q.logpdf(xp))
+    kl_qp = np.mean(Q.logpdf(xq) - P.logpdf(xq))
+    return float(kl_pq + kl_qp)
+
+
+def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: Release,
+                    candidates=None, *, delta: float | None = None, index: int = 0,
+                    pilot_trials: int = 4000, seed: int = 0) -> NeighbourPair:
+    """Search a small candidate set of differing records for the least private pair.
+
+    The other n − 1 records are zero (mixture path). Candidates: the query's domain corners
+    (``query.candidate_records``: ±B patterns, or one-hot records for the histogram), the
+    all-NA record, and for threshold-based MAR mechanisms the corners with the pivot moved
+    across the threshold. Every unordered pair of distinct candidates is scored by the exact
+    pair ε(δ) (``audit.pair.pair_epsilon``) when the output is scalar and ``audit.pair`` is
+    available; otherwise by a pilot estimate of the symmetrised KL divergence (a ranking
+    proxy, not a privacy parameter).
+
+    Parameters
+    ----------
+    query, missingness : catalogue query and mechanism
+    d, n : int
+        Features and records, ≥ 1.
+    bound : float
+        Record bound B > 0.
+    release : Release
+    candidates : array_like, shape (C, d), optional
+        Replaces the default candidate records (NaN = NA allowed).
+    delta : float in [0, 1], optional
+        δ of the exact pair ε; default 0 for Laplace and 1e-6 for Gaussian releases.
+    index : int
+        Position of the differing record.
+    pilot_trials, seed : int
+        Pilot size and seed of the KL fallback.
+
+    Returns
+    -------
+    NeighbourPair
+        The best pair, with ``score`` set (the exact ε or the KL proxy).
+    """
+    d = check_positive_int(d, "d")
+    n = check_positive_int(n, "n")
+    B = check_positive(bound, "bound")
+    index = check_positive_int(index, "index", minimum=0)
+    if index >= n:
+        raise ValueError(f"index must be in [0, {n - 1}], got index={index}")
+    if not isinstance(release, Release):
+        raise ValueError(f"release must be a Release, got release={release!r}")
+    query.check_dimension(d)
+    missingness.check_dimension(d)
+    if delta is None:
+        delta = 0.0 if release.noise is NoiseKind.LAPLACE else 1e-6
+    delta = check_delta(delta)
+    pilot_trials = check_positive_int(pilot_trials, "pilot_trials", minimum=100)
+    if candidates is None:
+        base = np.asarray(query.candidate_records(d, B), dtype=np.float64)
+        rows = [*base, *_mechanism_candidates(missingness, base, B), np.full(d, np.nan)]
+        cands = np.unique(np.nan_to_num(np.array(rows), nan=np.inf), axis=0)
+        cands[np.isinf(cands)] = np.nan
+    else:
+        cands = np.asarray(candidates, dtype=np.float64)
+        if cands.ndim != 2 or cands.shape[1] != d or cands.shape[0] < 2:
+            raise ValueError(
+                f"candidates must have shape (C, {d}) with C >= 2, got shape {cands.shape}"
+            )
+    mixtures = [record_mixture(c, n, query, missingness, release) for c in cands]
+    exact = None
+    if mixtures[0].is_scalar:
+        try:
+            from audit.pair import pair_epsilon as exact
+        except ImportError:  # pragma: no cover - audit.pair not installed yet
+            exact = None
+    # Many candidates give the same law (e.g. any record with the same sum); both scores are
+    # symmetric in (P, Q), so each unordered pair of distinct laws is scored once.
+    keys = [_law_key(M) for M in mixtures]
+    scored: dict[tuple, float] = {}
+    best = (-np.inf, 0, 1)
+    for a, b in itertools.combinations(range(len(cands)), 2):
+        if keys[a] == keys[b]:
+            continue
+        key = (keys[a], keys[b]) if keys[a] < keys[b] else (keys[b], keys[a])
+        if key not in scored:
+            P, Q = mixtures[a], mixtures[b]
+            if exact is not None:
+                value = exact(P, Q, delta)
+                scored[key] = float(getattr(value, "value", value))
+            else:
+                scored[key] = _score_pilot(P, Q, pilot_trials, seed)
+        if scored[key] > best[0]:
+            best = (scored[key], a, b)
+    if best[0] == -np.inf:  # every candidate gives the same law: any pair is worst (ε = 0)
+        best = (0.0, 0, 1)
+    s, a, b = best
+    return NeighbourPair(_pair_dataset(cands[a], n, index), _pair_dataset(cands[b], n, index),
+                         index, query, missingness, B, score=s)
+
+
+def simulate_general(z, query, missingness, release: Release, trials: int, rng=None,
+                     *, batch: int = 20000) -> np.ndarray:
+    """Plain-numpy draws of A_D(z) for any dataset: masks for all n records, query, noise.
+
+    Parameters
+    ----------
+    z : array_like, shape (n, d)
+        Dataset (NaN = NA).
+    query, missingness : catalogue query and mechanism
+    release : Release
+    trials : int
+        Number of draws, ≥ 1.
+    rng : Generator, int or None
+    batch : int
+        Draws per vectorised batch (memory ≈ batch · n · d floats).
+
+    Returns
+    -------
+    ndarray
+        Shape (trials,) for a scalar output, else (trials, output_dim).
+    """
+    x = np.asarray(z, dtype=np.float64)
+    if x.ndim != 2 or 0 in x.shape:
+        raise ValueError(f"z must have shape (n, d) with n, d >= 1, got shape {x.shape}")
+    trials = check_positive_int(trials, "trials")
+    batch = check_positive_int(batch, "batch")
+    if not isinstance(release, Release):
+        raise ValueError(f"release must be a Release, got release={release!r}")
+    n, d = x.shape
+    query.check_dimension(d)
+    missingness.check_dimension(d)
+    g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    out_dim = query.output_dim(d)
+    out = np.empty((trials, out_dim))
+    nan = np.isnan(x)
+    done = 0
+    while done < trials:
+        b = min(batch, trials - done)
+        X = np.broadcast_to(x, (b, n, d)).reshape(b * n, d)
+        masks = missingness.sample_masks(X, g)
+        Xt = np.where(masks | np.tile(nan, (b, 1)), 0.0, X)
+        f = query.contributions(Xt, n).reshape(b, n, out_dim).sum(axis=1)
+        if release.noise is NoiseKind.LAPLACE:
+            f += g.laplace(scale=release.scale, size=f.shape)
+        else:
+            f += g.normal(scale=release.scale, size=f.shape)
+        out[done:done + b] = f
+        done += b
+    return out[:, 0] if out_dim == 1 else out

@@ -1,0 +1,61 @@
+"""The main job: every experiment at its default (or full) size, then the report.
+
+Each experiment's results are written to ``results/<name>.json`` as soon as it finishes
+(atomically), so an interrupted suite keeps what it finished; ``--resume`` skips experiments
+whose results file exists at the requested size.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from audit.results_io import load_json, save_json
+
+__all__ = ["run_suite", "experiment_names"]
+
+
+def _experiments():
+    try:
+        from experiments import EXPERIMENTS
+    except ImportError as exc:  # pragma: no cover - only outside a source checkout
+        raise ValueError(
+            "the experiment definitions (package 'experiments') are not importable; run from "
+            "the repository root or install the project with pip install -e ."
+        ) from exc
+    return EXPERIMENTS
+
+
+def experiment_names() -> list[str]:
+    return list(_experiments())
+
+
+def run_suite(results_dir: str | Path = "results", *, size: str = "default",
+              only: list[str] | None = None, jobs: int = 1, resume: bool = False,
+              progress: bool = True, log=print) -> list[Path]:
+    """Run the experiments and write their results; return the files written."""
+    exps = _experiments()
+    names = list(exps) if not only else only
+    unknown = [n for n in names if n not in exps]
+    if unknown:
+        raise ValueError(f"unknown experiment {unknown[0]!r} (known: {', '.join(exps)})")
+    if size not in ("default", "full"):
+        raise ValueError(f"size must be 'default' or 'full', got size={size!r}")
+    results_dir = Path(results_dir)
+    written = []
+    for name in names:
+        path = results_dir / f"{name}.json"
+        if resume and path.is_file():
+            try:
+                if load_json(path).get("size") == size:
+                    log(f"[suite] {name}: kept existing {path}")
+                    continue
+            except ValueError:
+                pass
+        t0 = time.perf_counter()
+        log(f"[suite] {name}: running ({size})")
+        doc = exps[name].run(size=size, jobs=jobs, progress=progress)
+        doc["seconds"] = time.perf_counter() - t0
+        written.append(save_json(doc, path))
+        log(f"[suite] {name}: {doc['seconds']:.1f} s -> {path}")
+    return written

@@ -1,0 +1,69 @@
+"""Shared helpers for experiment definitions: base configs, sizes, result records."""
+
+from __future__ import annotations
+
+import copy
+import tomllib
+from pathlib import Path
+
+from audit.config import AuditConfig, config_from_dict
+from audit.runner import AuditResult, build_setting, package_versions, run_audit
+
+CONFIG_DIR = Path(__file__).parent / "configs"
+
+SIZES = ("default", "full")
+
+
+def check_size(size: str) -> str:
+    if size not in SIZES:
+        raise ValueError(f"size must be one of {', '.join(map(repr, SIZES))}, got size={size!r}")
+    return size
+
+
+def base(name: str) -> dict:
+    """A base config (parsed TOML document) from ``experiments/configs/<name>.toml``."""
+    with open(CONFIG_DIR / f"{name}.toml", "rb") as fh:
+        return tomllib.load(fh)
+
+
+def variant(doc: dict, **changes) -> dict:
+    """A deep copy of ``doc`` with dotted keys replaced: ``variant(d, **{"audit.seed": 3})``.
+
+    A value of ``None`` removes the key.
+    """
+    out = copy.deepcopy(doc)
+    for dotted, value in changes.items():
+        *path, key = dotted.split(".")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        if value is None:
+            node.pop(key, None)
+        else:
+            node[key] = value
+    return out
+
+
+def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
+    """Validate a config document and run the audit."""
+    cfg: AuditConfig = config_from_dict(doc, name=name)
+    return run_audit(cfg, progress=progress)
+
+
+def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
+    """Like :func:`audit`, also returning the :class:`audit.runner.AuditSetting` (the pair)."""
+    cfg: AuditConfig = config_from_dict(doc, name=name)
+    st = build_setting(cfg)
+    return st, run_audit(cfg, progress=progress, setting=st)
+
+
+def record(name: str, title: str, size: str, seed: int, **payload) -> dict:
+    """The JSON document of one experiment."""
+    return {
+        "experiment": name,
+        "title": title,
+        "size": size,
+        "seed": seed,
+        "versions": package_versions(),
+        **payload,
+    }

@@ -1,0 +1,132 @@
+"""Contract tests every attack inherits, plus attack-specific checks."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from attacks import (
+    ATTACKS,
+    DensityRatio,
+    ExactLikelihoodRatio,
+    LogisticRegression,
+    OutputThreshold,
+    make_attack,
+)
+from audit.mixture import Mixture
+from audit.protocols import Attack, AttackInput, Score, available_attacks, load_attack
+
+SCALAR_P = Mixture([0.5, 0.5], [0.0, 3.0], "laplace", 20.0 / 10)
+SCALAR_Q = Mixture([0.5, 0.5], [0.0, -3.0], "laplace", 20.0 / 10)
+VECTOR_P = Mixture([0.5, 0.5], [[0.0, 0.0], [2.0, 1.0]], "gaussian", 1.0)
+VECTOR_Q = Mixture([1.0], [[0.0, 0.0]], "gaussian", 1.0)
+
+
+def _input(P, Q, m=20_000, seed=0):
+    rng = np.random.default_rng(seed)
+    return AttackInput(P, Q, P.sample(m, rng), Q.sample(m, rng))
+
+
+class AttackContract:
+    """Every attack: protocol, deterministic fit, finite scores, separation, bin layout."""
+
+    attack: Attack
+
+    def test_protocol(self):
+        assert isinstance(self.attack, Attack)
+        assert isinstance(self.attack.name, str) and isinstance(self.attack.white_box, bool)
+        assert self.attack.name in available_attacks()
+
+    @pytest.mark.parametrize("kind", ["scalar", "vector"])
+    def test_fit_returns_deterministic_finite_score(self, kind):
+        P, Q = (SCALAR_P, SCALAR_Q) if kind == "scalar" else (VECTOR_P, VECTOR_Q)
+        data = _input(P, Q)
+        s1, s2 = self.attack.fit(data), self.attack.fit(data)
+        assert isinstance(s1, Score)
+        x = data.pilot_p[:1000]
+        a, b = s1(x), s2(x)
+        assert a.shape == (1000,)
+        assert np.all(np.isfinite(a))
+        np.testing.assert_array_equal(a, b)
+        if kind == "vector":
+            assert s1.kernel is not None and s1.kernel[0] in ("llr", "linear")
+        else:
+            assert s1.kernel is None
+
+    @pytest.mark.parametrize("kind", ["scalar", "vector"])
+    def test_score_separates_the_two_sides(self, kind):
+        # On fresh samples the score's mean is larger under P than under Q (either sign of
+        # a threshold attack is fine: regions are tried in both directions).
+        P, Q = (SCALAR_P, SCALAR_Q) if kind == "scalar" else (VECTOR_P, VECTOR_Q)
+        score = self.attack.fit(_input(P, Q))
+        rng = np.random.default_rng(99)
+        gap = score(P.sample(50_000, rng)).mean() - score(Q.sample(50_000, rng)).mean()
+        assert abs(gap) > 0
+        if self.attack.name != "threshold" or kind == "scalar":
+            assert gap > 0
+
+    def test_per_bin_layout(self):
+        score = self.attack.fit(_input(SCALAR_P, SCALAR_Q))
+        edges = np.linspace(-10, 10, 51)
+        s = score.per_bin(edges)
+        assert s.shape == (52,)  # underflow, 50 bins, overflow
+        assert np.all(np.isfinite(s))
+
+
+class TestExactLR(AttackContract):
+    attack = ExactLikelihoodRatio()
+
+    def test_matches_mixture_llr(self):
+        score = self.attack.fit(_input(SCALAR_P, SCALAR_Q, m=10))
+        x = np.array([-30.0, 0.0, 1.0, 30.0])
+        np.testing.assert_allclose(score(x), SCALAR_P.logpdf(x) - SCALAR_Q.logpdf(x))
+        # Laplace mixtures: the LLR is bounded by the component shift difference / b.
+        assert np.all(np.abs(score(np.linspace(-100, 100, 1001))) <= 6.0 / 2.0 + 1e-12)
+
+
+class TestDensityRatio(AttackContract):
+    attack = DensityRatio()
+
+    def test_estimates_llr(self):
+        score = self.attack.fit(_input(SCALAR_P, SCALAR_Q, m=200_000))
+        x = np.linspace(-3, 3, 7)
+        truth = SCALAR_P.logpdf(x) - SCALAR_Q.logpdf(x)
+        np.testing.assert_allclose(score(x), truth, atol=0.15)
+
+    @pytest.mark.parametrize("kw", [{"n_bins": 2}, {"smoothing": -1.0}, {"pseudo_count": 0.0},
+                                    {"tail": 0.5}])
+    def test_rejects_bad_parameters(self, kw):
+        name = next(iter(kw))
+        with pytest.raises(ValueError, match=name):
+            DensityRatio(**kw)
+
+
+class TestLogistic(AttackContract):
+    attack = LogisticRegression()
+
+    def test_vector_weights_point_along_the_mean_difference(self):
+        score = self.attack.fit(_input(VECTOR_P, VECTOR_Q, m=50_000))
+        _, w, _ = score.kernel
+        assert w[0] > w[1] > 0  # mean difference is (1, 0.5)
+
+
+class TestThreshold(AttackContract):
+    attack = OutputThreshold()
+
+
+def test_registry_and_entry_points_agree():
+    assert set(ATTACKS) == set(available_attacks())
+    for name in ATTACKS:
+        assert type(load_attack(name)) is type(make_attack(name))
+
+
+def test_unknown_attack_is_refused():
+    with pytest.raises(ValueError, match="attack must be one of"):
+        load_attack("oracle")
+    with pytest.raises(ValueError, match="attack"):
+        make_attack("oracle")
+
+
+def test_score_needs_valid_kernel():
+    with pytest.raises(ValueError, match="kernel"):
+        Score("x", lambda x: x, ("quadratic",))
