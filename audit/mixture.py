@@ -28,7 +28,7 @@ class NoiseKind(enum.Enum):
     GAUSSIAN = "gaussian"
 
     @classmethod
-    def parse(cls, value: "NoiseKind | str") -> "NoiseKind":
+    def parse(cls, value: NoiseKind | str) -> NoiseKind:
         if isinstance(value, cls):
             return value
         try:
@@ -121,7 +121,7 @@ class Mixture:
             raise ValueError(f"scalar_shifts needs a scalar output, got dim={self.dim}")
         return self.shifts[:, 0]
 
-    def merged(self, decimals: int = 12) -> "Mixture":
+    def merged(self, decimals: int = 12) -> Mixture:
         """The same law with components of equal (rounded) shift merged."""
         key = np.round(self.shifts, decimals)
         uniq, inv = np.unique(key, axis=0, return_inverse=True)

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 import numpy as np
+from scipy import stats
 
 from audit import accountant as acc
 from audit import estimators as est
@@ -132,8 +133,9 @@ def build_setting(cfg: AuditConfig) -> AuditSetting:
         else:
             curve = acc.fdp_missing_laplace(sens_tilde, scale, p_star, scalar_output=P.is_scalar)
         eps_fdp = float(acc.epsilon_for_delta(curve, audit_delta))
-    return AuditSetting(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale, audit_delta,
-                        float(eps_base), eps_pair, eps_pair_error, eps_theory, theory, eps_mar, curve, eps_fdp)
+    return AuditSetting(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale,
+                        audit_delta, float(eps_base), eps_pair, eps_pair_error, eps_theory,
+                        theory, eps_mar, curve, eps_fdp)
 
 
 def _theory(cfg: AuditConfig, p_star: float, ratio: float, audit_delta: float, mclass: str):
@@ -260,6 +262,15 @@ def _model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
     return np.diff(np.concatenate([[0.0], cdf, [1.0]])).clip(min=0.0)
 
 
+# Guard level of region selection: a candidate is ranked by the bound it would give with its
+# counts moved this many standard deviations against it (model), or by its Clopper–Pearson
+# bound at this level (pilot). Without it, the maximum over thousands of candidate regions
+# picks tail regions whose few counts happened to (or are expected to) look good, and whose
+# bound on the main run is then 0 (the winner's curse).
+_MODEL_PESSIMISM_SD = 1.0
+_PILOT_GUARD_ALPHA = 1e-3
+
+
 def _plug_in(res) -> float | None:
     """Point estimate ln((k_num/n − δ)/(k_den/n)) on the witness region (not a bound)."""
     if res.direction == est.Direction.Z_VS_ZPRIME.value:
@@ -272,19 +283,37 @@ def _plug_in(res) -> float | None:
     return math.inf if den == 0 else math.log(num / den)
 
 
-def select_region_by_model(P, Q, edges, scores, trials, delta, alpha):
+def select_region_by_model(P, Q, edges, scores, trials, delta, alpha) -> est.Region:
     """White-box region choice from the exact laws, using no sample at all.
 
-    For every threshold region of the score (both directions), predict the lower bound the
-    main run would give at its expected counts, and keep the best. Valid because the choice
-    does not depend on the data it is later evaluated on.
+    For every threshold region of the score (both directions), predict the Clopper–Pearson
+    bound the main run would give with expected counts moved ``_MODEL_PESSIMISM_SD`` standard
+    deviations against it, and keep the best. Valid because the choice does not depend on the
+    data it is later evaluated on.
     """
     pp = _model_bin_probabilities(P, edges)
     pq = _model_bin_probabilities(Q, edges)
-    return est.select_region_on_pilot(
-        np.round(pp * trials).astype(np.int64), np.round(pq * trials).astype(np.int64),
-        scores, delta, pilot_alpha=alpha,
-    )
+    thresholds, inv = np.unique(np.asarray(scores, dtype=np.float64), return_inverse=True)
+    mp = np.bincount(inv, weights=pp, minlength=thresholds.size)
+    mq = np.bincount(inv, weights=pq, minlength=thresholds.size)
+    # Masses of {score >= t} and {score <= t} for every candidate t.
+    p_ge, q_ge = np.cumsum(mp[::-1])[::-1], np.cumsum(mq[::-1])[::-1]
+    p_le, q_le = np.cumsum(mp), np.cumsum(mq)
+    n = float(trials)
+    a = alpha / 2.0
+    best, region = -np.inf, est.Region(est.Direction.Z_VS_ZPRIME, float(thresholds[-1]))
+    for direction, num, den in ((est.Direction.Z_VS_ZPRIME, p_ge, q_ge),
+                                (est.Direction.ZPRIME_VS_Z, q_le, p_le)):
+        k_num = np.clip(num * n - _MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
+        k_den = np.clip(den * n + _MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo = np.where(k_num > 0, stats.beta.ppf(a, k_num, n - k_num + 1), 0.0)
+            hi = np.where(k_den < n, stats.beta.isf(a, k_den + 1, n - k_den), 1.0)
+            pred = np.where(lo > delta, np.log((lo - delta) / hi), -np.inf)
+        i = int(np.argmax(pred))
+        if pred[i] > best:
+            best, region = pred[i], est.Region(direction, float(thresholds[i]))
+    return region
 
 
 def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting | None = None
@@ -348,14 +377,15 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
             cp = _histogram(sel_p if score.kernel is None else ps, edges)
             cq = _histogram(sel_q if score.kernel is None else qs, edges)
             region = est.select_region_on_pilot(cp, cq, bin_scores, st.audit_delta,
-                                                pilot_alpha=au.alpha)
+                                                pilot_alpha=_PILOT_GUARD_ALPHA)
         res = est.region_bound(counts.counts_p, counts.counts_q, bin_scores, region,
                                st.audit_delta, au.alpha)
         res = replace(res, method=selection)
     witness = _jsonable(asdict(res))
     return AuditResult(
         name=cfg.name, eps_lower=float(res.eps_lower), eps_point=_plug_in(res),
-        eps_pair=st.eps_pair, eps_pair_error=st.eps_pair_error, eps_theory=st.eps_theory, theory=st.theory, eps_fdp=st.eps_fdp,
+        eps_pair=st.eps_pair, eps_pair_error=st.eps_pair_error, eps_theory=st.eps_theory,
+        theory=st.theory, eps_fdp=st.eps_fdp,
         eps_base=st.eps_base, eps_mar_formula=st.eps_mar_formula, delta=st.audit_delta,
         p_star=st.p_star, rho=st.rho, missing_class=st.missing_class,
         noise_scale=st.noise_scale, attack=au.attack, selection=selection, trials=n,
@@ -401,7 +431,10 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     m = cfg.audit.pilot_size
     pilot = np.concatenate([engine.sample_outputs(st.P, m, seed_pp),
                             engine.sample_outputs(st.Q, m, seed_pq)])
-    llr = (lambda x: st.P.logpdf(x) - st.Q.logpdf(x))
+
+    def llr(x: np.ndarray) -> np.ndarray:
+        return st.P.logpdf(x) - st.Q.logpdf(x)
+
     edges = engine.default_edges(st.P, st.Q, cfg.audit.bins)
     bin_scores = llr(np.concatenate([[edges[0]], 0.5 * (edges[:-1] + edges[1:]), [edges[-1]]]))
     thresholds = np.unique(np.quantile(llr(pilot), np.linspace(0.02, 0.98, n_thresholds)))

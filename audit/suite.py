@@ -39,8 +39,8 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     unknown = [n for n in names if n not in exps]
     if unknown:
         raise ValueError(f"unknown experiment {unknown[0]!r} (known: {', '.join(exps)})")
-    if size not in ("default", "full"):
-        raise ValueError(f"size must be 'default' or 'full', got size={size!r}")
+    if size not in ("smoke", "default", "full"):
+        raise ValueError(f"size must be 'smoke', 'default' or 'full', got size={size!r}")
     results_dir = Path(results_dir)
     written = []
     for name in names:

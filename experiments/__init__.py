@@ -5,7 +5,8 @@ which returns a JSON-serialisable dict (the experiment's results, its seed and t
 versions) that :mod:`audit.suite` writes to ``results/<NAME>.json``. Figures are drawn from
 those files by :mod:`audit.report`, never recomputed.
 
-``size`` is ``"default"`` (the suite's ≤ 10-minute run on 2 cores) or ``"full"`` (paper size).
+``size`` is ``"default"`` (the suite's ≤ 10-minute run on 2 cores), ``"full"`` (paper size) or
+``"smoke"`` (tiny runs used by the tests).
 """
 
 from experiments import (

@@ -13,7 +13,7 @@ from experiments.common import audit, base, check_size, record, variant
 NAME = "amplification_vs_pstar"
 TITLE = "Amplification against p* (Laplace, sum query, mcar-fixed with 3 of 10 observed)"
 P_STARS = (0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1.0)
-TRIALS = {"default": 2_000_000, "full": 100_000_000}
+TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
 
 
 def run(size: str = "default", seed: int = 1, jobs: int = 1, progress: bool = False) -> dict:

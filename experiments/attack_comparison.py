@@ -11,7 +11,8 @@ from experiments.common import audit, base, check_size, record, variant
 NAME = "attack_comparison"
 TITLE = "ε_lower against trials, per attack (Laplace, mcar-fixed k = 3, p* = 0.5)"
 ATTACKS = ("exact-lr", "density-ratio", "logistic", "threshold")
-TRIALS = {"default": (10_000, 100_000, 1_000_000, 10_000_000),
+TRIALS = {"smoke": (10_000, 20_000),
+          "default": (10_000, 100_000, 1_000_000, 10_000_000),
           "full": (10_000, 100_000, 1_000_000, 10_000_000, 100_000_000)}
 
 

@@ -11,7 +11,7 @@ from audit.runner import AuditResult, build_setting, package_versions, run_audit
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
-SIZES = ("default", "full")
+SIZES = ("smoke", "default", "full")  # smoke: tiny runs for the tests only
 
 
 def check_size(size: str) -> str:

@@ -13,7 +13,7 @@ from experiments.common import audit, base, check_size, record, variant
 
 NAME = "counterexample"
 TITLE = "p* = 1: no amplification for D0 ([RPS] B.3), amplification through ρ < 1"
-TRIALS = {"default": 10_000_000, "full": 100_000_000}
+TRIALS = {"smoke": 20_000, "default": 100_000_000, "full": 1_000_000_000}
 
 
 def run(size: str = "default", seed: int = 4, jobs: int = 1, progress: bool = False) -> dict:

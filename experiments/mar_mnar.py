@@ -19,7 +19,7 @@ from experiments.common import audit_with_setting, base, check_size, record, var
 
 NAME = "mar_mnar"
 TITLE = "MAR against MCAR at equal p*, and the MNAR stress test (Laplace, ε = 1)"
-TRIALS = {"default": 1_000_000, "full": 50_000_000}
+TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
 
 
 def _observation_probability(mech, rec: np.ndarray) -> float:

@@ -12,7 +12,7 @@ from experiments.common import audit, base, check_size, record, variant
 NAME = "mcar_iid_looseness"
 TITLE = "Looseness of Theorem 3.2 under mcar-iid (Laplace, sum query, d = 10)"
 RATES = (0.1, 0.3, 0.5, 0.7, 0.8, 0.9)
-TRIALS = {"default": 1_000_000, "full": 50_000_000}
+TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
 
 
 def run(size: str = "default", seed: int = 7, jobs: int = 1, progress: bool = False) -> dict:

@@ -20,7 +20,7 @@ from experiments.common import base, check_size, record, variant
 
 NAME = "tradeoff_curves"
 TITLE = "Trade-off curves: empirical boxes against G_μ, Theorem 4.7 and §7"
-TRIALS = {"default": 2_000_000, "full": 100_000_000}
+TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
 N_THRESHOLDS = 12
 
 

@@ -1,0 +1,115 @@
+"""The command line: run, suite and report; bad input exits 2 before any work."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.__main__ import main
+
+GOOD = """
+[scenario]
+mechanism = "laplace"
+epsilon = 1.0
+query = "sum"
+d = 10
+
+[missingness]
+kind = "mcar-fixed"
+observed = 3
+p_star = 0.5
+
+[audit]
+trials = 20000
+seed = 3
+"""
+
+
+def _write(tmp_path: Path, text: str, name="cfg.toml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def test_run_prints_summary_and_writes_json(tmp_path, capsys):
+    cfg = _write(tmp_path, GOOD)
+    out = tmp_path / "res.json"
+    assert main(["run", str(cfg), "--trials", "30000", "--seed", "5", "--json", str(out),
+                 "--no-progress"]) == 0
+    text = capsys.readouterr().out
+    assert "eps_lower" in text and "eps_pair" in text and "RPS Theorem 4.5" in text
+    doc = json.loads(out.read_text())
+    assert doc["trials"] == 30000 and doc["seed"] == 5
+    assert doc["eps_lower"] <= doc["eps_pair"] <= doc["eps_theory"]
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (GOOD.replace("seed = 3", "seed = 3\ncolour = 1"), "audit.colour"),
+        (GOOD.replace("epsilon = 1.0", "epsilon = -1.0"), "scenario.epsilon"),
+        (GOOD.replace('kind = "mcar-fixed"', 'kind = "mcar-fancy"'), "mcar-fancy"),
+        ("[scenario\n", "not valid TOML"),
+    ],
+)
+def test_run_bad_config_exits_2_and_keeps_results(tmp_path, capsys, text, needle):
+    cfg = _write(tmp_path, text)
+    out = tmp_path / "res.json"
+    out.write_text('{"kept": true}')
+    assert main(["run", str(cfg), "--json", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error:") and needle in err and len(err.splitlines()) == 1
+    assert json.loads(out.read_text()) == {"kept": True}
+
+
+def test_run_missing_file_and_bad_override(tmp_path, capsys):
+    assert main(["run", str(tmp_path / "none.toml")]) == 2
+    assert "not found" in capsys.readouterr().err
+    cfg = _write(tmp_path, GOOD)
+    assert main(["run", str(cfg), "--trials", "0"]) == 2
+    assert "audit.trials" in capsys.readouterr().err
+
+
+def test_usage_errors_exit_2_without_traceback():
+    proc = subprocess.run([sys.executable, "-m", "audit", "run"], capture_output=True,
+                          text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and proc.stderr.startswith("error:")
+
+
+def test_suite_rejects_unknown_experiment_before_work(tmp_path, capsys):
+    assert main(["suite", "--only", "nonsense", "--results", str(tmp_path)]) == 2
+    assert "nonsense" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_report_needs_results(tmp_path, capsys):
+    assert main(["report", "--results", str(tmp_path / "missing")]) == 2
+    assert main(["report", "--results", str(tmp_path)]) == 2
+    assert "no experiment results" in capsys.readouterr().err
+
+
+def test_smoke_suite_then_report_redraws_from_saved_results(tmp_path):
+    from audit.report import write_report
+    from audit.suite import run_suite
+
+    written = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar", "mar_mnar"],
+                        progress=False, log=lambda *_: None)
+    assert [p.name for p in written] == ["amplification_vs_pstar.json", "mar_mnar.json"]
+    doc = json.loads(written[0].read_text())
+    assert doc["size"] == "smoke" and "versions" in doc and "seed" in doc
+    report = write_report(tmp_path)
+    fig = tmp_path / "figures" / "amplification_vs_pstar.png"
+    assert fig.stat().st_size > 10_000
+    first = report.read_text()
+    fig.unlink()
+    write_report(tmp_path)  # from the JSON alone
+    assert fig.is_file() and report.read_text() == first
+    # --resume keeps finished experiments
+    again = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar"], resume=True,
+                      progress=False, log=lambda *_: None)
+    assert again == []

@@ -1,0 +1,136 @@
+"""End-to-end audits through the runner: ceilings, JSON, reproducibility, refusals."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from audit.config import config_from_dict
+from audit.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
+
+
+def _doc(**over):
+    doc = {
+        "scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 10},
+        "missingness": {"kind": "mcar-fixed", "observed": 3, "p_star": 0.5},
+        "audit": {"trials": 200_000, "seed": 11},
+    }
+    for key, value in over.items():
+        table, name = key.split(".")
+        if value is None:
+            doc[table].pop(name, None)
+        else:
+            doc[table][name] = value
+    return doc
+
+
+REQUIRED = {"eps_lower", "eps_pair", "eps_theory", "eps_fdp", "delta", "trials", "seconds",
+            "confidence", "seed", "witness", "config", "versions"}
+
+
+def test_laplace_audit_respects_every_ceiling_and_serialises():
+    res = run_audit(config_from_dict(_doc()))
+    assert 0.0 < res.eps_lower <= res.eps_pair <= res.eps_theory
+    assert res.eps_pair == pytest.approx(0.15, abs=1e-9)  # shift 6 / b = 20, half of it
+    assert res.eps_theory == pytest.approx(math.log1p(0.5 * math.expm1(0.3)), rel=1e-12)
+    assert res.ceiling_violations() == []
+    d = res.to_dict()
+    assert REQUIRED <= set(d)
+    json.dumps(d, allow_nan=False)
+    w = d["witness"]
+    assert 0 <= w["k_p"] <= w["n_p"] == 200_000 and 0 <= w["k_q"] <= w["n_q"]
+    assert d["eps_point"] >= d["eps_lower"]  # the plug-in estimate is not a bound
+
+
+def test_same_seed_same_result_and_new_seed_new_draws():
+    cfg = config_from_dict(_doc())
+    st = build_setting(cfg)
+    a, b = run_audit(cfg, setting=st), run_audit(cfg, setting=st)
+    assert a.witness == b.witness and a.eps_lower == b.eps_lower
+    c = run_audit(cfg.with_overrides(seed=12), setting=st)
+    assert (c.witness["k_p"], c.witness["k_q"]) != (a.witness["k_p"], a.witness["k_q"])
+
+
+def test_gaussian_audit_uses_amplified_delta():
+    doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5})
+    res = run_audit(config_from_dict(doc))
+    assert res.delta == pytest.approx(0.5e-5)
+    assert res.theory == "RPS Theorem 4.7"
+    assert res.eps_lower <= res.eps_pair <= res.eps_fdp <= res.eps_theory
+    assert res.eps_base == pytest.approx(0.7861, abs=1e-3)  # G_μ at δ = 5e-6, μ = 1/4.845
+
+
+def test_analytic_calibration_falls_back_to_theorem_3_2():
+    doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5,
+                  "scenario.calibration": "analytic", "scenario.epsilon": 2.0,
+                  "audit.trials": 50_000})
+    res = run_audit(config_from_dict(doc))
+    assert res.theory == "RPS Theorem 3.2"
+    assert res.eps_theory == pytest.approx(math.log1p(0.5 * math.expm1(2.0)))
+
+
+def test_vector_output_audit_has_no_exact_pair():
+    doc = _doc(**{"scenario.query": "vector-sum", "scenario.d": 3,
+                  "audit.trials": 100_000})
+    doc["missingness"] = {"kind": "mcar-iid", "rate": 0.5}
+    res = run_audit(config_from_dict(doc))
+    assert res.eps_pair is None
+    assert 0.0 <= res.eps_lower <= res.eps_fdp <= res.eps_theory
+    assert res.selection == "pilot"
+
+
+def test_mnar_has_no_theory_but_reports_the_mar_formula():
+    doc = _doc(**{"audit.trials": 50_000})
+    doc["missingness"] = {"kind": "mnar-value"}
+    res = run_audit(config_from_dict(doc))
+    assert res.missing_class == "MNAR"
+    assert res.eps_theory is None and res.eps_fdp is None
+    assert res.eps_mar_formula is not None and "MNAR" in res.theory
+
+
+@pytest.mark.parametrize("attack", ["density-ratio", "logistic", "threshold"])
+def test_black_box_attacks_refuse_model_selection(attack):
+    cfg = config_from_dict(_doc(**{"audit.attack": attack, "audit.selection": "model"}))
+    with pytest.raises(ValueError, match="selection='model'"):
+        run_audit(cfg)
+
+
+@pytest.mark.parametrize("selection", ["pilot", "grid"])
+def test_other_selections_give_valid_bounds(selection):
+    res = run_audit(config_from_dict(_doc(**{"audit.selection": selection})))
+    assert res.selection == selection
+    assert 0.0 < res.eps_lower <= res.eps_pair
+    if selection == "grid":
+        assert res.witness["method"] == "bonferroni-grid" and res.witness["n_regions"] > 2
+
+
+def test_model_selection_sums_tail_masses_without_rounding():
+    # Regression: rounding each bin's expected count to an integer made far tails look
+    # empty under Q (k_q = 0) and the selection picked a region with a few dozen counts.
+    doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5,
+                  "missingness.observed": 10, "audit.trials": 1_000_000})
+    st = build_setting(config_from_dict(doc))
+    from audit import engine
+    from attacks import ExactLikelihoodRatio
+    from audit.protocols import AttackInput
+
+    edges = engine.default_edges(st.P, st.Q, 4000)
+    score = ExactLikelihoodRatio().fit(AttackInput(st.P, st.Q, np.zeros(2), np.zeros(2)))
+    scores = score.per_bin(edges)
+    region = select_region_by_model(st.P, st.Q, edges, scores, 1_000_000, st.audit_delta, 0.05)
+    p_mass = np.diff(np.concatenate([[0.0], st.P.cdf(edges), [1.0]]))[region.mask(scores)].sum()
+    assert p_mass * 1_000_000 > 1_000
+
+
+def test_tradeoff_audit_points_lie_above_the_fdp_curve():
+    doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5})
+    ta = run_tradeoff_audit(config_from_dict(doc), n_thresholds=8)
+    assert ta.points.alpha_hi.shape == ta.points.beta_hi.shape == (16,)  # 8 × 2 orders
+    assert ta.points.n_intervals == 32  # two error bounds per point, Bonferroni over all
+    assert ta.fdp_violation <= 0.0
+    # estimates sit below their upper corners
+    assert np.all(ta.estimates[:, 0] <= ta.points.alpha_hi)
+    assert np.all(ta.estimates[:, 1] <= ta.points.beta_hi)
