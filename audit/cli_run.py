@@ -55,6 +55,7 @@ def format_result(r: dict) -> str:
 def main(args: argparse.Namespace) -> int:
     from audit.config import load_config
     from audit.results_io import save_json
+    from audit.runner import build_setting, run_audit
 
     try:
         cfg = load_config(args.config).with_overrides(
@@ -63,12 +64,14 @@ def main(args: argparse.Namespace) -> int:
             out = Path(args.json_out)
             if out.exists() and out.is_dir():
                 raise ValueError(f"--json must name a file, got a directory: {out}")
+        # The pair and every ceiling, before any sampling: a setting outside the theorems'
+        # hypotheses is refused here, not after the Monte Carlo run.
+        setting = build_setting(cfg)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from audit.runner import run_audit
 
-    result = run_audit(cfg, progress=not args.no_progress).to_dict()
+    result = run_audit(cfg, progress=not args.no_progress, setting=setting).to_dict()
     print(format_result(result))
     if args.json_out is not None:
         save_json(result, args.json_out)

@@ -95,12 +95,13 @@ class _Query:
 
     def candidate_records(self, d: int, bound: float) -> np.ndarray:
         """Records of the domain used by the worst-case pair search: corners of [−B, B]^d
-        (all +B, all −B, half and half, alternating) and single-feature ±B records."""
+        (all +B, all −B, half and half, alternating, and their sign flips) and single-feature
+        ±B records."""
         d = self._check_d(d)
         B = check_positive(bound, "bound")
         half = np.where(np.arange(d) < (d + 1) // 2, B, -B)
         alt = np.where(np.arange(d) % 2 == 0, B, -B)
-        cands = [np.full(d, B), np.full(d, -B), half, alt, np.zeros(d)]
+        cands = [np.full(d, B), np.full(d, -B), half, -half, alt, -alt, np.zeros(d)]
         for j in range(min(d, 3)):
             e = np.zeros(d)
             e[j] = B
@@ -179,6 +180,13 @@ class LinearQuery(_Query):
         self._check_d(d)
         return fwl.linear(self._matrix, norm=self.norm_index, bound=bound)
 
+    def candidate_records(self, d: int, bound: float) -> np.ndarray:
+        """The generic corners plus ±B·sign(w) for each weight row: the pair of records that
+        maximises that output coordinate's difference."""
+        base = super().candidate_records(d, bound)
+        signs = np.sign(self._matrix) * check_positive(bound, "bound")
+        return np.unique(np.concatenate([base, signs, -signs]), axis=0)
+
 
 @dataclass(frozen=True, eq=False)
 class VectorSum(_Query):
@@ -215,8 +223,8 @@ class BoundedMean(_Query):
 
 @dataclass(frozen=True, eq=False)
 class ClippedMean(_Query):
-    """Coordinate-wise clipped mean (1/n) Σ_i clip_c(x_i); the FWL bound is B = c, whatever
-    ``bound`` is passed."""
+    """Coordinate-wise clipped mean (1/n) Σ_i clip_c(x_i); the FWL bound is min(B, c): a
+    clipped feature of a record bounded by B lies in [−min(B, c), min(B, c)]."""
 
     clip: float = 1.0
     name: ClassVar[str] = "clipped-mean"
@@ -231,7 +239,7 @@ class ClippedMean(_Query):
         return np.clip(rows, -self.clip, self.clip) / n
 
     def fwl_constants(self, n, d, bound):
-        return fwl.clipped_mean(n, d, self.clip)
+        return fwl.clipped_mean(n, d, min(self.clip, check_positive(bound, "bound")))
 
 
 @dataclass(frozen=True, eq=False)

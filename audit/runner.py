@@ -25,6 +25,7 @@ from scipy import stats
 
 from audit import accountant as acc
 from audit import estimators as est
+from audit._validate import check_delta, check_in_range, check_positive_int
 from audit.config import AuditConfig
 from audit.mixture import Mixture, NoiseKind
 from audit.protocols import AttackInput, Score, load_attack
@@ -291,9 +292,19 @@ def select_region_by_model(P, Q, edges, scores, trials, delta, alpha) -> est.Reg
     deviations against it, and keep the best. Valid because the choice does not depend on the
     data it is later evaluated on.
     """
+    trials = check_positive_int(trials, "trials")
+    delta = check_delta(delta)
+    alpha = check_in_range("alpha", alpha, 0.0, 1.0, lo_closed=False, hi_closed=False)
+    edges = np.asarray(edges, dtype=np.float64)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if scores.size != edges.size + 1:
+        raise ValueError(f"scores must have length len(edges)+1={edges.size + 1}, "
+                         f"got {scores.size}")
+    if np.isnan(scores).any():
+        raise ValueError("scores must not contain NaN")
     pp = _model_bin_probabilities(P, edges)
     pq = _model_bin_probabilities(Q, edges)
-    thresholds, inv = np.unique(np.asarray(scores, dtype=np.float64), return_inverse=True)
+    thresholds, inv = np.unique(scores, return_inverse=True)
     mp = np.bincount(inv, weights=pp, minlength=thresholds.size)
     mq = np.bincount(inv, weights=pq, minlength=thresholds.size)
     # Masses of {score >= t} and {score <= t} for every candidate t.

@@ -428,13 +428,6 @@ class TestModelSelected(EstimatorContract):
         region = select_region_by_model(PAIR_P, PAIR_Q, EDGES, score, trials, delta, alpha)
         return region_bound(counts_p, counts_q, score, region, delta, alpha)
 
-    # select_region_by_model does not validate its own arguments (audit/runner.py): a bad
-    # trials / alpha / delta is silently accepted and a score of the wrong length fails inside
-    # numpy with a message naming no parameter. The procedure above still refuses bad alpha
-    # and delta because region_bound checks them afterwards; the score-length case is not.
-    XFAIL_BAD_INPUTS = {"score-9"}
-
-    @pytest.mark.xfail(strict=True, reason="bug: select_region_by_model validates nothing")
     @pytest.mark.parametrize("name,value", [("trials", 0), ("trials", -5), ("trials", 2.5),
                                             ("alpha", 0.0), ("alpha", 1.5), ("delta", -0.1),
                                             ("delta", 1.5), ("scores", SCORE[:-1])])

@@ -134,3 +134,25 @@ def test_tradeoff_audit_points_lie_above_the_fdp_curve():
     # estimates sit below their upper corners
     assert np.all(ta.estimates[:, 0] <= ta.points.alpha_hi)
     assert np.all(ta.estimates[:, 1] <= ta.points.beta_hi)
+
+
+def test_worst_pair_search_finds_sign_flipped_corner_for_linear_weights():
+    # Regression: with weights (1, -0.5) the records ±B·sign(w) = ±(1, -1) are the worst
+    # pair; the search once lacked (-1, 1) and reported 0.635 instead of the exact value.
+    doc = _doc(**{"scenario.query": "linear", "scenario.d": 2})
+    doc["scenario"]["query_params"] = {"weights": [1.0, -0.5]}
+    doc["missingness"] = {"kind": "mcar-row", "p_star": 0.75}
+    st = build_setting(config_from_dict(doc))
+    # shifts ±1.5 at b = C_1/ε = 3, the record kept w.p. 0.75: the tail ratio is exact
+    expect = math.log((0.75 * math.exp(0.5) + 0.25) / (0.75 * math.exp(-0.5) + 0.25))
+    assert st.eps_pair == pytest.approx(expect, rel=1e-9)  # 0.7462 (0.635 before the fix)
+
+
+def test_clipped_mean_constants_use_the_smaller_of_clip_and_bound():
+    # Regression: clip 2 > B = 1 used B = 2 for the constants, halving the audited pair's ε
+    # relative to the calibration. With min(B, c) the complete-data pair attains ε.
+    doc = _doc(**{"scenario.query": "clipped-mean", "scenario.d": 1, "scenario.epsilon": 2.0})
+    doc["scenario"]["query_params"] = {"clip": 2.0}
+    doc["missingness"] = {"kind": "mcar-row", "p_star": 1.0}
+    st = build_setting(config_from_dict(doc))
+    assert st.eps_pair == pytest.approx(2.0, rel=1e-9)
