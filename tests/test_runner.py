@@ -113,8 +113,8 @@ def test_model_selection_sums_tail_masses_without_rounding():
     doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5,
                   "missingness.observed": 10, "audit.trials": 1_000_000})
     st = build_setting(config_from_dict(doc))
-    from audit import engine
     from attacks import ExactLikelihoodRatio
+    from audit import engine
     from audit.protocols import AttackInput
 
     edges = engine.default_edges(st.P, st.Q, 4000)
