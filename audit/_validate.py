@@ -8,7 +8,11 @@ value converted to ``float`` (or ``int``) so callers can write ``eps = check_eps
 from __future__ import annotations
 
 import math
+from enum import Enum
 from numbers import Integral, Real
+from typing import TypeVar
+
+E = TypeVar("E", bound=Enum)
 
 __all__ = [
     "check_real",
@@ -18,6 +22,7 @@ __all__ = [
     "check_probability",
     "check_positive",
     "check_positive_int",
+    "parse_enum",
 ]
 
 
@@ -83,3 +88,18 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
     return int(value)
+
+
+def parse_enum(cls: type[E], value: object, name: str) -> E:
+    """``value`` as a member of the string-valued enum ``cls`` (members pass through).
+
+    Raises ``ValueError`` listing the allowed values: ``noise must be one of 'laplace',
+    'gaussian', got noise='cauchy'``.
+    """
+    if isinstance(value, cls):
+        return value
+    try:
+        return cls(str(value).lower())
+    except ValueError:
+        allowed = ", ".join(repr(k.value) for k in cls)
+        raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}") from None

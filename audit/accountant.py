@@ -32,6 +32,7 @@ from audit._validate import (
     check_positive,
     check_positive_int,
     check_probability,
+    parse_enum,
 )
 from audit.tradeoff import (
     DPTradeoff,
@@ -81,15 +82,7 @@ class MissingnessClass(enum.Enum):
 
     @classmethod
     def parse(cls, value: MissingnessClass | str) -> MissingnessClass:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            allowed = ", ".join(repr(k.value) for k in cls)
-            raise ValueError(
-                f"missingness_class must be one of {allowed}, got missingness_class={value!r}"
-            ) from None
+        return parse_enum(cls, value, "missingness_class")
 
 
 class Mechanism(enum.Enum):
@@ -100,15 +93,7 @@ class Mechanism(enum.Enum):
 
     @classmethod
     def parse(cls, value: Mechanism | str) -> Mechanism:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            allowed = ", ".join(repr(k.value) for k in cls)
-            raise ValueError(
-                f"mechanism must be one of {allowed}, got mechanism={value!r}"
-            ) from None
+        return parse_enum(cls, value, "mechanism")
 
 
 def _require_mar(missingness_class: MissingnessClass | str) -> None:

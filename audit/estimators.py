@@ -29,7 +29,7 @@ from numbers import Integral
 import numpy as np
 from scipy import stats
 
-from audit._validate import check_delta, check_in_range
+from audit._validate import check_delta, check_in_range, parse_enum
 
 __all__ = [
     "Direction",
@@ -56,15 +56,7 @@ class Direction(enum.Enum):
 
     @classmethod
     def parse(cls, value: Direction | str) -> Direction:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            allowed = ", ".join(repr(k.value) for k in cls)
-            raise ValueError(
-                f"direction must be one of {allowed}, got direction={value!r}"
-            ) from None
+        return parse_enum(cls, value, "direction")
 
 
 # --------------------------------------------------------------------------- checks

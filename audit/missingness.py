@@ -44,6 +44,7 @@ from typing import ClassVar
 import numpy as np
 
 from audit._validate import check_positive_int, check_probability, check_real
+from audit.accountant import MissingnessClass  # one enum for the whole project
 
 __all__ = [
     "MissingnessClass",
@@ -61,18 +62,6 @@ __all__ = [
 ]
 
 MAX_ENUM_D = 20
-
-try:  # one enum for the whole project: audit.accountant owns it
-    from audit.accountant import MissingnessClass
-except ImportError:  # pragma: no cover - only while audit.accountant's dependencies are absent
-    import enum
-
-    class MissingnessClass(enum.Enum):  # type: ignore[no-redef]
-        """Rubin's classes of missingness mechanisms (THEORY.md §1)."""
-
-        MCAR = "mcar"
-        MAR = "mar"
-        MNAR = "mnar"
 
 
 def all_masks(d: int) -> np.ndarray:

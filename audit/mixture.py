@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import stats
 
+from audit._validate import parse_enum
+
 __all__ = ["NoiseKind", "Mixture"]
 
 
@@ -29,13 +31,7 @@ class NoiseKind(enum.Enum):
 
     @classmethod
     def parse(cls, value: NoiseKind | str) -> NoiseKind:
-        if isinstance(value, cls):
-            return value
-        try:
-            return cls(str(value).lower())
-        except ValueError:
-            allowed = ", ".join(repr(k.value) for k in cls)
-            raise ValueError(f"noise must be one of {allowed}, got noise={value!r}") from None
+        return parse_enum(cls, value, "noise")
 
 
 @dataclass(frozen=True, eq=False)

@@ -113,3 +113,12 @@ def test_smoke_suite_then_report_redraws_from_saved_results(tmp_path):
     again = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar"], resume=True,
                       progress=False, log=lambda *_: None)
     assert again == []
+
+
+def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
+    # mcar-iid with r = 1 never observes the record: rho = 0 is outside Lemma 4.4's (0, 1].
+    cfg = _write(tmp_path, GOOD.replace('kind = "mcar-fixed"\nobserved = 3\np_star = 0.5',
+                                        'kind = "mcar-iid"\nrate = 1.0'))
+    assert main(["run", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "rho" in err

@@ -156,3 +156,10 @@ def test_clipped_mean_constants_use_the_smaller_of_clip_and_bound():
     doc["missingness"] = {"kind": "mcar-row", "p_star": 1.0}
     st = build_setting(config_from_dict(doc))
     assert st.eps_pair == pytest.approx(2.0, rel=1e-9)
+
+
+def test_tradeoff_audit_refuses_vector_outputs():
+    doc = _doc(**{"scenario.query": "vector-sum", "scenario.d": 2, "audit.trials": 1000,
+                  "missingness.observed": 1})
+    with pytest.raises(ValueError, match="scalar output"):
+        run_tradeoff_audit(config_from_dict(doc))
