@@ -19,6 +19,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--trials", type=int, help="trials per side (overrides audit.trials)")
     p.add_argument("--seed", type=int, help="seed (overrides audit.seed)")
     p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs)")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="save finished chunks here; rerunning resumes an interrupted run")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
@@ -59,7 +61,7 @@ def main(args: argparse.Namespace) -> int:
 
     try:
         cfg = load_config(args.config).with_overrides(
-            trials=args.trials, seed=args.seed, jobs=args.jobs)
+            trials=args.trials, seed=args.seed, jobs=args.jobs, checkpoint=args.checkpoint)
         if args.json_out is not None:
             out = Path(args.json_out)
             if out.exists() and out.is_dir():

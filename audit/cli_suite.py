@@ -20,6 +20,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--resume", action="store_true",
                    help="skip experiments whose results file already exists at this size")
+    p.add_argument("--checkpoint", metavar="DIR",
+                   help="save every audit's finished chunks here, so a rerun resumes")
     p.add_argument("--no-progress", action="store_true", help="hide progress bars")
     return p
 
@@ -39,7 +41,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     run_suite(args.results, size="full" if args.full else "default", only=args.only,
-              jobs=args.jobs, resume=args.resume, progress=not args.no_progress)
+              jobs=args.jobs, resume=args.resume, progress=not args.no_progress,
+              checkpoint=args.checkpoint)
     report = write_report(args.results)
     print(f"[suite] report: {report}")
     return 0

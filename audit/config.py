@@ -12,7 +12,7 @@ A config has three tables (README, "Config schema"):
     parameters (``rate`` for ``mcar-iid``; ``observed`` and ``p_star`` for ``mcar-fixed``; …).
 ``[audit]``
     ``trials`` (per side), ``pilot_trials``, ``seed``, ``confidence``, ``attack``, ``delta``
-    (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``.
+    (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``, ``checkpoint``.
 
 Unknown keys and out-of-range values raise ``ValueError`` naming the key, before any work.
 """
@@ -114,7 +114,9 @@ class AuditSettings:
     amplified δ' = p*·δ of Theorem 4.7 for Gaussian. ``selection`` picks the test region:
     ``"model"`` from the exact laws (white-box attacks only, uses no data), ``"pilot"`` on the
     pilot sample, ``"grid"`` a pre-declared grid of thresholds with a Bonferroni correction,
-    ``"auto"`` = model for white-box attacks on scalar outputs, else pilot.
+    ``"auto"`` = model for white-box attacks on scalar outputs, else pilot. ``checkpoint``
+    names a directory where the main run saves finished chunks, so an interrupted run
+    resumes without redoing them.
     """
 
     trials: int = 1_000_000
@@ -126,6 +128,7 @@ class AuditSettings:
     bins: int = 4000
     selection: str = "auto"
     jobs: int = 1
+    checkpoint: str | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.trials, "audit.trials")
@@ -141,6 +144,9 @@ class AuditSettings:
         check_positive_int(self.bins, "audit.bins", minimum=10)
         _check_choice("audit.selection", self.selection, _SELECTIONS)
         check_positive_int(self.jobs, "audit.jobs")
+        if self.checkpoint is not None and not isinstance(self.checkpoint, str):
+            raise ValueError(f"audit.checkpoint must be a directory path, "
+                             f"got audit.checkpoint={self.checkpoint!r}")
 
     @property
     def alpha(self) -> float:

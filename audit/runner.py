@@ -371,7 +371,8 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
         raise ValueError("audit.selection='model' needs a white-box attack and a scalar output")
 
     counts = engine.run_histograms(st.P, st.Q, statistic, au.trials, seed_main,
-                                   n_jobs=au.jobs, progress=progress)
+                                   n_jobs=au.jobs, progress=progress,
+                                   checkpoint=au.checkpoint)
     n = au.trials
     if selection == "grid":
         thresholds = np.unique(np.quantile(np.concatenate([ps, qs]), np.linspace(0, 1, 41)))
@@ -450,7 +451,8 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     bin_scores = llr(np.concatenate([[edges[0]], 0.5 * (edges[:-1] + edges[1:]), [edges[-1]]]))
     thresholds = np.unique(np.quantile(llr(pilot), np.linspace(0.02, 0.98, n_thresholds)))
     counts = engine.run_histograms(st.P, st.Q, engine.OutputStatistic(edges), cfg.audit.trials,
-                                   seed_main, n_jobs=cfg.audit.jobs, progress=progress)
+                                   seed_main, n_jobs=cfg.audit.jobs, progress=progress,
+                                   checkpoint=cfg.audit.checkpoint)
     points = est.empirical_tradeoff_points(counts.counts_p, counts.counts_q, bin_scores,
                                            thresholds, cfg.audit.alpha)
     n = cfg.audit.trials

@@ -32,9 +32,17 @@ def experiment_names() -> list[str]:
 
 def run_suite(results_dir: str | Path = "results", *, size: str = "default",
               only: list[str] | None = None, jobs: int = 1, resume: bool = False,
-              progress: bool = True, log=print) -> list[Path]:
-    """Run the experiments and write their results; return the files written."""
+              progress: bool = True, checkpoint: str | Path | None = None,
+              log=print) -> list[Path]:
+    """Run the experiments and write their results; return the files written.
+
+    ``checkpoint`` is a directory where every audit's main run saves its finished chunks, so
+    rerunning an interrupted ``--full`` suite redoes no finished chunk.
+    """
     exps = _experiments()
+    from experiments.common import configure
+
+    configure(checkpoint=None if checkpoint is None else str(checkpoint))
     names = list(exps) if not only else only
     unknown = [n for n in names if n not in exps]
     if unknown:

@@ -13,7 +13,7 @@ from experiments.common import audit, base, check_size, record, variant
 NAME = "amplification_vs_rho"
 TITLE = "Amplification against ρ (mcar-fixed, p* = 0.5, d = 10)"
 OBSERVED = (1, 2, 3, 5, 7, 10)
-TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
+TRIALS = {"smoke": 20_000, "default": 30_000_000, "full": 300_000_000}
 
 
 def run(size: str = "default", seed: int = 2, jobs: int = 1, progress: bool = False) -> dict:

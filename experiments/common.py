@@ -44,15 +44,30 @@ def variant(doc: dict, **changes) -> dict:
     return out
 
 
+# Settings the suite applies to every audit (e.g. a checkpoint directory), see configure().
+_AUDIT_DEFAULTS: dict = {}
+
+
+def configure(*, checkpoint: str | None = None) -> None:
+    """Suite-wide audit settings: ``checkpoint`` is a directory for the engine's chunks."""
+    _AUDIT_DEFAULTS.clear()
+    if checkpoint is not None:
+        _AUDIT_DEFAULTS["checkpoint"] = str(checkpoint)
+
+
+def config(doc: dict, name: str) -> AuditConfig:
+    """Validate a config document, with the suite-wide settings applied."""
+    return config_from_dict(doc, name=name).with_overrides(**_AUDIT_DEFAULTS)
+
+
 def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
     """Validate a config document and run the audit."""
-    cfg: AuditConfig = config_from_dict(doc, name=name)
-    return run_audit(cfg, progress=progress)
+    return run_audit(config(doc, name), progress=progress)
 
 
 def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
     """Like :func:`audit`, also returning the :class:`audit.runner.AuditSetting` (the pair)."""
-    cfg: AuditConfig = config_from_dict(doc, name=name)
+    cfg = config(doc, name)
     st = build_setting(cfg)
     return st, run_audit(cfg, progress=progress, setting=st)
 

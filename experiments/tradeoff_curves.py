@@ -14,9 +14,8 @@ from __future__ import annotations
 import numpy as np
 
 from audit import accountant as acc
-from audit.config import config_from_dict
 from audit.runner import run_tradeoff_audit
-from experiments.common import base, check_size, record, variant
+from experiments.common import base, check_size, config, record, variant
 
 NAME = "tradeoff_curves"
 TITLE = "Trade-off curves: empirical boxes against G_μ, Theorem 4.7 and §7"
@@ -41,7 +40,7 @@ def _gaussian_panel(size: str, seed: int, jobs: int, progress: bool) -> dict:
 
     doc = variant(base("gaussian_fixed"), **{"audit.trials": TRIALS[size], "audit.seed": seed,
                                              "audit.jobs": jobs})
-    cfg = config_from_dict(doc, name=NAME)
+    cfg = config(doc, NAME)
     ta = run_tradeoff_audit(cfg, n_thresholds=N_THRESHOLDS, progress=progress)
     st = ta.setting
     alphas = alpha_grid()

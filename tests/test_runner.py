@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -163,3 +164,19 @@ def test_tradeoff_audit_refuses_vector_outputs():
                   "missingness.observed": 1})
     with pytest.raises(ValueError, match="scalar output"):
         run_tradeoff_audit(config_from_dict(doc))
+
+
+def test_checkpointed_audit_resumes_with_identical_counts(tmp_path):
+    cfg = config_from_dict(_doc(**{"audit.checkpoint": str(tmp_path / "ck")}))
+    st = build_setting(cfg)
+    first = run_audit(cfg, setting=st)
+    chunks = sorted((tmp_path / "ck").glob("*.npz"))
+    assert chunks, "the main run saved no chunk"
+    stamp = [c.stat().st_mtime_ns for c in chunks]
+    again = run_audit(cfg, setting=st)  # loads every finished chunk instead of redoing it
+    assert again.witness == first.witness
+    assert [c.stat().st_mtime_ns for c in chunks] == stamp
+    plain = run_audit(dataclasses.replace(cfg, audit=dataclasses.replace(cfg.audit,
+                                                                         checkpoint=None)),
+                      setting=st)
+    assert plain.witness == first.witness
