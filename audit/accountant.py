@@ -461,6 +461,13 @@ class BoundRow:
         return asdict(self)
 
 
+def _equal_lj_ratio(rho: float, d: int | None) -> float:
+    """C̃/C for equal L_j: ⌊ρd⌋/d, or ρ (an upper bound on it) when d is unknown."""
+    if d is None:
+        return rho
+    return min(d, math.floor(rho * d + 1e-9)) / d
+
+
 def all_bounds(
     epsilon: float,
     delta: float | None,
@@ -588,6 +595,19 @@ def all_bounds(
                     None,
                     None,
                     f"not applicable: rho*epsilon > 1 (rho*epsilon = {r_rho * eps:.6g})",
+                )
+            )
+        elif ratio is not None and rat > _equal_lj_ratio(r_rho, dd) + 1e-12:
+            # Cor 4.6 assumes equal L_j (C~/C = floor(rho d)/d); a larger given ratio means
+            # unequal constants, for which its closed form is not a bound.
+            rows.append(
+                BoundRow(
+                    "closed form",
+                    "[RPS] Cor 4.6",
+                    None,
+                    None,
+                    f"not applicable: given ratio {rat:.6g} exceeds the equal-L_j ratio "
+                    f"{_equal_lj_ratio(r_rho, dd):.6g} (Cor 4.6 assumes equal L_j)",
                 )
             )
         elif dd is not None and abs(r_rho * dd - round(r_rho * dd)) > 1e-9:

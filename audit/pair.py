@@ -534,7 +534,10 @@ def pair_epsilon(P: Mixture, Q: Mixture, delta: float) -> PairValue:
         if ok_lo and db.value + db.error <= delta:
             return PairValue(lo_val, tau)
         tau *= 4
-    return PairValue(lo_val, tau)
+    # The bracket never verified: say so rather than return a number that may not hold.
+    raise RuntimeError(
+        f"pair_epsilon could not verify a bracket around eps={lo_val!r} (delta={delta!r})"
+    )
 
 
 # --------------------------------------------------------------------------- trade-off

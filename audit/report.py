@@ -113,6 +113,8 @@ def _bars(doc, ax, label_key="label"):
         ax.plot(x, extra, "rx", ms=10, mew=2, label="MAR formula applied to MNAR (not a bound)")
     ax.set_xticks(x, [r[label_key] for r in rows], rotation=15, ha="right", fontsize=8)
     ax.set_ylabel("ε")
+    ax.set_ylim(0, 1.3 * max(v for v in _col(rows, "eps_base") if math.isfinite(v)))
+    ax.legend(fontsize=7, ncol=3, loc="upper center")
 
 
 def fig_counterexample(doc, ax):
@@ -172,7 +174,7 @@ def draw(name: str, doc: dict, out: Path) -> Path:
     axes = axes[0]
     fn(doc, axes if panels > 1 else axes[0])
     for ax in axes:
-        if ax.get_legend_handles_labels()[0]:
+        if ax.get_legend() is None and ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=7)
         ax.grid(alpha=0.3)
     fig.tight_layout()

@@ -284,3 +284,17 @@ def test_every_public_function_is_covered_by_a_rejection_case():
     missing = [n for n in own if f"acc.{n}(" not in src]
     assert not missing, missing
     assert np.all([isinstance(n, str) for n in own])
+
+
+def test_corollary_4_6_row_refused_when_given_ratio_exceeds_equal_lj_ratio():
+    # Reviewer's counterexample: ratio = 1 with rho = 0.5 means unequal L_j; the closed form
+    # 0.5 would sit below the true epsilon 1.0 (p* = 1, full ratio).
+    from audit.accountant import all_bounds
+
+    rows = {r.reference: r for r in all_bounds(1.0, None, 1.0, "laplace", rho=0.5, ratio=1.0)}
+    assert rows["[RPS] Cor 4.6"].epsilon is None
+    assert "equal-L_j" in rows["[RPS] Cor 4.6"].note
+    assert rows["[RPS] Thm 4.5"].epsilon == pytest.approx(1.0)
+    ok = {r.reference: r for r in all_bounds(1.0, None, 1.0, "laplace", rho=0.5, ratio=0.5,
+                                             d=10)}
+    assert ok["[RPS] Cor 4.6"].epsilon == pytest.approx(0.5)
