@@ -228,7 +228,8 @@ def _run_hash(P, Q, statistic, trials, key, block_trials) -> str:
         h.update(np.ascontiguousarray(M.shifts).tobytes())
         h.update(f"{M.noise.value}|{M.scale!r}|{M.dim}".encode())
     h.update(json.dumps(statistic.to_dict(), sort_keys=True).encode())
-    h.update(f"{trials}|{int(key)}|{block_trials}|v1".encode())
+    # Bump the tag whenever the streams or kernels change, so old chunks are never reused.
+    h.update(f"{trials}|{int(key)}|{block_trials}|v2".encode())
     return h.hexdigest()[:20]
 
 

@@ -138,8 +138,13 @@ def _log_mixture(x, shifts, logw, scale, noise, buf):
 
 @_jit(inline="always")
 def bin_index(v, edges, uniform, lo, inv_width):
-    """``numpy.searchsorted(edges, v, side='right')`` (O(1) for uniform edges)."""
+    """``numpy.searchsorted(edges, v, side='right')`` (O(1) for uniform edges).
+
+    NaN goes to the overflow bin, as numpy sorts it (and never to a negative index).
+    """
     nE = edges.shape[0]
+    if v != v:
+        return nE
     if uniform:
         t = (v - lo) * inv_width
         if t < 0.0:

@@ -34,6 +34,7 @@ _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2^-53
+_TWO_M52 = 1.0 / 4503599627370496.0  # 2^-52
 
 
 def _jit(**extra):
@@ -100,8 +101,12 @@ def _next_double(state):
 
 @_jit(inline="always")
 def _next_open(state):
-    """Uniform on the open interval (0, 1): (k + 1/2) 2^-53, k uniform in [0, 2^53)."""
-    return (float(_next_u64(state) >> np.uint64(11)) + 0.5) * _TWO_M53
+    """Uniform on the open interval (0, 1): (k + 1/2) 2^-52, k uniform in [0, 2^52).
+
+    k + 1/2 is exact in double precision for k < 2^52 (with 53 bits, k = 2^53 − 1 rounded
+    to 2^53 and gave u = 1, hence +inf Laplace noise). Range [2^-53, 1 − 2^-53].
+    """
+    return (float(_next_u64(state) >> np.uint64(12)) + 0.5) * _TWO_M52
 
 
 @_jit()

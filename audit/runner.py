@@ -252,6 +252,18 @@ def _statistic_for(score: Score, P: Mixture, Q: Mixture, pilot_scores: np.ndarra
     return engine.LinearStatistic(np.asarray(w, dtype=np.float64), float(c), edges)
 
 
+def _histogrammed(score: Score, st: AuditSetting, x: np.ndarray) -> np.ndarray:
+    """The quantity the engine histograms for these raw outputs: the output itself (scalar
+    outputs), the exact LLR, or the linear statistic — not the score, which a ``transform``
+    may map from it (e.g. the density-ratio attack on vector outputs)."""
+    if score.kernel is None:
+        return np.asarray(x, dtype=np.float64)
+    if score.kernel[0] == "llr":
+        return st.P.logpdf(x) - st.Q.logpdf(x)
+    _, w, c = score.kernel
+    return np.asarray(x, dtype=np.float64) @ np.asarray(w, dtype=np.float64) + float(c)
+
+
 def _histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Counts with underflow and overflow bins, the engine's layout (left-closed bins)."""
     idx = np.searchsorted(edges, values, side="right")
@@ -360,7 +372,8 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
     score = attack.fit(AttackInput(st.P, st.Q, pilot_p[:half], pilot_q[:half]))
     sel_p, sel_q = (pilot_p[half:], pilot_q[half:]) if half < m else (pilot_p, pilot_q)
     ps, qs = score(sel_p), score(sel_q)
-    statistic = _statistic_for(score, st.P, st.Q, np.concatenate([ps, qs]), au.bins)
+    hp, hq = _histogrammed(score, st, sel_p), _histogrammed(score, st, sel_q)
+    statistic = _statistic_for(score, st.P, st.Q, np.concatenate([hp, hq]), au.bins)
     edges = statistic.edges
     bin_scores = score.per_bin(edges)
 
@@ -386,8 +399,7 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
             region = select_region_by_model(st.P, st.Q, edges, bin_scores, n, st.audit_delta,
                                             au.alpha)
         else:
-            cp = _histogram(sel_p if score.kernel is None else ps, edges)
-            cq = _histogram(sel_q if score.kernel is None else qs, edges)
+            cp, cq = _histogram(hp, edges), _histogram(hq, edges)
             region = est.select_region_on_pilot(cp, cq, bin_scores, st.audit_delta,
                                                 pilot_alpha=_PILOT_GUARD_ALPHA)
         res = est.region_bound(counts.counts_p, counts.counts_q, bin_scores, region,

@@ -62,3 +62,19 @@ def _bins(v, edges, uniform, lo, inv):
     for i in range(v.shape[0]):
         out[i] = kernels.bin_index(v[i], edges, uniform, lo, inv)
     return out
+
+
+def test_open_uniform_never_reaches_one():
+    # Regression: with 53 bits, k = 2^53 − 1 made (k + 1/2)·2^-53 round to exactly 1.0, so
+    # Laplace inversion returned +inf. Build the xoshiro256** state whose next output is
+    # 2^64 − 1 (output = rotl(s1 · 5, 7) · 9) and check the uniform stays below 1.
+    from audit.rng import _next_open
+
+    M = 1 << 64
+    x = ((M - 1) * pow(9, -1, M)) % M
+    y = ((x >> 7) | (x << 57)) % M  # rotr(x, 7)
+    s1 = (y * pow(5, -1, M)) % M
+    state = np.array([1, s1, 2, 3], dtype=np.uint64)
+    u = _next_open(state)
+    assert 0.0 < u < 1.0
+    assert u == 1.0 - 2.0**-53
