@@ -49,10 +49,7 @@ def run(size: str = "default", seed: int = 5, jobs: int = 1, progress: bool = Fa
         st, res = audit_with_setting(v, f"{NAME}[{label}]", progress=progress)
         row = {"label": label, **res.to_dict()}
         if st.missing_class == "MNAR":
-            from audit.missingness import make_missingness
-
-            mech = make_missingness(miss["kind"], **{k: x for k, x in miss.items()
-                                                     if k != "kind"})
+            mech = st.pair.missingness
             i_star = st.pair.index
             p_z = _observation_probability(mech, st.pair.z[i_star])
             p_zp = _observation_probability(mech, st.pair.z_prime[i_star])
