@@ -14,7 +14,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run every experiment at its default size (<= 10 minutes on 2 cores), "
                     "write results/*.json, then draw results/figures/ and results/REPORT.md.",
     )
-    p.add_argument("--full", action="store_true", help="paper-size run (hours)")
+    p.add_argument("--full", action="store_true",
+                   help="paper-size run (10-20x the default trials per audit)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
     p.add_argument("--jobs", type=int, default=1, help="joblib processes per audit")
     p.add_argument("--results", default="results", help="results folder (default: results)")
