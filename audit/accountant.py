@@ -468,6 +468,29 @@ def _equal_lj_ratio(rho: float, d: int | None) -> float:
     return min(d, math.floor(rho * d + 1e-9)) / d
 
 
+def _corollary_4_6_row(eps: float, p: float, rho: float | None, d: int | None,
+                       given_ratio: float | None) -> BoundRow:
+    """The Cor 4.6 row of :func:`all_bounds`: its value, or why it is not applicable."""
+    reason = None
+    if rho is None:
+        reason = "no rho given"
+    elif rho * eps > 1.0:
+        reason = f"rho*epsilon > 1 (rho*epsilon = {rho * eps:.6g})"
+    elif given_ratio is not None and given_ratio > _equal_lj_ratio(rho, d) + 1e-12:
+        # Cor 4.6 assumes equal L_j (C~/C = floor(rho d)/d); a larger given ratio means
+        # unequal constants, for which its closed form is not a bound.
+        reason = (f"given ratio {given_ratio:.6g} exceeds the equal-L_j ratio "
+                  f"{_equal_lj_ratio(rho, d):.6g} (Cor 4.6 assumes equal L_j)")
+    elif d is not None and abs(rho * d - round(rho * d)) > 1e-9:
+        reason = f"rho*d = {rho * d:.6g} is not an integer"
+    if reason is not None:
+        return BoundRow("closed form", "[RPS] Cor 4.6", None, None, f"not applicable: {reason}")
+    e46 = corollary_4_6(eps, p, rho, d)
+    return BoundRow("closed form", "[RPS] Cor 4.6", e46, 0.0,
+                    "min((e - 1)p*, 1) rho eps; equal L_j, rho*d integer, rho*eps <= 1",
+                    dp_min_error_sum(e46, 0.0))
+
+
 def all_bounds(
     epsilon: float,
     delta: float | None,
@@ -583,55 +606,7 @@ def all_bounds(
                 dp_min_error_sum(e_fwl, d_fwl),
             )
         )
-        if r_rho is None:
-            rows.append(
-                BoundRow("closed form", "[RPS] Cor 4.6", None, None, "not applicable: no rho given")
-            )
-        elif r_rho * eps > 1.0:
-            rows.append(
-                BoundRow(
-                    "closed form",
-                    "[RPS] Cor 4.6",
-                    None,
-                    None,
-                    f"not applicable: rho*epsilon > 1 (rho*epsilon = {r_rho * eps:.6g})",
-                )
-            )
-        elif ratio is not None and rat > _equal_lj_ratio(r_rho, dd) + 1e-12:
-            # Cor 4.6 assumes equal L_j (C~/C = floor(rho d)/d); a larger given ratio means
-            # unequal constants, for which its closed form is not a bound.
-            rows.append(
-                BoundRow(
-                    "closed form",
-                    "[RPS] Cor 4.6",
-                    None,
-                    None,
-                    f"not applicable: given ratio {rat:.6g} exceeds the equal-L_j ratio "
-                    f"{_equal_lj_ratio(r_rho, dd):.6g} (Cor 4.6 assumes equal L_j)",
-                )
-            )
-        elif dd is not None and abs(r_rho * dd - round(r_rho * dd)) > 1e-9:
-            rows.append(
-                BoundRow(
-                    "closed form",
-                    "[RPS] Cor 4.6",
-                    None,
-                    None,
-                    f"not applicable: rho*d = {r_rho * dd:.6g} is not an integer",
-                )
-            )
-        else:
-            e46 = corollary_4_6(eps, p, r_rho, dd)
-            rows.append(
-                BoundRow(
-                    "closed form",
-                    "[RPS] Cor 4.6",
-                    e46,
-                    0.0,
-                    "min((e - 1)p*, 1) rho eps; equal L_j, rho*d integer, rho*eps <= 1",
-                    dp_min_error_sum(e46, 0.0),
-                )
-            )
+        rows.append(_corollary_4_6_row(eps, p, r_rho, dd, None if ratio is None else rat))
         mu = rat * eps  # C~_1 / b with b = C_1 / eps
         if scalar_output:
             curve = amplify_tradeoff(LaplaceTradeoff(mu), p)
