@@ -237,13 +237,13 @@ def _streams(seed: int) -> tuple[int, int, int]:
     return tuple(int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children)
 
 
-def _statistic_for(score: Score, P: Mixture, Q: Mixture, pilot_scores: np.ndarray, bins: int):
+def _statistic_for(score: Score, P: Mixture, Q: Mixture, pilot_values: np.ndarray, bins: int):
     """The engine statistic and its fixed edges, decided before the main run."""
     from audit import engine
 
     if score.kernel is None:
         return engine.OutputStatistic(engine.default_edges(P, Q, bins))
-    lo, hi = np.quantile(pilot_scores, [0.0, 1.0])
+    lo, hi = np.quantile(pilot_values, [0.0, 1.0])
     span = max(hi - lo, 1e-9)
     edges = np.linspace(lo - 0.25 * span, hi + 0.25 * span, bins + 1)
     if score.kernel[0] == "llr":
