@@ -23,6 +23,7 @@ All Clopper–Pearson bounds are exact and ONE-sided (scipy.stats.beta quantiles
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -230,6 +231,20 @@ class EpsLowerResult:
     delta: float
     method: str
     n_regions: int
+
+    def plug_in(self) -> float:
+        """Point estimate ln((k_num/n_num − δ)/(k_den/n_den)) on the same region: not a bound.
+
+        0 when the numerator does not exceed δ; ``inf`` when the denominator count is 0.
+        """
+        if self.direction == Direction.Z_VS_ZPRIME.value:
+            num, den = self.k_p / self.n_p, self.k_q / self.n_q
+        else:
+            num, den = self.k_q / self.n_q, self.k_p / self.n_p
+        num -= self.delta
+        if num <= 0:
+            return 0.0
+        return math.inf if den == 0 else math.log(num / den)
 
 
 def _region_counts(cp, cq, sc, thresholds):

@@ -28,7 +28,7 @@ from audit import estimators as est
 from audit._validate import check_delta, check_in_range, check_positive_int
 from audit.config import AuditConfig
 from audit.mixture import Mixture, NoiseKind
-from audit.protocols import AttackInput, Score, load_attack
+from audit.protocols import AttackInput, Score, bin_representatives, load_attack
 
 __all__ = ["AuditSetting", "AuditResult", "build_setting", "run_audit", "package_versions"]
 
@@ -284,18 +284,6 @@ _MODEL_PESSIMISM_SD = 1.0
 _PILOT_GUARD_ALPHA = 1e-3
 
 
-def _plug_in(res) -> float | None:
-    """Point estimate ln((k_num/n − δ)/(k_den/n)) on the witness region (not a bound)."""
-    if res.direction == est.Direction.Z_VS_ZPRIME.value:
-        num, den = res.k_p / res.n_p, res.k_q / res.n_q
-    else:
-        num, den = res.k_q / res.n_q, res.k_p / res.n_p
-    num -= res.delta
-    if num <= 0:
-        return 0.0
-    return math.inf if den == 0 else math.log(num / den)
-
-
 def select_region_by_model(P, Q, edges, scores, trials, delta, alpha) -> est.Region:
     """White-box region choice from the exact laws, using no sample at all.
 
@@ -407,7 +395,7 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
         res = replace(res, method=selection)
     witness = _jsonable(asdict(res))
     return AuditResult(
-        name=cfg.name, eps_lower=float(res.eps_lower), eps_point=_plug_in(res),
+        name=cfg.name, eps_lower=float(res.eps_lower), eps_point=res.plug_in(),
         eps_pair=st.eps_pair, eps_pair_error=st.eps_pair_error, eps_theory=st.eps_theory,
         theory=st.theory, eps_fdp=st.eps_fdp,
         eps_base=st.eps_base, eps_mar_formula=st.eps_mar_formula, delta=st.audit_delta,
@@ -460,7 +448,7 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
         return st.P.logpdf(x) - st.Q.logpdf(x)
 
     edges = engine.default_edges(st.P, st.Q, cfg.audit.bins)
-    bin_scores = llr(np.concatenate([[edges[0]], 0.5 * (edges[:-1] + edges[1:]), [edges[-1]]]))
+    bin_scores = llr(bin_representatives(edges))
     thresholds = np.unique(np.quantile(llr(pilot), np.linspace(0.02, 0.98, n_thresholds)))
     counts = engine.run_histograms(st.P, st.Q, engine.OutputStatistic(edges), cfg.audit.trials,
                                    seed_main, n_jobs=cfg.audit.jobs, progress=progress,

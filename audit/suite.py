@@ -40,15 +40,14 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     rerunning an interrupted ``--full`` suite redoes no finished chunk.
     """
     exps = _experiments()
-    from experiments.common import configure
+    from experiments.common import check_size, configure
 
-    configure(checkpoint=None if checkpoint is None else str(checkpoint))
     names = list(exps) if not only else only
     unknown = [n for n in names if n not in exps]
     if unknown:
         raise ValueError(f"unknown experiment {unknown[0]!r} (known: {', '.join(exps)})")
-    if size not in ("smoke", "default", "full"):
-        raise ValueError(f"size must be 'smoke', 'default' or 'full', got size={size!r}")
+    check_size(size)
+    configure(checkpoint=None if checkpoint is None else str(checkpoint))
     results_dir = Path(results_dir)
     written = []
     for name in names:

@@ -267,18 +267,6 @@ def _separate(cp: np.ndarray, cq: np.ndarray, frac: float):
     return cp, cq
 
 
-def _plug_in(res: EpsLowerResult) -> float:
-    """ln((k_num/n_num − δ)/(k_den/n_den)) on the reported region."""
-    if res.direction == Direction.Z_VS_ZPRIME.value:
-        num, den = res.k_p / res.n_p, res.k_q / res.n_q
-    else:
-        num, den = res.k_q / res.n_q, res.k_p / res.n_p
-    num -= res.delta
-    if num <= 0:
-        return 0.0
-    return math.inf if den == 0 else math.log(num / den)
-
-
 BAD_INPUTS = [
     ("alpha", {"alpha": 0.0}),
     ("alpha", {"alpha": 1.0}),
@@ -341,9 +329,9 @@ class EstimatorContract:
             cp, cq = _draw(N_MAIN, seed)
             for delta in (0.0, 1e-3):
                 res = self.estimate(cp, cq, SCORE, delta, ALPHA)
-                assert res.eps_lower <= _plug_in(res) + 1e-12
+                assert res.eps_lower <= res.plug_in() + 1e-12
                 # and never above the best plug-in over ALL threshold regions
-                best = max(_plug_in(region_bound(cp, cq, SCORE, Region(d, t), delta, ALPHA))
+                best = max(region_bound(cp, cq, SCORE, Region(d, t), delta, ALPHA).plug_in()
                            for d in Direction for t in np.unique(SCORE))
                 assert res.eps_lower <= best + 1e-12
 

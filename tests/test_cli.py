@@ -122,3 +122,11 @@ def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
     assert main(["run", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "rho" in err
+
+
+def test_suite_refuses_unknown_size_before_work(tmp_path):
+    from audit.suite import run_suite
+
+    with pytest.raises(ValueError, match="size must be one of"):
+        run_suite(tmp_path, size="huge", log=lambda *_: None)
+    assert list(tmp_path.iterdir()) == []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from scipy import stats
@@ -262,3 +264,17 @@ def test_validation():
         Region("sideways", 0.0)
     with pytest.raises(ValueError, match="alpha must be in"):
         empirical_tradeoff_points([1, 2], [2, 1], [0, 1], [0.5], 1.0)
+
+
+def test_plug_in_estimate_by_hand():
+    from audit.estimators import EpsLowerResult
+
+    def res(direction, kp, kq, delta=0.0):
+        return EpsLowerResult(0.0, direction, 0.0, kp, 100, kq, 200, 0.0, 1.0, 0.05, delta,
+                              "pilot", 1)
+
+    assert res("z_vs_zprime", 50, 50).plug_in() == pytest.approx(math.log(0.5 / 0.25))
+    assert res("zprime_vs_z", 10, 100).plug_in() == pytest.approx(math.log(0.5 / 0.1))
+    assert res("z_vs_zprime", 50, 50, delta=0.1).plug_in() == pytest.approx(math.log(0.4 / 0.25))
+    assert res("z_vs_zprime", 5, 50, delta=0.1).plug_in() == 0.0
+    assert res("z_vs_zprime", 50, 0).plug_in() == math.inf
