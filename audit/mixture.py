@@ -3,7 +3,7 @@
 With the other records fixed so that their masks add no noise, A_D(z) = f(z̃(m)) + noise where
 only the differing record's mask m is random, so the output law is the finite mixture
 Σ_m P[F(z_{i*}) = m] · Noise(f(z̃(m))). This module describes such a mixture; the engine samples
-it, the exact-pair integrator (``audit.pair``) integrates it, and the exact likelihood-ratio
+it, the exact-pair integrator (``audit.theory.pair``) integrates it, and the exact likelihood-ratio
 attack evaluates its density.
 
 Noise is i.i.d. per output coordinate: Laplace with scale ``b`` (density e^{-|x|/b}/(2b)) or

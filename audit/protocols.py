@@ -6,7 +6,7 @@ An attack looks at what it is allowed to see (white box: the two output laws; bl
 pilot sample from each side, never the main run) and returns a :class:`Score`: a function
 whose large values are evidence for dataset z (law P) against z' (law Q). The engine then
 histograms either the output itself (scalar outputs; the score is read per bin) or the score
-computed inside the kernel (vector outputs), and the estimators in :mod:`audit.estimators`
+computed inside the kernel (vector outputs), and the estimators in :mod:`audit.estimation.estimators`
 turn threshold regions of the score into ε lower bounds.
 """
 

@@ -28,9 +28,9 @@ D, RATE, BOUND, EPS = 10, 0.3, 1.0, 1.0
 
 
 def scenario():
-    from audit.missingness import make_missingness
-    from audit.neighbours import NeighbourPair, Release
-    from audit.queries import make_query
+    from audit.model.missingness import make_missingness
+    from audit.model.neighbours import NeighbourPair, Release
+    from audit.model.queries import make_query
 
     q = make_query("sum")
     m = make_missingness("mcar-iid", rate=RATE)
@@ -41,7 +41,7 @@ def scenario():
 
 
 def run_engine(trials: int, threads: int) -> float:
-    from audit import engine
+    from audit.simulation import engine
 
     (P, Q), _ = scenario()
     stat = engine.OutputStatistic(engine.default_edges(P, Q, 1000))
@@ -56,7 +56,7 @@ def run_engine(trials: int, threads: int) -> float:
 def run_numpy(trials: int, batch: int = 1_000_000) -> float:
     """Plain numpy: masks per feature, sum of observed, Laplace noise, np.histogram."""
     (P, Q), b = scenario()
-    from audit import engine
+    from audit.simulation import engine
 
     edges = engine.default_edges(P, Q, 1000)
     rng = np.random.default_rng(1)

@@ -2,8 +2,8 @@
 
 Each experiment module defines ``NAME``, ``TITLE`` and ``run(size, seed, jobs, progress)``,
 which returns a JSON-serialisable dict (the experiment's results, its seed and the package
-versions) that :mod:`audit.suite` writes to ``results/<NAME>.json``. Figures are drawn from
-those files by :mod:`audit.report`, never recomputed.
+versions) that :mod:`experiments.suite` writes to ``results/<NAME>.json``. Figures are drawn from
+those files by :mod:`experiments.report`, never recomputed.
 
 ``size`` is ``"default"`` (the suite's ≤ 10-minute run on 2 cores), ``"full"`` (paper size) or
 ``"smoke"`` (tiny runs used by the tests).

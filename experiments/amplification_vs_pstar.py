@@ -7,7 +7,7 @@ For p* from 0.05 to 1, the audited pair's exact ε (ε_pair), the empirical lowe
 
 from __future__ import annotations
 
-from audit import accountant as acc
+from audit.theory import accountant as acc
 from experiments.common import audit, base, check_size, record, variant
 
 NAME = "amplification_vs_pstar"

@@ -7,7 +7,7 @@ Corollary 4.6's domain ρε ≤ 1 ends at ρ = 0.5) against Theorem 4.5; Gaussia
 
 from __future__ import annotations
 
-from audit import accountant as acc
+from audit.theory import accountant as acc
 from experiments.common import audit, base, check_size, record, variant
 
 NAME = "amplification_vs_rho"

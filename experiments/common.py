@@ -6,8 +6,8 @@ import copy
 import tomllib
 from pathlib import Path
 
-from audit.config import AuditConfig, config_from_dict
-from audit.runner import AuditResult, build_setting, package_versions, run_audit
+from audit.pipeline.config import AuditConfig, config_from_dict
+from audit.pipeline.runner import AuditResult, build_setting, package_versions, run_audit
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -66,7 +66,7 @@ def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
 
 
 def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
-    """Like :func:`audit`, also returning the :class:`audit.runner.AuditSetting` (the pair)."""
+    """Like :func:`audit`, also returning the :class:`audit.pipeline.runner.AuditSetting` (the pair)."""
     cfg = config(doc, name)
     st = build_setting(cfg)
     return st, run_audit(cfg, progress=progress, setting=st)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit import accountant as acc
+from audit.theory import accountant as acc
 from experiments.common import audit_with_setting, base, check_size, record, variant
 
 NAME = "mar_mnar"

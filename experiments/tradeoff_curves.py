@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit import accountant as acc
-from audit.runner import run_tradeoff_audit
+from audit.theory import accountant as acc
+from audit.pipeline.runner import run_tradeoff_audit
 from experiments.common import base, check_size, config, record, variant
 
 NAME = "tradeoff_curves"
@@ -36,7 +36,7 @@ def _curve(f, alphas: np.ndarray) -> dict:
 
 
 def _gaussian_panel(size: str, seed: int, jobs: int, progress: bool) -> dict:
-    from audit.pair import pair_tradeoff
+    from audit.theory.pair import pair_tradeoff
 
     doc = variant(base("gaussian_fixed"), **{"audit.trials": TRIALS[size], "audit.seed": seed,
                                              "audit.jobs": jobs})

@@ -1,4 +1,4 @@
-"""Tests for audit.accountant: [RPS] bounds, the §7 f-DP bounds (derived here) and all_bounds."""
+"""Tests for audit.theory.accountant: [RPS] bounds, the §7 f-DP bounds (derived here) and all_bounds."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import math
 import numpy as np
 import pytest
 
-from audit import accountant as acc
-from audit import calibration as cal
-from audit import fwl
+from audit.theory import accountant as acc
+from audit.theory import calibration as cal
+from audit.theory import fwl
 
 EPS_GRID = [0.01, 0.1, 0.5, 1.0, 2.0, 5.0]
 P_GRID = [0.0, 0.05, 0.3, 0.7, 1.0]
@@ -205,7 +205,7 @@ G = acc.tradeoff_gaussian(1.0)
 
 
 def _asymmetric():
-    from audit.tradeoff import PiecewiseLinearTradeoff
+    from audit.theory.tradeoff import PiecewiseLinearTradeoff
 
     return PiecewiseLinearTradeoff([0.0, 0.1, 1.0], [1.0, 0.5, 0.0], symmetric=False)
 
@@ -280,7 +280,7 @@ def test_every_public_function_is_covered_by_a_rejection_case():
 
     src = "\n".join(inspect.getsource(c) for c, _ in BAD)
     public = [n for n in acc.__all__ if callable(getattr(acc, n)) and n[0].islower()]
-    own = [n for n in public if getattr(acc, n).__module__ == "audit.accountant"]
+    own = [n for n in public if getattr(acc, n).__module__ == "audit.theory.accountant"]
     missing = [n for n in own if f"acc.{n}(" not in src]
     assert not missing, missing
     assert np.all([isinstance(n, str) for n in own])
@@ -289,7 +289,7 @@ def test_every_public_function_is_covered_by_a_rejection_case():
 def test_corollary_4_6_row_refused_when_given_ratio_exceeds_equal_lj_ratio():
     # Reviewer's counterexample: ratio = 1 with rho = 0.5 means unequal L_j; the closed form
     # 0.5 would sit below the true epsilon 1.0 (p* = 1, full ratio).
-    from audit.accountant import all_bounds
+    from audit.theory.accountant import all_bounds
 
     rows = {r.reference: r for r in all_bounds(1.0, None, 1.0, "laplace", rho=0.5, ratio=1.0)}
     assert rows["[RPS] Cor 4.6"].epsilon is None

@@ -23,9 +23,9 @@ import pytest
 from scipy import stats
 
 from attacks import ExactLikelihoodRatio
-from audit import engine
-from audit.config import config_from_dict
-from audit.estimators import (
+from audit.simulation import engine
+from audit.pipeline.config import config_from_dict
+from audit.estimation.estimators import (
     Direction,
     EpsLowerResult,
     Region,
@@ -36,7 +36,7 @@ from audit.estimators import (
 )
 from audit.mixture import Mixture
 from audit.protocols import AttackInput, bin_representatives
-from audit.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
+from audit.pipeline.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
 
 CONFIGS = Path(__file__).resolve().parents[1] / "experiments" / "configs"
 FAIL_PROB = 1e-3  # false-failure probability of each binomial-slack assertion

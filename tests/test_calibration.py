@@ -1,4 +1,4 @@
-"""Tests for audit.calibration against independent oracles (mpmath, quadrature, dp_accounting)."""
+"""Tests for audit.theory.calibration against independent oracles (mpmath, quadrature, dp_accounting)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import integrate, stats
 
-from audit import calibration as cal
+from audit.theory import calibration as cal
 
 MU_EPS = [(0.5, 0.0), (0.5, 1.0), (1.0, 0.3), (1.0, 2.0), (2.0, 1.0), (3.0, 5.0), (0.2, 0.05)]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.__main__ import main
+from audit.cli import main
 
 GOOD = """
 [scenario]
@@ -94,8 +94,8 @@ def test_report_needs_results(tmp_path, capsys):
 
 
 def test_smoke_suite_then_report_redraws_from_saved_results(tmp_path):
-    from audit.report import write_report
-    from audit.suite import run_suite
+    from experiments.report import write_report
+    from experiments.suite import run_suite
 
     written = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar", "mar_mnar"],
                         progress=False, log=lambda *_: None)
@@ -125,7 +125,7 @@ def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
 
 
 def test_suite_refuses_unknown_size_before_work(tmp_path):
-    from audit.suite import run_suite
+    from experiments.suite import run_suite
 
     with pytest.raises(ValueError, match="size must be one of"):
         run_suite(tmp_path, size="huge", log=lambda *_: None)

@@ -34,7 +34,7 @@ def test_table_output():
 
 
 def test_json_output_parses_and_matches_library():
-    from audit import accountant as acc
+    from audit.theory import accountant as acc
 
     res = _run(
         "--mechanism", "gaussian", "--epsilon", "0.5", "--delta", "1e-5", "--p-star", "0.3",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.config import AuditConfig, config_from_dict, load_config
+from audit.pipeline.config import AuditConfig, config_from_dict, load_config
 
 VALID = """
 [scenario]

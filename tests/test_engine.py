@@ -4,7 +4,7 @@ import numba
 import numpy as np
 import pytest
 
-from audit import engine
+from audit.simulation import engine
 from audit.mixture import Mixture
 
 P = Mixture([0.2, 0.5, 0.3], [0.0, 1.0, 3.0], "laplace", 1.0)

@@ -1,4 +1,4 @@
-"""Tests for audit.fwl: constants, ρ-sensitivity and the catalogue ([RPS] Table 1, Prop. C.2)."""
+"""Tests for audit.theory.fwl: constants, ρ-sensitivity and the catalogue ([RPS] Table 1, Prop. C.2)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit import fwl
+from audit.theory import fwl
 
 
 def test_sensitivity_and_rho_sensitivity_sorted_descending():

@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from audit.missingness import (
+from audit.model.missingness import (
     MISSINGNESS_KINDS,
     MissingnessClass,
     is_mar_by_enumeration,

@@ -8,7 +8,7 @@ from scipy import integrate, optimize
 from scipy.stats import norm
 
 from audit.mixture import Mixture
-from audit.pair import (
+from audit.theory.pair import (
     hockey_stick,
     pair_delta,
     pair_epsilon,

@@ -1,8 +1,8 @@
 """Regression grid: the theory is never violated (issue 5, item 4).
 
 Every scenario of a fixed grid (mechanism × query × missingness × ε × p*, THEORY §3–§8) is
-built as a config dict through :func:`audit.config.config_from_dict`, audited end to end with
-:func:`audit.runner.run_audit`, and checked by one shared function,
+built as a config dict through :func:`audit.pipeline.config.config_from_dict`, audited end to end with
+:func:`audit.pipeline.runner.run_audit`, and checked by one shared function,
 :func:`check_theory_holds`:
 
 * deterministic (no sampling), wherever the exact pair privacy ε_pair exists (scalar output):
@@ -12,7 +12,7 @@ built as a config dict through :func:`audit.config.config_from_dict`, audited en
 * statistical: ``result.ceiling_violations() == []``, i.e. ε_lower ≤ ε_pair (+ its error),
   ε_lower ≤ ε_theory and ε_lower ≤ ε_fdp;
 * for the scalar Gaussian scenarios and a few Laplace ones, the empirical trade-off points of
-  :func:`audit.runner.run_tradeoff_audit` lie above the §7 curve: ``fdp_violation <= 0``.
+  :func:`audit.pipeline.runner.run_tradeoff_audit` lie above the §7 curve: ``fdp_violation <= 0``.
 
 False-failure probability. Each statistical statement (one ε lower bound, or one set of
 simultaneously valid trade-off points) fails with probability ≤ 1 − confidence for a correct
@@ -24,7 +24,7 @@ bug, in the code or in the theory it implements (THEORY §7–§8), not noise to
 
 The grid's check can fail: ``test_broken_*`` monkeypatch the accountant functions the runner
 calls (``runner`` does ``from audit import accountant as acc``, so patching the attributes
-of :mod:`audit.accountant` reaches it) so that ε' or the §7 curve is computed with p* = 0.5
+of :mod:`audit.theory.accountant` reaches it) so that ε' or the §7 curve is computed with p* = 0.5
 where p* = 1 (the [RPS] B.3 never-mask counterexample), and show that the same
 :func:`check_theory_holds` reports the violation, statistically as well as deterministically.
 
@@ -40,9 +40,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from audit import accountant as acc
-from audit.config import AuditConfig, config_from_dict
-from audit.runner import AuditSetting, build_setting, run_audit, run_tradeoff_audit
+from audit.theory import accountant as acc
+from audit.pipeline.config import AuditConfig, config_from_dict
+from audit.pipeline.runner import AuditSetting, build_setting, run_audit, run_tradeoff_audit
 
 FAMILY_ALPHA = 1e-3
 #: Absolute + relative tolerance of the deterministic chain (pure numerical noise).

@@ -9,8 +9,8 @@ import math
 import numpy as np
 import pytest
 
-from audit.config import config_from_dict
-from audit.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
 
 
 def _doc(**over):
@@ -115,7 +115,7 @@ def test_model_selection_sums_tail_masses_without_rounding():
                   "missingness.observed": 10, "audit.trials": 1_000_000})
     st = build_setting(config_from_dict(doc))
     from attacks import ExactLikelihoodRatio
-    from audit import engine
+    from audit.simulation import engine
     from audit.protocols import AttackInput
 
     edges = engine.default_edges(st.P, st.Q, 4000)
@@ -188,7 +188,7 @@ def test_pilot_is_histogrammed_on_the_kernels_scale_for_transformed_scores():
     # other bins than the main run (78 % of main draws fell in under/overflow).
     from attacks import DensityRatio
     from audit.protocols import AttackInput
-    from audit.runner import _histogrammed
+    from audit.pipeline.runner import _histogrammed
 
     doc = _doc(**{"scenario.query": "vector-sum", "scenario.d": 3, "audit.trials": 200_000,
                   "audit.attack": "density-ratio"})

@@ -1,4 +1,4 @@
-"""Tests for audit.tradeoff: f-DP curves, the subsampling operator C_p and conversions ([DRS]).
+"""Tests for audit.theory.tradeoff: f-DP curves, the subsampling operator C_p and conversions ([DRS]).
 
 Oracles: the closed forms of [DRS] Corollary 4.3 and Eq. 14 against the numerical convex
 minorant (and vice versa), mpmath for G_μ in the tails, the Neyman–Pearson tests written out
@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.tradeoff import (
+from audit.theory.tradeoff import (
     CallableTradeoff,
     DPTradeoff,
     GaussianTradeoff,

@@ -5,10 +5,10 @@ A config has three tables (README, "Config schema"):
 ``[scenario]``
     ``mechanism`` ("laplace" | "gaussian"), ``epsilon`` (> 0), ``delta`` (Gaussian only, in
     (0, 1)), ``calibration`` ("classical" | "analytic", Gaussian only), ``query`` (a name from
-    :func:`audit.queries.make_query`), ``d`` (features), ``n`` (records), ``bound`` (B), and an
+    :func:`audit.model.queries.make_query`), ``d`` (features), ``n`` (records), ``bound`` (B), and an
     optional ``[scenario.query_params]`` table.
 ``[missingness]``
-    ``kind`` (a name from :func:`audit.missingness.make_missingness`) and that kind's own
+    ``kind`` (a name from :func:`audit.model.missingness.make_missingness`) and that kind's own
     parameters (``rate`` for ``mcar-iid``; ``observed`` and ``p_star`` for ``mcar-fixed``; …).
 ``[audit]``
     ``trials`` (per side), ``pilot_trials``, ``seed``, ``confidence``, ``attack``, ``delta``
@@ -227,9 +227,9 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
 
 def validate_components(cfg: AuditConfig) -> None:
     """Construct the query, missingness mechanism and attack so their own checks run now."""
-    from audit.missingness import make_missingness
+    from audit.model.missingness import make_missingness
     from audit.protocols import load_attack
-    from audit.queries import make_query
+    from audit.model.queries import make_query
 
     mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
     query = make_query(cfg.scenario.query, **cfg.scenario.query_params)

@@ -3,7 +3,7 @@
 Every catalogue query is a sum of per-record contributions, f(x) = Σ_i g(x_i) (means carry
 their 1/n inside g), with g(0) = 0: a record that is entirely NA (or zero) contributes
 nothing. ``contributions(rows, n)`` returns g row by row; ``evaluate(x)`` sums them over the
-n records of a dataset. The FWL constants come from :mod:`audit.fwl`.
+n records of a dataset. The FWL constants come from :mod:`audit.theory.fwl`.
 
 =================  ==============================  =============  ====  ===============
 name               f(x)                            output_dim(d)  norm  L_j
@@ -26,7 +26,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from audit import fwl
+from audit.theory import fwl
 from audit._validate import check_positive, check_positive_int
 
 __all__ = [

@@ -18,7 +18,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from audit.report import write_report
+    from experiments.report import write_report
 
     try:
         path = write_report(args.results)

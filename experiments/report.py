@@ -1,7 +1,7 @@
 """Figures and ``results/REPORT.md`` drawn from saved results only.
 
 Nothing here samples or recomputes an audit: every number plotted is read from a
-``results/<experiment>.json`` file written by :mod:`audit.suite`. Theory curves stored in those
+``results/<experiment>.json`` file written by :mod:`experiments.suite`. Theory curves stored in those
 files (trade-off curves) are plotted as stored.
 """
 
@@ -15,7 +15,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from audit.results_io import load_json  # noqa: E402
+from audit.pipeline.results import load_json  # noqa: E402
 
 __all__ = ["write_report", "FIGURES"]
 

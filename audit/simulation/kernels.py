@@ -1,6 +1,6 @@
 """numba kernels: draw outputs of a shifted-noise mixture, reduce them to a statistic, histogram.
 
-Every kernel works block by block (see ``audit.rng`` for the stream scheme). One trial of a
+Every kernel works block by block (see ``audit.simulation.rng`` for the stream scheme). One trial of a
 mixture Σ_k w_k · Noise(s_k, scale) consumes, from its block's xoshiro256** stream:
 
 1. one uniform u for the component, through a Walker/Vose alias table
@@ -27,7 +27,7 @@ import math
 import numba
 import numpy as np
 
-from audit.rng import _jit, _next_double, _next_open, _seed_state
+from audit.simulation.rng import _jit, _next_double, _next_open, _seed_state
 
 __all__ = [
     "MODE_OUTPUT",
@@ -246,7 +246,7 @@ def hist_blocks(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, ed
 
     ``kp``/``kq`` are ``(prob, alias, shifts, logw, scale)`` tuples of the two mixtures
     (float64/int64 C-contiguous arrays). Returns ``(counts_p, counts_q)``, int64 arrays of
-    length len(edges) + 1. Inputs are assumed validated (see ``audit.engine``).
+    length len(edges) + 1. Inputs are assumed validated (see ``audit.simulation.engine``).
     """
     edges = np.ascontiguousarray(edges, dtype=np.float64)
     widths = np.diff(edges)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit import calibration as _cal
+from audit.theory import calibration as _cal
 from audit._validate import check_positive
 from audit.mixture import NoiseKind
 
@@ -38,7 +38,7 @@ class Release:
     def gaussian(
         cls, sensitivity: float, epsilon: float, delta: float, calibration: str = "classical"
     ) -> Release:
-        """Gaussian mechanism with σ from ``audit.calibration``.
+        """Gaussian mechanism with σ from ``audit.theory.calibration``.
 
         Parameters
         ----------

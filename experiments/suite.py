@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from audit.results_io import load_json, save_json
+from audit.pipeline.results import load_json, save_json
 
 __all__ = ["run_suite", "experiment_names"]
 

@@ -6,7 +6,7 @@ times), reduces each output to a statistic and counts it into fixed bins. Memory
 ``trials``: the kernel keeps one histogram row per block of the current chunk.
 
 Reproducibility: the trials of each side are cut into blocks of ``block_trials``, each with
-its own counter-seeded xoshiro256** stream (``audit.rng``). Counts are int64 sums of block
+its own counter-seeded xoshiro256** stream (``audit.simulation.rng``). Counts are int64 sums of block
 histograms, so the result is identical for any number of numba threads, joblib workers,
 chunks or backend, given (P, Q, statistic, trials, seed, block_trials).
 
@@ -175,7 +175,7 @@ def _check_mixture(name: str, M: object) -> Mixture:
 
 
 def _pack(M: Mixture) -> tuple:
-    from audit.kernels import alias_table
+    from audit.simulation.kernels import alias_table
 
     prob, alias = alias_table(M.weights)
     return (prob, alias, np.ascontiguousarray(M.shifts, dtype=np.float64),
@@ -183,13 +183,13 @@ def _pack(M: Mixture) -> tuple:
 
 
 def _noise_code(M: Mixture) -> int:
-    from audit.kernels import NOISE_GAUSSIAN, NOISE_LAPLACE
+    from audit.simulation.kernels import NOISE_GAUSSIAN, NOISE_LAPLACE
 
     return NOISE_LAPLACE if M.noise is NoiseKind.LAPLACE else NOISE_GAUSSIAN
 
 
 def _mode(statistic, P: Mixture) -> tuple[int, np.ndarray, float]:
-    from audit.kernels import MODE_LINEAR, MODE_LLR, MODE_OUTPUT
+    from audit.simulation.kernels import MODE_LINEAR, MODE_LLR, MODE_OUTPUT
 
     if isinstance(statistic, OutputStatistic):
         if not P.is_scalar:
@@ -238,7 +238,7 @@ def _chunk_job(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, edg
     """One chunk of blocks, run in the caller or a worker; returns (counts_p, counts_q)."""
     import numba
 
-    from audit.kernels import hist_blocks
+    from audit.simulation.kernels import hist_blocks
 
     if parallel and threads is not None:
         old = numba.get_num_threads()
@@ -285,7 +285,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jo
     trials : int
         Draws per side, ≥ 1.
     seed : int >= 0, SeedSequence or Generator
-        Stream seed (``audit.rng.derive_key``).
+        Stream seed (``audit.simulation.rng.derive_key``).
     n_jobs : int
         joblib workers, ≥ 1 (or −1: all CPUs; with ``backend="dask"``, the client's workers).
     threads : int or None
@@ -311,7 +311,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jo
     ValueError
         On any invalid input, before any sampling starts.
     """
-    from audit.rng import MAX_BLOCKS, derive_key
+    from audit.simulation.rng import MAX_BLOCKS, derive_key
 
     P = _check_mixture("P", P)
     Q = _check_mixture("Q", Q)
@@ -470,8 +470,8 @@ def sample_outputs(M: Mixture, n: int, seed, *, side: int = 0,
     ndarray
         Shape (n,) for a scalar mixture, else (n, dim).
     """
-    from audit.kernels import sample_blocks
-    from audit.rng import derive_key
+    from audit.simulation.kernels import sample_blocks
+    from audit.simulation.rng import derive_key
 
     M = _check_mixture("M", M)
     n = check_positive_int(n, "n")

@@ -66,7 +66,7 @@ def _fmt(x: float | None) -> str:
 
 
 def format_table(rows) -> str:
-    """A fixed-width text table of :class:`audit.accountant.BoundRow`s."""
+    """A fixed-width text table of :class:`audit.theory.accountant.BoundRow`s."""
     header = ("bound", "reference", "epsilon", "delta", "min err sum", "note")
     body = [
         (r.name, r.reference, _fmt(r.epsilon), _fmt(r.delta), _fmt(r.min_error_sum), r.note)
@@ -83,7 +83,7 @@ def format_table(rows) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Run the ``bound`` subcommand; return the exit status (0 ok, 2 bad parameters)."""
-    from audit import accountant
+    from audit.theory import accountant
 
     try:
         rows = accountant.all_bounds(

@@ -35,7 +35,7 @@ def _fmt(v) -> str:
 
 
 def format_result(r: dict) -> str:
-    """A readable summary of an :class:`audit.runner.AuditResult` dict."""
+    """A readable summary of an :class:`audit.pipeline.runner.AuditResult` dict."""
     w = r["witness"]
     lines = [
         f"audit {r['name']}: {r['trials']:,} trials per side, attack {r['attack']}, "
@@ -55,9 +55,9 @@ def format_result(r: dict) -> str:
 
 
 def main(args: argparse.Namespace) -> int:
-    from audit.config import load_config
-    from audit.results_io import save_json
-    from audit.runner import build_setting, run_audit
+    from audit.pipeline.config import load_config
+    from audit.pipeline.results import save_json
+    from audit.pipeline.runner import build_setting, run_audit
 
     try:
         cfg = load_config(args.config).with_overrides(

@@ -4,7 +4,7 @@ Fast (mixture) path
 -------------------
 Take neighbours z ≃ z' that differ in record ``index`` and whose other records are all zero
 (or NA). NA reads as 0, so masking a zero record changes nothing, and every catalogue query is
-a sum of per-record contributions with g(0) = 0 (``audit.queries``): the output of A_D(z) is
+a sum of per-record contributions with g(0) = 0 (``audit.model.queries``): the output of A_D(z) is
 then f(z̃_index(m)) + noise, where only the differing record's mask m is random. Its law is
 the finite mixture Σ_m P[F(z_index) = m] · Noise(f(z̃(m)), scale) — exact enumeration of the
 mask distribution, components with equal shifts merged. This is the law the engine samples.
@@ -25,7 +25,7 @@ import numpy as np
 
 from audit._validate import check_delta, check_positive, check_positive_int
 from audit.mixture import Mixture, NoiseKind
-from audit.release import Release
+from audit.model.release import Release
 
 __all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_mixture"]
 
@@ -211,7 +211,7 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
     (``query.candidate_records``: ±B patterns, or one-hot records for the histogram), the
     all-NA record, and for threshold-based MAR mechanisms the corners with the pivot moved
     across the threshold. Every unordered pair of distinct laws is scored by the exact pair
-    ε(δ) (``audit.pair.pair_epsilon``) when the output is scalar — for Gaussian releases only
+    ε(δ) (``audit.theory.pair.pair_epsilon``) when the output is scalar — for Gaussian releases only
     the ``_EXACT_TOP`` pairs leading a symmetrised-KL screen (grid quadrature), since each
     exact Gaussian ε costs root finding; for vector outputs by a pilot estimate of the
     symmetrised KL divergence (a ranking proxy, not a privacy parameter).
@@ -267,8 +267,8 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
     exact = None
     if mixtures[0].is_scalar:
         try:
-            from audit.pair import pair_epsilon as exact
-        except ImportError:  # pragma: no cover - audit.pair not installed yet
+            from audit.theory.pair import pair_epsilon as exact
+        except ImportError:  # pragma: no cover - audit.theory.pair not installed yet
             exact = None
     # Many candidates give the same law (e.g. any record with the same sum); both scores are
     # symmetric in (P, Q), so each unordered pair of distinct laws is scored once.

@@ -45,7 +45,7 @@ from audit._validate import check_delta, check_epsilon
 from audit.mixture import Mixture, NoiseKind
 
 try:  # built concurrently; fall back to a local class until it lands
-    from audit.tradeoff import PiecewiseLinearTradeoff as _PLT
+    from audit.theory.tradeoff import PiecewiseLinearTradeoff as _PLT
 except ImportError:  # pragma: no cover - depends on the tree state
     _PLT = None
 
@@ -542,7 +542,7 @@ def pair_epsilon(P: Mixture, Q: Mixture, delta: float) -> PairValue:
 
 # --------------------------------------------------------------------------- trade-off
 class _LocalPiecewiseLinear:
-    """Minimal piecewise-linear trade-off function (used until audit.tradeoff is available)."""
+    """Minimal piecewise-linear trade-off function (used until audit.theory.tradeoff is available)."""
 
     symmetric = False
 

@@ -28,8 +28,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from audit.report import write_report
-    from audit.suite import experiment_names, run_suite
+    from experiments.report import write_report
+    from experiments.suite import experiment_names, run_suite
 
     try:
         if args.jobs < 1:

@@ -15,7 +15,7 @@ runs it, and histogram counts are integer sums, so a run's result depends only o
 (seed, trials, block_trials) and the inputs, never on how the blocks were scheduled.
 
 This module holds the scalar generator helpers (numba, inlined into the kernels) and the
-Python-side key derivation. ``audit.kernels`` builds the sampling kernels on top of it.
+Python-side key derivation. ``audit.simulation.kernels`` builds the sampling kernels on top of it.
 """
 
 from __future__ import annotations

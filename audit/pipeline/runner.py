@@ -23,10 +23,10 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from audit import accountant as acc
-from audit import estimators as est
+from audit.theory import accountant as acc
+from audit.estimation import estimators as est
 from audit._validate import check_delta, check_in_range, check_positive_int
-from audit.config import AuditConfig
+from audit.pipeline.config import AuditConfig
 from audit.mixture import Mixture, NoiseKind
 from audit.protocols import AttackInput, Score, bin_representatives, load_attack
 
@@ -74,7 +74,7 @@ class AuditSetting:
 
 
 def _release_and_constants(cfg: AuditConfig, query, d: int, n: int):
-    from audit.release import Release
+    from audit.model.release import Release
 
     sc = cfg.scenario
     consts = query.fwl_constants(n, d, sc.bound)
@@ -88,9 +88,9 @@ def _release_and_constants(cfg: AuditConfig, query, d: int, n: int):
 
 def build_setting(cfg: AuditConfig) -> AuditSetting:
     """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
-    from audit.missingness import make_missingness
-    from audit.neighbours import worst_case_pair
-    from audit.queries import make_query
+    from audit.model.missingness import make_missingness
+    from audit.model.neighbours import worst_case_pair
+    from audit.model.queries import make_query
 
     sc = cfg.scenario
     mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
@@ -121,7 +121,7 @@ def build_setting(cfg: AuditConfig) -> AuditSetting:
 
     eps_pair = eps_pair_error = None
     if P.is_scalar:
-        from audit.pair import pair_epsilon
+        from audit.theory.pair import pair_epsilon
 
         pv = pair_epsilon(P, Q, audit_delta)
         eps_pair, eps_pair_error = float(pv.value), float(pv.error)
@@ -239,7 +239,7 @@ def _streams(seed: int) -> tuple[int, int, int]:
 
 def _statistic_for(score: Score, P: Mixture, Q: Mixture, pilot_values: np.ndarray, bins: int):
     """The engine statistic and its fixed edges, decided before the main run."""
-    from audit import engine
+    from audit.simulation import engine
 
     if score.kernel is None:
         return engine.OutputStatistic(engine.default_edges(P, Q, bins))
@@ -334,7 +334,7 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
     Parameters
     ----------
     cfg : AuditConfig
-        Validated configuration (:func:`audit.config.load_config`).
+        Validated configuration (:func:`audit.pipeline.config.load_config`).
     progress : bool
         Show a progress bar over the main run's chunks.
     setting : AuditSetting, optional
@@ -344,7 +344,7 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False, setting: AuditSetting
     -------
     AuditResult
     """
-    from audit import engine
+    from audit.simulation import engine
 
     t0 = time.perf_counter()
     st = setting if setting is not None else build_setting(cfg)
@@ -431,9 +431,9 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
 
     Thresholds on the exact log-likelihood ratio are declared from pilot quantiles (the pilot
     streams are independent of the main run), and every point's two error bounds hold
-    simultaneously at 1 − alpha (Bonferroni, :func:`audit.estimators.empirical_tradeoff_points`).
+    simultaneously at 1 − alpha (Bonferroni, :func:`audit.estimation.estimators.empirical_tradeoff_points`).
     """
-    from audit import engine
+    from audit.simulation import engine
 
     t0 = time.perf_counter()
     st = setting if setting is not None else build_setting(cfg)

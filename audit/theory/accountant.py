@@ -9,7 +9,7 @@
   :func:`fdp_missing`, :func:`fdp_missing_gaussian`, :func:`fdp_missing_laplace`.
 - :func:`all_bounds` lists every applicable bound at one parameter point (the ``bound`` CLI).
 
-The f-DP toolkit of :mod:`audit.tradeoff` is re-exported (``tradeoff_dp``, ``amplify_tradeoff``,
+The f-DP toolkit of :mod:`audit.theory.tradeoff` is re-exported (``tradeoff_dp``, ``amplify_tradeoff``,
 ``epsilon_for_delta``, …) so callers need only this module.
 
 p* (THEORY.md §2) is the probability that the differing record is at least partially observed.
@@ -34,7 +34,7 @@ from audit._validate import (
     check_probability,
     parse_enum,
 )
-from audit.tradeoff import (
+from audit.theory.tradeoff import (
     DPTradeoff,
     GaussianTradeoff,
     LaplaceTradeoff,
@@ -62,7 +62,7 @@ __all__ = [
     "fdp_missing_laplace",
     "dp_min_error_sum",
     "all_bounds",
-    # re-exports from audit.tradeoff
+    # re-exports from audit.theory.tradeoff
     "tradeoff_dp",
     "tradeoff_gaussian",
     "tradeoff_laplace",
@@ -206,7 +206,7 @@ def laplace_fwl_bound(
     p_star : float
         p* ∈ [0, 1].
     ratio : float
-        C̃_1/C_1 ∈ (0, 1] (see :meth:`audit.fwl.FWLConstants.ratio`).
+        C̃_1/C_1 ∈ (0, 1] (see :meth:`audit.theory.fwl.FWLConstants.ratio`).
     missingness_class : MissingnessClass or str
         MCAR or MAR; MNAR raises.
 
@@ -372,7 +372,7 @@ def fdp_missing_gaussian(
     Parameters
     ----------
     sensitivity_tilde : float
-        C̃_2 > 0, the masked ℓ2 sensitivity (:meth:`audit.fwl.FWLConstants.sensitivity_under_rho`).
+        C̃_2 > 0, the masked ℓ2 sensitivity (:meth:`audit.theory.fwl.FWLConstants.sensitivity_under_rho`).
     sigma : float
         Noise standard deviation σ > 0 (any calibration).
     p_star : float

@@ -1,0 +1,59 @@
+"""Command-line interface: ``python -m audit <command> ...``.
+
+The core commands (``bound``, ``run``) live in this package. Other packages add commands
+through the ``audit.commands`` entry-point group (``experiments`` adds ``suite`` and
+``report``), so the core never imports them. A command is a module with
+``add_parser(subparsers) -> ArgumentParser`` and ``main(args) -> int``; every command module
+is imported to build the parser, so each keeps heavy imports (numba, matplotlib) inside
+``main``, which keeps ``python -m audit bound`` fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from importlib.metadata import entry_points
+
+__all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main"]
+
+COMMAND_ENTRY_POINT_GROUP = "audit.commands"
+
+# (subcommand, module implementing add_parser/main)
+_CORE_COMMANDS: list[tuple[str, str]] = [
+    ("bound", "audit.cli.bound"),
+    ("run", "audit.cli.run"),
+]
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors print one line ``error: ...`` on stderr and exit with status 2."""
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"error: {self.prog}: {' '.join(message.split())}\n")
+
+
+def _command_modules():
+    for _name, module_name in _CORE_COMMANDS:
+        yield importlib.import_module(module_name)
+    for ep in sorted(entry_points(group=COMMAND_ENTRY_POINT_GROUP), key=lambda e: e.name):
+        yield ep.load()
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="python -m audit",
+        description="Empirical privacy auditing of DP releases under missing data.",
+    )
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    for module in _command_modules():
+        p = module.add_parser(sub)
+        p.set_defaults(_handler=module.main)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    return int(args._handler(args))

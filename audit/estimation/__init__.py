@@ -1,0 +1,1 @@
+"""estimation layer."""
