@@ -38,7 +38,7 @@ from audit.mixture import Mixture
 from audit.protocols import AttackInput, bin_representatives
 from audit.pipeline.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
 
-CONFIGS = Path(__file__).resolve().parents[1] / "experiments" / "configs"
+CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs"
 FAIL_PROB = 1e-3  # false-failure probability of each binomial-slack assertion
 
 
