@@ -3,29 +3,28 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
-import numpy as np
-
-from attacks.base import AttackInput, Score
+from audit.protocols import Laws, Pilot, Score, WhiteBoxAttack
+from audit.statistics import ExactLLR, OutputValue
 
 __all__ = ["ExactLikelihoodRatio"]
 
 
 @dataclass(frozen=True)
-class ExactLikelihoodRatio:
+class ExactLikelihoodRatio(WhiteBoxAttack):
     """Score = log p(x) − log q(x), with p and q the exact mixtures over masks.
 
     By the Neyman–Pearson lemma its threshold regions are the most powerful tests, so this
-    attack reaches the exact pair privacy as the number of trials grows. It uses no pilot data.
+    attack reaches the exact pair privacy as the number of trials grows. It uses no pilot data:
+    scalar outputs are histogrammed as they are and scored per bin; vector outputs are
+    reduced to the LLR inside the kernel.
     """
 
-    name: str = "exact-lr"
-    white_box: bool = True
+    name: ClassVar[str] = "exact-lr"
 
-    def fit(self, data: AttackInput) -> Score:
-        P, Q = data.P, data.Q
-
-        def llr(x: np.ndarray) -> np.ndarray:
-            return P.logpdf(x) - Q.logpdf(x)
-
-        return Score(self.name, llr, None if P.is_scalar else ("llr",))
+    def fit(self, pilot: Pilot, laws: Laws) -> Score:
+        llr = ExactLLR(laws.P, laws.Q)
+        if laws.P.is_scalar:
+            return Score(self.name, OutputValue(), llr.evaluate)
+        return Score(self.name, llr)

@@ -11,21 +11,23 @@ Neither sees the main run, so the regions they induce may be used for a bound on
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 import statsmodels.api as sm
 from scipy.ndimage import gaussian_filter1d
 from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
-from attacks.base import AttackInput, Score
+from audit.protocols import BlackBoxAttack, Pilot, Score
+from audit.statistics import LinearProjection, OutputValue
 from audit._validate import check_in_range, check_positive_int
 
 __all__ = ["DensityRatio", "LogisticRegression"]
 
 
-def _projection(data: AttackInput) -> np.ndarray:
+def _projection(pilot: Pilot) -> np.ndarray:
     """Direction separating the pilot means (unit ℓ2 norm; the first axis if they coincide)."""
-    diff = np.mean(data.pilot_p, axis=0) - np.mean(data.pilot_q, axis=0)
+    diff = np.mean(pilot.p, axis=0) - np.mean(pilot.q, axis=0)
     norm = np.linalg.norm(diff)
     if not np.isfinite(norm) or norm == 0:
         diff = np.zeros_like(diff)
@@ -35,7 +37,7 @@ def _projection(data: AttackInput) -> np.ndarray:
 
 
 @dataclass(frozen=True)
-class DensityRatio:
+class DensityRatio(BlackBoxAttack):
     """Smoothed-histogram density ratio fitted on the pilot.
 
     Parameters
@@ -55,8 +57,7 @@ class DensityRatio:
     smoothing: float = 2.0
     pseudo_count: float = 0.5
     tail: float = 1e-4
-    name: str = "density-ratio"
-    white_box: bool = False
+    name: ClassVar[str] = "density-ratio"
 
     def __post_init__(self) -> None:
         check_positive_int(self.n_bins, "n_bins", minimum=4)
@@ -81,17 +82,15 @@ class DensityRatio:
         centres = 0.5 * (edges[:-1] + edges[1:])
         return lambda t: np.interp(np.asarray(t, dtype=np.float64), centres, log_ratio)
 
-    def fit(self, data: AttackInput) -> Score:
-        if data.is_scalar:
-            f = self._fit_1d(data.pilot_p.reshape(-1), data.pilot_q.reshape(-1))
-            return Score(self.name, f)
-        w = _projection(data)
-        f = self._fit_1d(data.pilot_p @ w, data.pilot_q @ w)
-        return Score(self.name, lambda x: f(np.asarray(x) @ w), ("linear", w, 0.0), f)
+    def fit(self, pilot: Pilot) -> Score:
+        if pilot.is_scalar:
+            return Score(self.name, OutputValue(), self._fit_1d(pilot.p, pilot.q))
+        w = _projection(pilot)
+        return Score(self.name, LinearProjection(w, 0.0), self._fit_1d(pilot.p @ w, pilot.q @ w))
 
 
 @dataclass(frozen=True)
-class LogisticRegression:
+class LogisticRegression(BlackBoxAttack):
     """Logistic regression of the side (1 = z, 0 = z') on output features (statsmodels Logit).
 
     Scalar outputs use the standardised features (x, x², |x|), so non-monotone likelihood
@@ -101,8 +100,7 @@ class LogisticRegression:
     """
 
     alpha_l2: float = 1e-4
-    name: str = "logistic"
-    white_box: bool = False
+    name: ClassVar[str] = "logistic"
 
     def _features(self, x: np.ndarray, centre: float, spread: float) -> np.ndarray:
         u = (np.asarray(x, dtype=np.float64).reshape(-1) - centre) / spread
@@ -127,16 +125,16 @@ class LogisticRegression:
                                                  maxiter=500)
             return np.asarray(res.params)
 
-    def fit(self, data: AttackInput) -> Score:
-        a, b = data.pilot_p, data.pilot_q
+    def fit(self, pilot: Pilot) -> Score:
+        a, b = pilot.p, pilot.q
         y = np.concatenate([np.ones(len(a)), np.zeros(len(b))])
-        if data.is_scalar:
-            pooled = np.concatenate([a.reshape(-1), b.reshape(-1)])
+        if pilot.is_scalar:
+            pooled = np.concatenate([a, b])
             centre = float(np.median(pooled))
             spread = float(np.std(pooled)) or 1.0
             beta = self._logit(self._features(pooled, centre, spread), y)
-            return Score(self.name, lambda x: self._features(x, centre, spread) @ beta)
+            return Score(self.name, OutputValue(),
+                         lambda v: self._features(v, centre, spread) @ beta)
         X = np.column_stack([np.ones(len(y)), np.concatenate([a, b])])
         beta = self._logit(X, y)
-        w, c = beta[1:].copy(), float(beta[0])
-        return Score(self.name, lambda x: np.asarray(x) @ w + c, ("linear", w, c))
+        return Score(self.name, LinearProjection(beta[1:].copy(), float(beta[0])))

@@ -3,30 +3,29 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
-from attacks.base import AttackInput, Score
+from audit.protocols import BlackBoxAttack, Pilot, Score
+from audit.statistics import LinearProjection, OutputValue
 
 __all__ = ["OutputThreshold"]
 
 
 @dataclass(frozen=True)
-class OutputThreshold:
+class OutputThreshold(BlackBoxAttack):
     """Score = ± the output (scalar) or ± the sum of its coordinates (vector).
 
     The sign is chosen on the pilot so that larger scores point to z: the side whose pilot
     mean is larger. Regions are then upper sets of the score for z and lower sets for z'.
     """
 
-    name: str = "threshold"
-    white_box: bool = False
+    name: ClassVar[str] = "threshold"
 
-    def fit(self, data: AttackInput) -> Score:
-        if data.is_scalar:
-            sign = 1.0 if np.mean(data.pilot_p) >= np.mean(data.pilot_q) else -1.0
-            return Score(self.name, lambda x: sign * np.asarray(x, dtype=np.float64).reshape(-1))
-        w = np.ones(data.P.dim)
-        sign = 1.0 if np.mean(data.pilot_p @ w) >= np.mean(data.pilot_q @ w) else -1.0
-        w = sign * w
-        return Score(self.name, lambda x: np.asarray(x) @ w, ("linear", w, 0.0))
+    def fit(self, pilot: Pilot) -> Score:
+        w = np.ones(pilot.dim)
+        sign = 1.0 if np.mean(pilot.p) >= np.mean(pilot.q) else -1.0
+        if pilot.is_scalar:
+            return Score(self.name, OutputValue(), lambda v: sign * v)
+        return Score(self.name, LinearProjection(sign * w, 0.0))

@@ -98,8 +98,10 @@ def parse_enum(cls: type[E], value: object, name: str) -> E:
     """
     if isinstance(value, cls):
         return value
-    try:
-        return cls(str(value).lower())
-    except ValueError:
-        allowed = ", ".join(repr(k.value) for k in cls)
-        raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}") from None
+    for candidate in (value, str(value).lower()):
+        try:
+            return cls(candidate)
+        except ValueError:
+            continue
+    allowed = ", ".join(repr(k.value) for k in cls)
+    raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}")

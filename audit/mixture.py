@@ -12,26 +12,14 @@ Gaussian with standard deviation ``sigma``.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import stats
 
-from audit._validate import parse_enum
+from audit.enums import NoiseKind
 
 __all__ = ["NoiseKind", "Mixture"]
-
-
-class NoiseKind(enum.Enum):
-    """The additive noise of the release."""
-
-    LAPLACE = "laplace"
-    GAUSSIAN = "gaussian"
-
-    @classmethod
-    def parse(cls, value: NoiseKind | str) -> NoiseKind:
-        return parse_enum(cls, value, "noise")
 
 
 @dataclass(frozen=True, eq=False)

@@ -1,67 +1,121 @@
-"""Interfaces between the parts of an audit (STYLE.md: protocols in one small module).
+"""The interfaces between the layers of an audit.
 
-The distinguisher protocol shared by every attack.
+- :class:`Query` and :class:`MissingnessMechanism` describe the setting (``audit.model``
+  implements the catalogues; any object with these methods can be audited).
+- An attack (``attacks/``, or a third-party package) maps what it may see to a :class:`Score`.
+  A :class:`BlackBoxAttack` sees pilot samples only; a :class:`WhiteBoxAttack` also sees the
+  two output laws. Being white box is a property of the class, so the runner never hands the
+  laws to an attack that claims to be black box.
+- A :class:`Score` says what the engine histograms (a projection, ``audit.statistics``) and
+  how a histogrammed value maps to evidence for dataset z (larger = more evidence for
+  P = A_D(z) against Q = A_D(z')).
 
-An attack looks at what it is allowed to see (white box: the two output laws; black box: a
-pilot sample from each side, never the main run) and returns a :class:`Score`: a function
-whose large values are evidence for dataset z (law P) against z' (law Q). The engine then
-histograms either the output itself (scalar outputs; the score is read per bin) or the score
-computed inside the kernel (vector outputs), and the estimators in :mod:`audit.estimation.estimators`
-turn threshold regions of the score into ε lower bounds.
+``audit`` never imports ``attacks``: attacks register under the ``audit.attacks`` entry-point
+group (``pyproject.toml``) and :func:`load_attack` finds them by name.
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
+from audit.enums import MissingnessClass
 from audit.mixture import Mixture
+from audit.statistics import (
+    ExactLLR,
+    LinearProjection,
+    OutputValue,
+    Projection,
+    bin_representatives,
+)
 
 __all__ = [
     "ATTACK_ENTRY_POINT_GROUP",
-    "Attack",
-    "AttackInput",
+    "Query",
+    "MissingnessMechanism",
+    "Pilot",
+    "Laws",
     "Score",
+    "BlackBoxAttack",
+    "WhiteBoxAttack",
+    "Attack",
     "available_attacks",
-    "bin_representatives",
     "load_attack",
 ]
 
 
+@runtime_checkable
+class Query(Protocol):
+    """A query f(x) = Σ_i g(x_i) on incomplete data (NA read as 0), with its FWL constants."""
+
+    name: ClassVar[str]
+
+    def check_dimension(self, d: int) -> int: ...
+
+    def output_dim(self, d: int) -> int: ...
+
+    def contributions(self, rows, n: int) -> np.ndarray: ...
+
+    def evaluate(self, x) -> np.ndarray: ...
+
+    def fwl_constants(self, n: int, d: int, bound: float): ...
+
+    def candidate_records(self, d: int, bound: float) -> np.ndarray: ...
+
+    def params(self) -> dict: ...
+
+
+@runtime_checkable
+class MissingnessMechanism(Protocol):
+    """A missing-feature mechanism F: record → random mask (True = missing)."""
+
+    kind: ClassVar[str]
+    missing_class: ClassVar[MissingnessClass]
+
+    def check_dimension(self, d: int) -> int: ...
+
+    def p_star(self, d: int) -> float: ...
+
+    def rho(self, d: int) -> float: ...
+
+    def mask_distribution(self, record) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def sample_masks(self, records, rng=None) -> np.ndarray: ...
+
+    def params(self) -> dict: ...
+
+
 @dataclass(frozen=True, eq=False)
-class AttackInput:
-    """What an attack may use.
+class Pilot:
+    """Pilot outputs of A_D(z) (``p``) and A_D(z') (``q``), from streams independent of the
+    main run: shape (m,) for scalar outputs, (m, dim) for vectors."""
 
-    Parameters
-    ----------
-    P, Q : Mixture
-        The output laws of A_D(z) and A_D(z'). Only white-box attacks may read them.
-    pilot_p, pilot_q : ndarray, shape (m,) or (m, dim)
-        Pilot outputs of A_D(z) and A_D(z'), drawn from streams independent of the main run.
-    """
-
-    P: Mixture
-    Q: Mixture
-    pilot_p: np.ndarray
-    pilot_q: np.ndarray
+    p: np.ndarray
+    q: np.ndarray
 
     @property
     def is_scalar(self) -> bool:
-        return self.P.is_scalar
+        return np.ndim(self.p) == 1
+
+    @property
+    def dim(self) -> int:
+        return 1 if self.is_scalar else int(np.shape(self.p)[1])
+
+    def split(self, m: int) -> tuple[Pilot, Pilot]:
+        """The first ``m`` draws of each side and the rest."""
+        return Pilot(self.p[:m], self.q[:m]), Pilot(self.p[m:], self.q[m:])
 
 
-def bin_representatives(edges: np.ndarray) -> np.ndarray:
-    """One point per histogram bin: underflow, each bin's centre, overflow.
+@dataclass(frozen=True, eq=False)
+class Laws:
+    """The exact output laws P = A_D(z) and Q = A_D(z') (white-box attacks only)."""
 
-    The underflow and overflow bins are represented by their finite edge, so a score is
-    evaluated where those bins begin.
-    """
-    edges = np.asarray(edges, dtype=np.float64)
-    centres = 0.5 * (edges[:-1] + edges[1:])
-    return np.concatenate([[edges[0]], centres, [edges[-1]]])
+    P: Mixture
+    Q: Mixture
 
 
 @dataclass(frozen=True, eq=False)
@@ -72,75 +126,88 @@ class Score:
     ----------
     attack : str
         Name of the attack that produced it.
-    function : callable
-        Plain-numpy score of raw outputs: shape (m,) or (m, dim) → (m,). Larger values are
-        evidence for z (law P).
-    kernel : tuple or None
-        For vector outputs, what the engine's kernel histograms per trial: ``("llr",)`` for
-        the exact log-likelihood ratio of the two mixtures, or ``("linear", weights, offset)``
-        for ``weights · x + offset``. ``None`` for scalar outputs, whose kernel histograms the
-        output itself.
+    projection : OutputValue, ExactLLR or LinearProjection
+        What the engine histograms for each output.
     transform : callable or None
-        Maps the histogrammed quantity to the score. Defaults to ``function`` when ``kernel``
-        is None (the histogrammed quantity is the output) and to the identity otherwise.
+        Maps projected values to the score (vectorised); None means the projected value is
+        the score. Larger scores are evidence for z (law P).
     """
 
     attack: str
-    function: Callable[[np.ndarray], np.ndarray]
-    kernel: tuple | None = None
+    projection: Projection
     transform: Callable[[np.ndarray], np.ndarray] | None = None
 
     def __post_init__(self) -> None:
-        if self.kernel is not None and self.kernel[0] not in ("llr", "linear"):
-            raise ValueError(f"kernel must be ('llr',) or ('linear', w, c), got {self.kernel!r}")
+        if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
+            raise ValueError(f"projection must be a statistics projection, got "
+                             f"projection={self.projection!r}")
+
+    def of_projected(self, v: np.ndarray) -> np.ndarray:
+        """Score of projected values."""
+        v = np.asarray(v, dtype=np.float64)
+        if self.transform is None:
+            return v
+        return np.asarray(self.transform(v), dtype=np.float64)
 
     def per_bin(self, edges: np.ndarray) -> np.ndarray:
-        """Score of every bin of a histogram with these edges (underflow and overflow too).
-
-        For scalar outputs the histogrammed quantity is the output and the score is evaluated
-        at each bin's representative point; for kernel scores the histogrammed quantity is the
-        score itself.
-        """
-        reps = bin_representatives(edges)
-        if self.transform is not None:
-            return np.asarray(self.transform(reps), dtype=np.float64)
-        if self.kernel is None:
-            return np.asarray(self.function(reps), dtype=np.float64)
-        return reps
+        """Score of every bin of a histogram of projected values (underflow, overflow too),
+        evaluated at :func:`audit.statistics.bin_representatives`."""
+        return self.of_projected(bin_representatives(edges))
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Score of raw outputs (pilot samples)."""
-        return np.asarray(self.function(np.asarray(x, dtype=np.float64)), dtype=np.float64)
+        return self.of_projected(self.projection.evaluate(x))
 
 
-@runtime_checkable
-class Attack(Protocol):
-    """A distinguisher: fit on what it may see, return a :class:`Score`."""
+class BlackBoxAttack(abc.ABC):
+    """An attack that sees samples only."""
 
-    name: str
-    white_box: bool
+    name: ClassVar[str]
+    white_box: ClassVar[bool] = False
 
-    def fit(self, data: AttackInput) -> Score: ...
+    @abc.abstractmethod
+    def fit(self, pilot: Pilot) -> Score:
+        """Fit on pilot samples; return the score."""
 
+
+class WhiteBoxAttack(abc.ABC):
+    """An attack that also sees the exact output laws."""
+
+    name: ClassVar[str]
+    white_box: ClassVar[bool] = True
+
+    @abc.abstractmethod
+    def fit(self, pilot: Pilot, laws: Laws) -> Score:
+        """Fit on pilot samples and the laws; return the score."""
+
+
+Attack = BlackBoxAttack | WhiteBoxAttack
 
 ATTACK_ENTRY_POINT_GROUP = "audit.attacks"
 
 
 def available_attacks() -> dict[str, object]:
-    """Attacks registered under the ``audit.attacks`` entry-point group, by name.
-
-    :mod:`audit` never imports :mod:`attacks`: the attacks register themselves as entry points
-    in ``pyproject.toml``, so a third-party package can add its own the same way.
-    """
+    """Attacks registered under the ``audit.attacks`` entry-point group, by name."""
     from importlib.metadata import entry_points
 
     return {ep.name: ep for ep in entry_points(group=ATTACK_ENTRY_POINT_GROUP)}
 
 
 def load_attack(name: str) -> Attack:
-    """Instantiate the attack registered as ``name`` with its default settings."""
+    """Instantiate the attack registered as ``name`` with its default settings.
+
+    Raises
+    ------
+    ValueError
+        If no attack is registered under ``name`` (the message lists those that are), or the
+        registered object is not a :class:`BlackBoxAttack` or :class:`WhiteBoxAttack`.
+    """
     eps = available_attacks()
     if name not in eps:
         allowed = ", ".join(repr(k) for k in sorted(eps)) or "(none installed)"
         raise ValueError(f"attack must be one of {allowed}, got attack={name!r}")
-    return eps[name].load()()
+    attack = eps[name].load()()
+    if not isinstance(attack, BlackBoxAttack | WhiteBoxAttack):
+        raise ValueError(f"attack {name!r} must subclass audit.protocols.BlackBoxAttack or "
+                         f"WhiteBoxAttack, got {type(attack).__name__}")
+    return attack

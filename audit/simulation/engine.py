@@ -28,18 +28,16 @@ import hashlib
 import json
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from audit._validate import check_positive_int
 from audit.mixture import Mixture, NoiseKind
+from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic
 
 __all__ = [
-    "OutputStatistic",
-    "LLRStatistic",
-    "LinearStatistic",
     "HistogramCounts",
     "run_histograms",
     "default_edges",
@@ -50,78 +48,6 @@ __all__ = [
 BACKENDS = ("loky", "threading", "dask")
 #: Upper bound on the blocks one kernel call (one chunk) handles: bounds memory per call.
 MAX_CHUNK_BLOCKS = 64
-
-
-def _check_edges(edges: object) -> np.ndarray:
-    e = np.asarray(edges, dtype=np.float64)
-    if e.ndim != 1 or e.shape[0] < 2:
-        raise ValueError(f"edges must be a 1-D array of at least 2 values, got shape {e.shape}")
-    if not np.all(np.isfinite(e)):
-        raise ValueError("edges must be finite")
-    if not np.all(np.diff(e) > 0):
-        raise ValueError("edges must be strictly increasing")
-    return e
-
-
-@dataclass(frozen=True, eq=False)
-class OutputStatistic:
-    """Histogram of the output itself (scalar outputs only)."""
-
-    edges: np.ndarray
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "edges", _check_edges(self.edges))
-
-    def to_dict(self) -> dict:
-        return {"kind": "output", "edges": self.edges.tolist()}
-
-
-@dataclass(frozen=True, eq=False)
-class LLRStatistic:
-    """Histogram of the exact log-likelihood ratio ln p(x) − ln q(x) of the two mixtures."""
-
-    edges: np.ndarray
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "edges", _check_edges(self.edges))
-
-    def to_dict(self) -> dict:
-        return {"kind": "llr", "edges": self.edges.tolist()}
-
-
-@dataclass(frozen=True, eq=False)
-class LinearStatistic:
-    """Histogram of w·x + c."""
-
-    weights: np.ndarray
-    offset: float
-    edges: np.ndarray
-
-    def __post_init__(self) -> None:
-        w = np.asarray(self.weights, dtype=np.float64).reshape(-1)
-        if w.size == 0 or not np.all(np.isfinite(w)):
-            raise ValueError(f"weights must be a non-empty finite vector, got weights={w}")
-        c = float(self.offset)
-        if not math.isfinite(c):
-            raise ValueError(f"offset must be a finite real number, got offset={self.offset!r}")
-        object.__setattr__(self, "weights", w)
-        object.__setattr__(self, "offset", c)
-        object.__setattr__(self, "edges", _check_edges(self.edges))
-
-    def to_dict(self) -> dict:
-        return {"kind": "linear", "weights": self.weights.tolist(), "offset": self.offset,
-                "edges": self.edges.tolist()}
-
-
-def _statistic_from_dict(d: dict):
-    kind = d.get("kind")
-    if kind == "output":
-        return OutputStatistic(d["edges"])
-    if kind == "llr":
-        return LLRStatistic(d["edges"])
-    if kind == "linear":
-        return LinearStatistic(d["weights"], d["offset"], d["edges"])
-    raise ValueError(f"statistic kind must be one of 'output', 'llr', 'linear', got kind={kind!r}")
 
 
 @dataclass(frozen=True, eq=False)
@@ -135,10 +61,9 @@ class HistogramCounts:
     counts_q: np.ndarray
     trials: int
     seed: int | None
-    statistic: object = None
+    statistic: Statistic | None = None
     block_trials: int = 65536
     key: int = 0
-    extra: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return {
@@ -151,20 +76,6 @@ class HistogramCounts:
             "block_trials": int(self.block_trials),
             "key": int(self.key),
         }
-
-    @classmethod
-    def from_dict(cls, d: dict) -> HistogramCounts:
-        stat = d.get("statistic")
-        return cls(
-            np.asarray(d["edges"], dtype=np.float64),
-            np.asarray(d["counts_p"], dtype=np.int64),
-            np.asarray(d["counts_q"], dtype=np.int64),
-            int(d["trials"]),
-            d.get("seed"),
-            None if stat is None else _statistic_from_dict(stat),
-            int(d.get("block_trials", 65536)),
-            int(d.get("key", 0)),
-        )
 
 
 # ------------------------------------------------------------------------------- helpers
@@ -188,29 +99,34 @@ def _noise_code(M: Mixture) -> int:
     return NOISE_LAPLACE if M.noise is NoiseKind.LAPLACE else NOISE_GAUSSIAN
 
 
-def _mode(statistic, P: Mixture) -> tuple[int, np.ndarray, float]:
+def _mode(statistic: Statistic, P: Mixture) -> tuple[int, np.ndarray, float, tuple, tuple]:
+    """Kernel mode, linear weights and offset, and the packed laws of an LLR statistic."""
     from audit.simulation.kernels import MODE_LINEAR, MODE_LLR, MODE_OUTPUT
 
-    if isinstance(statistic, OutputStatistic):
+    if not isinstance(statistic, Statistic):
+        raise ValueError(f"statistic must be an audit.statistics.Statistic, got "
+                         f"statistic={statistic!r}")
+    proj = statistic.projection
+    kp = kq = _pack(P)
+    if isinstance(proj, OutputValue):
         if not P.is_scalar:
             raise ValueError(
-                f"OutputStatistic needs scalar outputs, got dim={P.dim}; use LLRStatistic or "
-                "LinearStatistic"
+                f"an OutputValue statistic needs scalar outputs, got dim={P.dim}; use an "
+                "ExactLLR or LinearProjection statistic"
             )
-        return MODE_OUTPUT, np.zeros(1), 0.0
-    if isinstance(statistic, LLRStatistic):
-        return MODE_LLR, np.zeros(1), 0.0
-    if isinstance(statistic, LinearStatistic):
-        if statistic.weights.shape[0] != P.dim:
+        return MODE_OUTPUT, np.zeros(1), 0.0, kp, kq
+    if isinstance(proj, ExactLLR):
+        if proj.P.noise is not P.noise or proj.P.dim != P.dim:
+            raise ValueError("the ExactLLR laws must have the sampled laws' noise and dimension")
+        return MODE_LLR, np.zeros(1), 0.0, _pack(proj.P), _pack(proj.Q)
+    if isinstance(proj, LinearProjection):
+        if proj.weights.shape[0] != P.dim:
             raise ValueError(
-                f"LinearStatistic weights must have length dim={P.dim}, got "
-                f"{statistic.weights.shape[0]}"
+                f"LinearProjection weights must have length dim={P.dim}, got "
+                f"{proj.weights.shape[0]}"
             )
-        return MODE_LINEAR, statistic.weights, statistic.offset
-    raise ValueError(
-        "statistic must be an OutputStatistic, LLRStatistic or LinearStatistic, got "
-        f"statistic={statistic!r}"
-    )
+        return MODE_LINEAR, proj.weights, proj.offset, kp, kq
+    raise ValueError(f"unknown projection {proj!r}")  # pragma: no cover - Statistic checks
 
 
 def _seed_value(seed) -> int | None:
@@ -233,8 +149,8 @@ def _run_hash(P, Q, statistic, trials, key, block_trials) -> str:
     return h.hexdigest()[:20]
 
 
-def _chunk_job(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, edges, threads,
-               parallel):
+def _chunk_job(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
+               threads, parallel):
     """One chunk of blocks, run in the caller or a worker; returns (counts_p, counts_q)."""
     import numba
 
@@ -244,11 +160,11 @@ def _chunk_job(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, edg
         old = numba.get_num_threads()
         numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
         try:
-            return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c,
+            return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c,
                                edges, parallel=True)
         finally:
             numba.set_num_threads(old)
-    return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, edges,
+    return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
                        parallel=parallel)
 
 
@@ -321,7 +237,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jo
         )
     if P.dim != Q.dim:
         raise ValueError(f"P and Q must have the same output dim, got {P.dim} and {Q.dim}")
-    mode, w, c = _mode(statistic, P)
+    mode, w, c, lp, lq = _mode(statistic, P)
     trials = check_positive_int(trials, "trials")
     block_trials = check_positive_int(block_trials, "block_trials")
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or (
@@ -386,7 +302,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jo
 
     parallel_kernel = backend != "threading"
     per_chunk_threads = threads if (threads is not None or n_jobs == 1) else 1
-    args = (trials, block_trials, kp, kq, noise, mode, w, c, edges, per_chunk_threads,
+    args = (trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges, per_chunk_threads,
             parallel_kernel)
 
     bar = None

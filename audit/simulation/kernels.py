@@ -202,7 +202,7 @@ def _block_len(b, trials, block_trials):
 
 @_jit(parallel=True)
 def _hist_blocks_parallel(key, b0, b1, trials, block_trials,
-                          prob_p, alias_p, prob_q, alias_q, noise, mode, w, c,
+                          prob_p, alias_p, sp, sc_p, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
                           shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                           edges, uniform, lo, inv_width, out):
     nb = b1 - b0
@@ -211,18 +211,18 @@ def _hist_blocks_parallel(key, b0, b1, trials, block_trials,
         b = b0 + t % nb
         n = _block_len(b, trials, block_trials)
         if side == 0:
-            _run_block(key, side, b, n, prob_p, alias_p, shifts_p, scale_p, noise, mode, w, c,
+            _run_block(key, side, b, n, prob_p, alias_p, sp, sc_p, noise, mode, w, c,
                        shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                        edges, uniform, lo, inv_width, out[t])
         else:
-            _run_block(key, side, b, n, prob_q, alias_q, shifts_q, scale_q, noise, mode, w, c,
+            _run_block(key, side, b, n, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
                        shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                        edges, uniform, lo, inv_width, out[t])
 
 
 @_jit()
 def _hist_blocks_serial(key, b0, b1, trials, block_trials,
-                        prob_p, alias_p, prob_q, alias_q, noise, mode, w, c,
+                        prob_p, alias_p, sp, sc_p, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
                         shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                         edges, uniform, lo, inv_width, out):
     nb = b1 - b0
@@ -231,20 +231,21 @@ def _hist_blocks_serial(key, b0, b1, trials, block_trials,
         b = b0 + t % nb
         n = _block_len(b, trials, block_trials)
         if side == 0:
-            _run_block(key, side, b, n, prob_p, alias_p, shifts_p, scale_p, noise, mode, w, c,
+            _run_block(key, side, b, n, prob_p, alias_p, sp, sc_p, noise, mode, w, c,
                        shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                        edges, uniform, lo, inv_width, out[t])
         else:
-            _run_block(key, side, b, n, prob_q, alias_q, shifts_q, scale_q, noise, mode, w, c,
+            _run_block(key, side, b, n, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
                        shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
                        edges, uniform, lo, inv_width, out[t])
 
 
-def hist_blocks(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, edges,
+def hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
                 *, parallel=True):
     """Histogram counts of blocks [b0, b1) of both sides.
 
-    ``kp``/``kq`` are ``(prob, alias, shifts, logw, scale)`` tuples of the two mixtures
+    ``kp``/``kq`` are ``(prob, alias, shifts, logw, scale)`` tuples of the two sampled
+    mixtures, ``lp``/``lq`` those of the laws whose log-likelihood ratio ``MODE_LLR`` computes
     (float64/int64 C-contiguous arrays). Returns ``(counts_p, counts_q)``, int64 arrays of
     length len(edges) + 1. Inputs are assumed validated (see ``audit.simulation.engine``).
     """
@@ -259,9 +260,9 @@ def hist_blocks(key, b0, b1, trials, block_trials, kp, kq, noise, mode, w, c, ed
     out = np.zeros((2 * nb, edges.shape[0] + 1), dtype=np.int64)
     fn = _hist_blocks_parallel if parallel else _hist_blocks_serial
     fn(np.uint64(key), np.int64(b0), np.int64(b1), np.int64(trials), np.int64(block_trials),
-       kp[0], kp[1], kq[0], kq[1], np.int64(noise), np.int64(mode),
-       np.ascontiguousarray(w, dtype=np.float64), float(c),
-       kp[2], kp[3], float(kp[4]), kq[2], kq[3], float(kq[4]),
+       kp[0], kp[1], kp[2], float(kp[4]), kq[0], kq[1], kq[2], float(kq[4]),
+       np.int64(noise), np.int64(mode), np.ascontiguousarray(w, dtype=np.float64), float(c),
+       lp[2], lp[3], float(lp[4]), lq[2], lq[3], float(lq[4]),
        edges, uniform, lo, inv_width, out)
     return out[:nb].sum(axis=0), out[nb:].sum(axis=0)
 

@@ -1,0 +1,120 @@
+"""Every choice the framework offers, as one string-valued enum each.
+
+Configs, the command line and the public API accept the string values (``"laplace"``) or the
+members (``NoiseKind.LAPLACE``); :meth:`Choice.parse` converts at the boundary and refuses
+anything else with a ``ValueError`` that lists the allowed values. Inside the package only
+members are passed around. The numba kernels need integers: ``audit.simulation`` derives its
+codes from these members in one table, so there is no second encoding to keep in sync.
+"""
+
+from __future__ import annotations
+
+import enum
+
+from audit._validate import parse_enum
+
+__all__ = [
+    "Choice",
+    "NoiseKind",
+    "MissingnessClass",
+    "Calibration",
+    "Selection",
+    "Direction",
+    "TradeoffOrder",
+    "Backend",
+]
+
+
+class Choice(enum.Enum):
+    """A string-valued enum that parses its values (case-insensitively) at the boundary."""
+
+    @classmethod
+    def parse(cls, value: object, name: str | None = None):
+        """``value`` as a member; ``name`` is the parameter named in the error message."""
+        return parse_enum(cls, value, name or cls._parameter_name())
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return cls.__name__.lower()
+
+    def __str__(self) -> str:
+        return str(self.value)
+
+
+class NoiseKind(Choice):
+    """The additive noise of the release: Laplace (scale b) or Gaussian (standard deviation σ)."""
+
+    LAPLACE = "laplace"
+    GAUSSIAN = "gaussian"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "noise"
+
+
+class MissingnessClass(Choice):
+    """Rubin's classes of missingness mechanisms (docs/THEORY.md §1)."""
+
+    MCAR = "mcar"
+    MAR = "mar"
+    MNAR = "mnar"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "missingness_class"
+
+
+class Calibration(Choice):
+    """How a Gaussian release's σ is set: Dwork–Roth's classical σ (ε ≤ 1) or Balle–Wang's."""
+
+    CLASSICAL = "classical"
+    ANALYTIC = "analytic"
+
+
+class Selection(Choice):
+    """How an audit's test region is chosen before the main run.
+
+    ``MODEL``: from the exact laws (white-box attacks on scalar outputs, no data used);
+    ``PILOT``: on a pilot sample independent of the main run; ``GRID``: a grid declared in
+    advance and paid for with a Bonferroni correction; ``AUTO``: model where it applies,
+    else pilot.
+    """
+
+    AUTO = "auto"
+    MODEL = "model"
+    PILOT = "pilot"
+    GRID = "grid"
+
+
+class Direction(Choice):
+    """Which side is the numerator of a threshold region's likelihood-ratio bound."""
+
+    Z_VS_ZPRIME = "z_vs_zprime"  # S = {score >= t}: ln((P(S) - δ)/Q(S))
+    ZPRIME_VS_Z = "zprime_vs_z"  # S = {score <= t}: ln((Q(S) - δ)/P(S))
+
+
+class TradeoffOrder(Choice):
+    """Which trade-off function a test probes (docs/THEORY.md §6).
+
+    ``P_Q``: T(P, Q), the test rejects P on {score ≤ t}; ``Q_P``: T(Q, P), it rejects Q on
+    {score ≥ t}.
+    """
+
+    P_Q = "T(P,Q)"
+    Q_P = "T(Q,P)"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "orders"
+
+
+class Backend(Choice):
+    """Where the chunks of a Monte Carlo run execute.
+
+    ``LOKY``: joblib worker processes; ``THREADING``: joblib threads running serial nogil
+    kernels; ``DASK``: a ``distributed.Client`` the caller created (optional extra).
+    """
+
+    LOKY = "loky"
+    THREADING = "threading"
+    DASK = "dask"

@@ -1,0 +1,192 @@
+"""What the Monte Carlo engine counts: one number per output, in bins fixed before the run.
+
+A :class:`Statistic` is a *projection* of each raw output x (a scalar, or a vector of the
+query's output dimension) to one real number, plus fixed histogram ``edges``:
+
+- :class:`OutputValue`: the output itself (scalar outputs only);
+- :class:`ExactLLR`: ln p(x) − ln q(x) for the two output laws P = A_D(z), Q = A_D(z')
+  (white box: the laws are part of the projection);
+- :class:`LinearProjection`: w·x + c.
+
+Each projection has a plain-numpy ``evaluate`` (the reference the numba kernels are tested
+against, and what pilots are scored with), and :func:`histogram` is the numpy reference of the
+kernels' binning. Counts always have ``len(edges) + 1`` entries: index 0 is the underflow bin
+(v < edges[0]), index i the bin [edges[i−1], edges[i]), the last index the overflow bin
+(v ≥ edges[-1], and NaN, as numpy sorts it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit.mixture import Mixture
+
+__all__ = [
+    "OutputValue",
+    "ExactLLR",
+    "LinearProjection",
+    "Projection",
+    "Statistic",
+    "check_edges",
+    "bin_representatives",
+    "histogram",
+]
+
+
+def check_edges(edges: object) -> np.ndarray:
+    """``edges`` as a float array: 1-D, at least 2 values, finite, strictly increasing."""
+    e = np.asarray(edges, dtype=np.float64)
+    if e.ndim != 1 or e.shape[0] < 2:
+        raise ValueError(f"edges must be a 1-D array of at least 2 values, got shape {e.shape}")
+    if not np.all(np.isfinite(e)):
+        raise ValueError("edges must be finite")
+    if not np.all(np.diff(e) > 0):
+        raise ValueError("edges must be strictly increasing")
+    return e
+
+
+def bin_representatives(edges: np.ndarray) -> np.ndarray:
+    """One point per histogram bin: underflow, each bin's centre, overflow.
+
+    The underflow and overflow bins are represented by their finite edge, so a score is
+    evaluated where those bins begin.
+    """
+    edges = np.asarray(edges, dtype=np.float64)
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    return np.concatenate([[edges[0]], centres, [edges[-1]]])
+
+
+def histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Counts of ``values`` in the engine's layout (left-closed bins, underflow, overflow)."""
+    idx = np.searchsorted(edges, np.asarray(values, dtype=np.float64), side="right")
+    return np.bincount(idx, minlength=len(edges) + 1).astype(np.int64)
+
+
+def _digest(*arrays: np.ndarray) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
+    return h.hexdigest()[:20]
+
+
+@dataclass(frozen=True)
+class OutputValue:
+    """The output itself: the projection of scalar outputs."""
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 2 and x.shape[1] != 1:
+            raise ValueError(f"OutputValue needs scalar outputs, got shape {x.shape}")
+        return x.reshape(-1)
+
+    def to_dict(self) -> dict:
+        return {"kind": "output"}
+
+
+@dataclass(frozen=True, eq=False)
+class ExactLLR:
+    """ln p(x) − ln q(x) of two output laws (Neyman–Pearson optimal for P against Q)."""
+
+    P: Mixture
+    Q: Mixture
+
+    def __post_init__(self) -> None:
+        for name, M in (("P", self.P), ("Q", self.Q)):
+            if not isinstance(M, Mixture):
+                raise ValueError(f"{name} must be an audit.mixture.Mixture, got {name}={M!r}")
+        if self.P.noise is not self.Q.noise or self.P.dim != self.Q.dim:
+            raise ValueError("P and Q must have the same noise kind and output dimension")
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        return self.P.logpdf(x) - self.Q.logpdf(x)
+
+    def to_dict(self) -> dict:
+        parts = []
+        for M in (self.P, self.Q):
+            parts += [M.weights, M.shifts, np.array([M.scale])]
+        return {"kind": "llr", "noise": self.P.noise.value, "laws": _digest(*parts)}
+
+
+@dataclass(frozen=True, eq=False)
+class LinearProjection:
+    """w·x + c."""
+
+    weights: np.ndarray
+    offset: float = 0.0
+
+    def __post_init__(self) -> None:
+        w = np.asarray(self.weights, dtype=np.float64).reshape(-1)
+        if w.size == 0 or not np.all(np.isfinite(w)):
+            raise ValueError(f"weights must be a non-empty finite vector, got weights={w}")
+        c = float(self.offset)
+        if not math.isfinite(c):
+            raise ValueError(f"offset must be a finite real number, got offset={self.offset!r}")
+        object.__setattr__(self, "weights", w)
+        object.__setattr__(self, "offset", c)
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        x = np.asarray(x, dtype=np.float64)
+        if x.ndim == 1:
+            x = x.reshape(-1, 1)
+        return x @ self.weights + self.offset
+
+    def to_dict(self) -> dict:
+        return {"kind": "linear", "weights": self.weights.tolist(), "offset": self.offset}
+
+
+Projection = OutputValue | ExactLLR | LinearProjection
+
+
+@dataclass(frozen=True, eq=False)
+class Statistic:
+    """A projection and the fixed bin edges its values are counted in.
+
+    Parameters
+    ----------
+    projection : OutputValue, ExactLLR or LinearProjection
+    edges : array_like
+        Strictly increasing finite bin edges (at least 2).
+    """
+
+    projection: Projection
+    edges: np.ndarray
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
+            raise ValueError(
+                "projection must be an OutputValue, ExactLLR or LinearProjection, got "
+                f"projection={self.projection!r}"
+            )
+        object.__setattr__(self, "edges", check_edges(self.edges))
+
+    @classmethod
+    def output(cls, edges) -> Statistic:
+        return cls(OutputValue(), edges)
+
+    @classmethod
+    def llr(cls, P: Mixture, Q: Mixture, edges) -> Statistic:
+        return cls(ExactLLR(P, Q), edges)
+
+    @classmethod
+    def linear(cls, weights, offset: float, edges) -> Statistic:
+        return cls(LinearProjection(weights, offset), edges)
+
+    @property
+    def n_bins(self) -> int:
+        """Number of counters, ``len(edges) + 1`` (underflow and overflow included)."""
+        return int(self.edges.shape[0] + 1)
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        """The projected values of raw outputs (plain numpy)."""
+        return self.projection.evaluate(x)
+
+    def counts(self, x: np.ndarray) -> np.ndarray:
+        """Histogram of raw outputs in this statistic's bins (plain numpy)."""
+        return histogram(self.evaluate(x), self.edges)
+
+    def to_dict(self) -> dict:
+        return {**self.projection.to_dict(), "edges": self.edges.tolist()}
