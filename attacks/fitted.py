@@ -18,9 +18,9 @@ import statsmodels.api as sm
 from scipy.ndimage import gaussian_filter1d
 from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
+from audit._validate import check_in_range, check_positive_int
 from audit.protocols import BlackBoxAttack, Pilot, Score
 from audit.statistics import LinearProjection, OutputValue
-from audit._validate import check_in_range, check_positive_int
 
 __all__ = ["DensityRatio", "LogisticRegression"]
 

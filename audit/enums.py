@@ -25,8 +25,12 @@ __all__ = [
 ]
 
 
-class Choice(enum.Enum):
-    """A string-valued enum that parses its values (case-insensitively) at the boundary."""
+class Choice(enum.StrEnum):
+    """A string-valued enum that parses its values (case-insensitively) at the boundary.
+
+    Members are ``str`` instances equal to their value, so they serialise to JSON as that
+    value and print as it.
+    """
 
     @classmethod
     def parse(cls, value: object, name: str | None = None):
@@ -36,9 +40,6 @@ class Choice(enum.Enum):
     @classmethod
     def _parameter_name(cls) -> str:
         return cls.__name__.lower()
-
-    def __str__(self) -> str:
-        return str(self.value)
 
 
 class NoiseKind(Choice):

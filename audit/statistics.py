@@ -34,6 +34,7 @@ __all__ = [
     "check_edges",
     "bin_representatives",
     "histogram",
+    "edges_spanning",
 ]
 
 
@@ -190,3 +191,11 @@ class Statistic:
 
     def to_dict(self) -> dict:
         return {**self.projection.to_dict(), "edges": self.edges.tolist()}
+
+
+def edges_spanning(values: np.ndarray, n_bins: int, *, margin: float = 0.25) -> np.ndarray:
+    """Uniform edges over the range of ``values`` widened by ``margin`` of its span each side
+    (edges of a kernel statistic, decided from a pilot before the main run)."""
+    lo, hi = np.quantile(np.asarray(values, dtype=np.float64), [0.0, 1.0])
+    span = max(hi - lo, 1e-9)
+    return np.linspace(lo - margin * span, hi + margin * span, int(n_bins) + 1)

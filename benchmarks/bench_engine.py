@@ -42,9 +42,10 @@ def scenario():
 
 def run_engine(trials: int, threads: int) -> float:
     from audit.simulation import engine
+    from audit.statistics import Statistic
 
     (P, Q), _ = scenario()
-    stat = engine.OutputStatistic(engine.default_edges(P, Q, 1000))
+    stat = Statistic.output(engine.default_edges(P, Q, 1000))
     engine.run_histograms(P, Q, stat, 1000, 0, threads=threads)  # compile / load cache
     t = time.perf_counter()
     h = engine.run_histograms(P, Q, stat, trials, 1, threads=threads)

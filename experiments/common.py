@@ -7,7 +7,9 @@ import tomllib
 from pathlib import Path
 
 from audit.pipeline.config import AuditConfig, config_from_dict
-from audit.pipeline.runner import AuditResult, build_setting, package_versions, run_audit
+from audit.pipeline.plan import plan_audit
+from audit.pipeline.results import AuditResult, package_versions
+from audit.pipeline.runner import run_audit
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -66,10 +68,10 @@ def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
 
 
 def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
-    """Like :func:`audit`, also returning the :class:`audit.pipeline.runner.AuditSetting` (the pair)."""
+    """Like :func:`audit`, also returning the :class:`audit.pipeline.plan.AuditPlan` (the pair)."""
     cfg = config(doc, name)
-    st = build_setting(cfg)
-    return st, run_audit(cfg, progress=progress, setting=st)
+    st = plan_audit(cfg)
+    return st, run_audit(cfg, progress=progress, plan=st)
 
 
 def record(name: str, title: str, size: str, seed: int, **payload) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from audit.enums import MissingnessClass
 from audit.theory import accountant as acc
 from experiments.common import audit_with_setting, base, check_size, record, variant
 
@@ -48,7 +49,7 @@ def run(size: str = "default", seed: int = 5, jobs: int = 1, progress: bool = Fa
                                               "audit.seed": seed + i, "audit.jobs": jobs})
         st, res = audit_with_setting(v, f"{NAME}[{label}]", progress=progress)
         row = {"label": label, **res.to_dict()}
-        if st.missing_class == "MNAR":
+        if st.missing_class is MissingnessClass.MNAR:
             mech = st.pair.missingness
             i_star = st.pair.index
             p_z = _observation_probability(mech, st.pair.z[i_star])

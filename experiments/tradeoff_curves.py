@@ -42,7 +42,7 @@ def _gaussian_panel(size: str, seed: int, jobs: int, progress: bool) -> dict:
                                              "audit.jobs": jobs})
     cfg = config(doc, NAME)
     ta = run_tradeoff_audit(cfg, n_thresholds=N_THRESHOLDS, progress=progress)
-    st = ta.setting
+    st = ta.plan
     alphas = alpha_grid()
     mu_base = st.sensitivity / st.noise_scale
     eps_p, delta_p = acc.gaussian_fwl_bound(cfg.scenario.epsilon, cfg.scenario.delta, st.p_star,
@@ -57,8 +57,9 @@ def _gaussian_panel(size: str, seed: int, jobs: int, progress: bool) -> dict:
     points = [
         {"order": o, "threshold": float(t), "alpha_hat": float(a), "beta_hat": float(b),
          "alpha_hi": float(ah), "beta_hi": float(bh)}
-        for o, t, (a, b), ah, bh in zip(ta.points.order, ta.points.thresholds, ta.estimates,
-                                        ta.points.alpha_hi, ta.points.beta_hi, strict=True)
+        for o, t, a, b, ah, bh in zip(ta.points.order, ta.points.thresholds,
+                                      ta.points.alpha_hat, ta.points.beta_hat,
+                                      ta.points.alpha_hi, ta.points.beta_hi, strict=True)
     ]
     return {
         "title": f"p* = {st.p_star}, ρ = {st.rho}, {cfg.audit.trials:,} trials",

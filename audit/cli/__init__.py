@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import sys
 from importlib.metadata import entry_points
 
 __all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main"]

@@ -57,7 +57,8 @@ def format_result(r: dict) -> str:
 def main(args: argparse.Namespace) -> int:
     from audit.pipeline.config import load_config
     from audit.pipeline.results import save_json
-    from audit.pipeline.runner import build_setting, run_audit
+    from audit.pipeline.plan import plan_audit
+    from audit.pipeline.runner import run_audit
 
     try:
         cfg = load_config(args.config).with_overrides(
@@ -68,12 +69,12 @@ def main(args: argparse.Namespace) -> int:
                 raise ValueError(f"--json must name a file, got a directory: {out}")
         # The pair and every ceiling, before any sampling: a setting outside the theorems'
         # hypotheses is refused here, not after the Monte Carlo run.
-        setting = build_setting(cfg)
+        plan = plan_audit(cfg)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
-    result = run_audit(cfg, progress=not args.no_progress, setting=setting).to_dict()
+    result = run_audit(cfg, progress=not args.no_progress, plan=plan).to_dict()
     print(format_result(result))
     if args.json_out is not None:
         save_json(result, args.json_out)

@@ -44,7 +44,7 @@ from typing import ClassVar
 import numpy as np
 
 from audit._validate import check_positive_int, check_probability, check_real
-from audit.theory.accountant import MissingnessClass  # one enum for the whole project
+from audit.enums import MissingnessClass
 
 __all__ = [
     "MissingnessClass",

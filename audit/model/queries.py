@@ -26,8 +26,8 @@ from typing import ClassVar
 
 import numpy as np
 
-from audit.theory import fwl
 from audit._validate import check_positive, check_positive_int
+from audit.theory import fwl
 
 __all__ = [
     "SumQuery",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit.theory import calibration as _cal
 from audit._validate import check_positive
 from audit.mixture import NoiseKind
+from audit.theory import calibration as _cal
 
 __all__ = ["Release"]
 

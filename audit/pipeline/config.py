@@ -4,9 +4,9 @@ A config has three tables (README, "Config schema"):
 
 ``[scenario]``
     ``mechanism`` ("laplace" | "gaussian"), ``epsilon`` (> 0), ``delta`` (Gaussian only, in
-    (0, 1)), ``calibration`` ("classical" | "analytic", Gaussian only), ``query`` (a name from
-    :func:`audit.model.queries.make_query`), ``d`` (features), ``n`` (records), ``bound`` (B), and an
-    optional ``[scenario.query_params]`` table.
+    (0, 1)), ``calibration`` ("classical" | "analytic", Gaussian only), ``query`` (a name
+    from :func:`audit.model.queries.make_query`), ``d`` (features), ``n`` (records),
+    ``bound`` (B), and an optional ``[scenario.query_params]`` table.
 ``[missingness]``
     ``kind`` (a name from :func:`audit.model.missingness.make_missingness`) and that kind's own
     parameters (``rate`` for ``mcar-iid``; ``observed`` and ``p_star`` for ``mcar-fixed``; …).
@@ -29,6 +29,7 @@ from audit._validate import (
     check_positive,
     check_positive_int,
 )
+from audit.enums import Calibration, NoiseKind, Selection
 
 __all__ = [
     "ScenarioConfig",
@@ -38,18 +39,6 @@ __all__ = [
     "load_config",
     "config_from_dict",
 ]
-
-_MECHANISMS = ("laplace", "gaussian")
-_CALIBRATIONS = ("classical", "analytic")
-_SELECTIONS = ("auto", "model", "pilot", "grid")
-
-
-def _check_choice(name: str, value: object, allowed: tuple[str, ...]) -> str:
-    if not isinstance(value, str) or value not in allowed:
-        opts = ", ".join(repr(a) for a in allowed)
-        raise ValueError(f"{name} must be one of {opts}, got {name}={value!r}")
-    return value
-
 
 def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
     unknown = sorted(set(given) - allowed)
@@ -63,10 +52,10 @@ def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
 class ScenarioConfig:
     """The released statistic: query, data domain and DP mechanism."""
 
-    mechanism: str
+    mechanism: NoiseKind
     epsilon: float
     delta: float | None = None
-    calibration: str = "classical"
+    calibration: Calibration = Calibration.CLASSICAL
     query: str = "sum"
     d: int = 10
     n: int = 100
@@ -74,10 +63,12 @@ class ScenarioConfig:
     query_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        _check_choice("scenario.mechanism", self.mechanism, _MECHANISMS)
+        object.__setattr__(self, "mechanism",
+                           NoiseKind.parse(self.mechanism, "scenario.mechanism"))
         check_positive(self.epsilon, "scenario.epsilon")
-        _check_choice("scenario.calibration", self.calibration, _CALIBRATIONS)
-        if self.mechanism == "gaussian":
+        object.__setattr__(self, "calibration",
+                           Calibration.parse(self.calibration, "scenario.calibration"))
+        if self.mechanism is NoiseKind.GAUSSIAN:
             if self.delta is None:
                 raise ValueError("scenario.delta is required for the gaussian mechanism")
             check_in_range("scenario.delta", self.delta, 0.0, 1.0, lo_closed=False,
@@ -126,7 +117,7 @@ class AuditSettings:
     attack: str = "exact-lr"
     delta: float | None = None
     bins: int = 4000
-    selection: str = "auto"
+    selection: Selection = Selection.AUTO
     jobs: int = 1
     checkpoint: str | None = None
 
@@ -142,7 +133,7 @@ class AuditSettings:
         if self.delta is not None:
             check_in_range("audit.delta", self.delta, 0.0, 1.0, hi_closed=False)
         check_positive_int(self.bins, "audit.bins", minimum=10)
-        _check_choice("audit.selection", self.selection, _SELECTIONS)
+        object.__setattr__(self, "selection", Selection.parse(self.selection, "audit.selection"))
         check_positive_int(self.jobs, "audit.jobs")
         if self.checkpoint is not None and not isinstance(self.checkpoint, str):
             raise ValueError(f"audit.checkpoint must be a directory path, "
@@ -150,8 +141,8 @@ class AuditSettings:
 
     @property
     def alpha(self) -> float:
-        """Failure probability 1 − confidence of the lower bound."""
-        return round(1.0 - self.confidence, 12)
+        """Failure probability 1 − confidence of the lower bound (in (0, 1) by validation)."""
+        return 1.0 - self.confidence
 
     @property
     def pilot_size(self) -> int:
@@ -226,20 +217,26 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
 
 
 def validate_components(cfg: AuditConfig) -> None:
-    """Construct the query, missingness mechanism and attack so their own checks run now."""
+    """Construct the query, missingness mechanism and attack so their own checks run now,
+    and check that the region selection fits the attack and the output."""
     from audit.model.missingness import make_missingness
-    from audit.protocols import load_attack
     from audit.model.queries import make_query
+    from audit.protocols import load_attack
 
     mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
     query = make_query(cfg.scenario.query, **cfg.scenario.query_params)
-    check_mechanism_dimension = getattr(mech, "check_dimension", None)
-    if check_mechanism_dimension is not None:
-        check_mechanism_dimension(cfg.scenario.d)
-    check_query_dimension = getattr(query, "check_dimension", None)
-    if check_query_dimension is not None:
-        check_query_dimension(cfg.scenario.d)
-    load_attack(cfg.audit.attack)
+    mech.check_dimension(cfg.scenario.d)
+    query.check_dimension(cfg.scenario.d)
+    attack = load_attack(cfg.audit.attack)
+    if cfg.audit.selection is Selection.MODEL:
+        if not attack.white_box:
+            raise ValueError(f"audit.selection='model' needs a white-box attack (the region is "
+                             f"chosen from the exact laws), got audit.attack="
+                             f"{cfg.audit.attack!r}; use 'pilot' or 'grid'")
+        if query.output_dim(cfg.scenario.d) != 1:
+            raise ValueError("audit.selection='model' needs a scalar output, got query "
+                             f"{cfg.scenario.query!r} with output dimension "
+                             f"{query.output_dim(cfg.scenario.d)}; use 'pilot' or 'grid'")
 
 
 def load_config(path: str | Path) -> AuditConfig:

@@ -1,26 +1,89 @@
-"""Reading and writing result files without ever leaving a half-written one."""
+"""What an audit returns, and how results are written and read.
+
+- :class:`AuditResult` puts the empirical lower bound beside every ceiling and checks itself
+  (:meth:`AuditResult.ceiling_violations`);
+- :func:`to_jsonable` is the one JSON encoding of the project (non-finite floats become the
+  strings ``"inf"``, ``"-inf"``, ``"nan"``; arrays lists; enums their values);
+- :func:`save_json` writes atomically (temporary file, then rename), so a reader never sees a
+  half-written file; :func:`load_json` reads one back with a clear error.
+"""
 
 from __future__ import annotations
 
+import enum
 import json
+import math
 import os
+import platform
 import tempfile
+from dataclasses import asdict, dataclass, field, is_dataclass
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-__all__ = ["save_json", "load_json", "DEFAULT_RESULTS_DIR"]
+import numpy as np
+
+__all__ = [
+    "AuditResult",
+    "to_jsonable",
+    "save_json",
+    "load_json",
+    "package_versions",
+    "DEFAULT_RESULTS_DIR",
+]
 
 DEFAULT_RESULTS_DIR = Path("results")
+_PACKAGES = ("numpy", "scipy", "numba", "statsmodels", "joblib")
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of Python and the numerical packages, recorded in every result."""
+    out = {"python": platform.python_version()}
+    for name in _PACKAGES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:  # pragma: no cover - core dependencies are installed
+            out[name] = "not installed"
+    return out
+
+
+def to_jsonable(obj):
+    """``obj`` with every value JSON can hold: dicts, lists, str, int, finite float, None."""
+    if is_dataclass(obj) and not isinstance(obj, type):
+        obj = asdict(obj)
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if isinstance(obj, bool | np.bool_):
+        return bool(obj)
+    if isinstance(obj, int | np.integer):
+        return int(obj)
+    if isinstance(obj, float | np.floating):
+        v = float(obj)
+        return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
+    return obj
 
 
 def save_json(obj: dict, path: str | Path) -> Path:
-    """Write ``obj`` as JSON to ``path`` atomically (temporary file, then rename)."""
+    """Write ``obj`` (made JSON-able by :func:`to_jsonable`) to ``path`` atomically.
+
+    The file gets the permissions the user's umask gives a new file (not the 0600 of the
+    temporary file it is written through).
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n"
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:
-            json.dump(obj, fh, indent=2, sort_keys=False, allow_nan=False)
-            fh.write("\n")
+            fh.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -35,5 +98,62 @@ def load_json(path: str | Path) -> dict:
         raise ValueError(f"result file not found: {path}")
     try:
         return json.loads(path.read_text())
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"result file {path} is not valid JSON: {exc}") from None
+
+
+@dataclass
+class AuditResult:
+    """What one audit found, with every ceiling beside it (JSON via :meth:`to_dict`).
+
+    ``timings`` holds the seconds spent in each phase (plan, pilot, fit, selection, main run,
+    bound); ``seconds`` is their total.
+    """
+
+    name: str
+    eps_lower: float
+    eps_point: float | None
+    eps_pair: float | None
+    eps_pair_error: float | None
+    eps_theory: float | None
+    theory: str
+    eps_fdp: float | None
+    eps_base: float
+    eps_mar_formula: float | None
+    delta: float
+    p_star: float
+    rho: float
+    missing_class: str
+    noise_scale: float
+    attack: str
+    selection: str
+    trials: int
+    pilot_trials: int
+    seconds: float
+    confidence: float
+    seed: int
+    witness: dict
+    config: dict
+    timings: dict = field(default_factory=dict)
+    versions: dict = field(default_factory=package_versions)
+
+    def to_dict(self) -> dict:
+        return to_jsonable(asdict(self))
+
+    def ceiling_violations(self) -> list[str]:
+        """Every ceiling that ε_lower exceeds: empty for a correct implementation w.p. ≥ 1 − α.
+
+        ε_pair is compared with its stated numerical error added; the theory bounds as they
+        are. A non-empty list from a valid estimator is evidence of a bug, in the code or in
+        the theory it implements (docs/THEORY.md §8).
+        """
+        out = []
+        if self.eps_pair is not None and self.eps_lower > self.eps_pair + (
+                self.eps_pair_error or 0.0):
+            out.append(f"eps_lower={self.eps_lower:.6g} > eps_pair={self.eps_pair:.6g}")
+        if self.eps_theory is not None and self.eps_lower > self.eps_theory:
+            out.append(f"eps_lower={self.eps_lower:.6g} > eps_theory={self.eps_theory:.6g} "
+                       f"({self.theory})")
+        if self.eps_fdp is not None and self.eps_lower > self.eps_fdp:
+            out.append(f"eps_lower={self.eps_lower:.6g} > eps_fdp={self.eps_fdp:.6g}")
+        return out

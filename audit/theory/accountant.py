@@ -21,7 +21,6 @@ No result here holds for MNAR mechanisms: functions taking ``missingness_class``
 
 from __future__ import annotations
 
-import enum
 import math
 from dataclasses import asdict, dataclass
 
@@ -32,8 +31,8 @@ from audit._validate import (
     check_positive,
     check_positive_int,
     check_probability,
-    parse_enum,
 )
+from audit.enums import MissingnessClass, NoiseKind
 from audit.theory.tradeoff import (
     DPTradeoff,
     GaussianTradeoff,
@@ -73,27 +72,8 @@ __all__ = [
 ]
 
 
-class MissingnessClass(enum.Enum):
-    """Rubin's classes of missingness mechanisms (THEORY.md §1)."""
-
-    MCAR = "mcar"
-    MAR = "mar"
-    MNAR = "mnar"
-
-    @classmethod
-    def parse(cls, value: MissingnessClass | str) -> MissingnessClass:
-        return parse_enum(cls, value, "missingness_class")
-
-
-class Mechanism(enum.Enum):
-    """The additive-noise release the FWL bounds are about."""
-
-    LAPLACE = "laplace"
-    GAUSSIAN = "gaussian"
-
-    @classmethod
-    def parse(cls, value: Mechanism | str) -> Mechanism:
-        return parse_enum(cls, value, "mechanism")
+# One enum per choice for the whole project (audit.enums); ``Mechanism`` is the noise kind.
+Mechanism = NoiseKind
 
 
 def _require_mar(missingness_class: MissingnessClass | str) -> None:
@@ -537,7 +517,7 @@ def all_bounds(
         outside its domain), §7 ε at the theorem's δ (and at ``delta`` for Laplace), and the §7
         curve's minimum error sum.
     """
-    mech = Mechanism.parse(mechanism)
+    mech = NoiseKind.parse(mechanism, "mechanism")
     p = check_probability(p_star, "p_star")
     _require_mar(missingness_class)
     if not isinstance(scalar_output, bool):

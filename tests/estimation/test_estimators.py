@@ -9,7 +9,7 @@ import pytest
 from scipy import stats
 from statsmodels.stats.proportion import proportion_confint
 
-from audit.estimation.estimators import (
+from audit.estimation import (
     Region,
     TradeoffPoints,
     cp_lower,
@@ -267,7 +267,7 @@ def test_validation():
 
 
 def test_plug_in_estimate_by_hand():
-    from audit.estimation.estimators import EpsLowerResult
+    from audit.estimation import EpsLowerResult
 
     def res(direction, kp, kq, delta=0.0):
         return EpsLowerResult(0.0, direction, 0.0, kp, 100, kq, 200, 0.0, 1.0, 0.05, delta,

@@ -2,11 +2,11 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.simulation import engine
-from audit.model.missingness import MISSINGNESS_KINDS, make_missingness
 from audit.mixture import NoiseKind
+from audit.model.missingness import MISSINGNESS_KINDS, make_missingness
 from audit.model.neighbours import NeighbourPair, Release, simulate_general, worst_case_pair
 from audit.model.queries import QUERY_KINDS, make_query
+from audit.simulation import engine
 
 D, N = 3, 3
 QPARAMS = {"linear": {"weights": [[1.0, -2.0, 0.5], [0.0, 1.0, 1.0]]},

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from audit.theory import fwl
 from audit.model.queries import QUERY_KINDS, make_query
+from audit.theory import fwl
 
 X = np.array([[0.5, -1.0, np.nan], [1.0, 0.25, -0.5]])
 X0 = np.nan_to_num(X)

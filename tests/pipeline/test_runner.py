@@ -9,8 +9,13 @@ import math
 import numpy as np
 import pytest
 
+from attacks import DensityRatio, ExactLikelihoodRatio
+from audit.estimation.regions import select_region_by_model
 from audit.pipeline.config import config_from_dict
-from audit.pipeline.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
+from audit.pipeline.plan import plan_audit
+from audit.pipeline.runner import run_audit, run_tradeoff_audit
+from audit.protocols import Laws, Pilot
+from audit.simulation import engine
 
 
 def _doc(**over):
@@ -48,10 +53,10 @@ def test_laplace_audit_respects_every_ceiling_and_serialises():
 
 def test_same_seed_same_result_and_new_seed_new_draws():
     cfg = config_from_dict(_doc())
-    st = build_setting(cfg)
-    a, b = run_audit(cfg, setting=st), run_audit(cfg, setting=st)
+    st = plan_audit(cfg)
+    a, b = run_audit(cfg, plan=st), run_audit(cfg, plan=st)
     assert a.witness == b.witness and a.eps_lower == b.eps_lower
-    c = run_audit(cfg.with_overrides(seed=12), setting=st)
+    c = run_audit(cfg.with_overrides(seed=12), plan=st)
     assert (c.witness["k_p"], c.witness["k_q"]) != (a.witness["k_p"], a.witness["k_q"])
 
 
@@ -93,10 +98,23 @@ def test_mnar_has_no_theory_but_reports_the_mar_formula():
 
 
 @pytest.mark.parametrize("attack", ["density-ratio", "logistic", "threshold"])
-def test_black_box_attacks_refuse_model_selection(attack):
-    cfg = config_from_dict(_doc(**{"audit.attack": attack, "audit.selection": "model"}))
-    with pytest.raises(ValueError, match="selection='model'"):
-        run_audit(cfg)
+def test_black_box_attacks_refuse_model_selection_when_the_config_is_read(attack):
+    with pytest.raises(ValueError, match="selection='model' needs a white-box attack"):
+        config_from_dict(_doc(**{"audit.attack": attack, "audit.selection": "model"}))
+
+
+def test_model_selection_refuses_vector_outputs_when_the_config_is_read():
+    doc = _doc(**{"audit.selection": "model", "scenario.query": "vector-sum",
+                  "scenario.d": 3, "missingness.observed": 1})
+    with pytest.raises(ValueError, match="selection='model' needs a scalar output"):
+        config_from_dict(doc)
+
+
+def test_model_selection_draws_no_pilot():
+    res = run_audit(config_from_dict(_doc(**{"audit.selection": "model"})))
+    assert res.selection == "model" and res.pilot_trials == 0
+    assert set(res.timings) == {"plan", "pilot", "fit", "main run", "selection and bound"}
+    assert res.seconds == pytest.approx(sum(res.timings.values()))
 
 
 @pytest.mark.parametrize("selection", ["pilot", "grid"])
@@ -113,13 +131,10 @@ def test_model_selection_sums_tail_masses_without_rounding():
     # empty under Q (k_q = 0) and the selection picked a region with a few dozen counts.
     doc = _doc(**{"scenario.mechanism": "gaussian", "scenario.delta": 1e-5,
                   "missingness.observed": 10, "audit.trials": 1_000_000})
-    st = build_setting(config_from_dict(doc))
-    from attacks import ExactLikelihoodRatio
-    from audit.simulation import engine
-    from audit.protocols import AttackInput
+    st = plan_audit(config_from_dict(doc))
 
     edges = engine.default_edges(st.P, st.Q, 4000)
-    score = ExactLikelihoodRatio().fit(AttackInput(st.P, st.Q, np.zeros(2), np.zeros(2)))
+    score = ExactLikelihoodRatio().fit(Pilot(np.zeros(2), np.zeros(2)), Laws(st.P, st.Q))
     scores = score.per_bin(edges)
     region = select_region_by_model(st.P, st.Q, edges, scores, 1_000_000, st.audit_delta, 0.05)
     p_mass = np.diff(np.concatenate([[0.0], st.P.cdf(edges), [1.0]]))[region.mask(scores)].sum()
@@ -133,8 +148,8 @@ def test_tradeoff_audit_points_lie_above_the_fdp_curve():
     assert ta.points.n_intervals == 32  # two error bounds per point, Bonferroni over all
     assert ta.fdp_violation <= 0.0
     # estimates sit below their upper corners
-    assert np.all(ta.estimates[:, 0] <= ta.points.alpha_hi)
-    assert np.all(ta.estimates[:, 1] <= ta.points.beta_hi)
+    assert np.all(ta.points.alpha_hat <= ta.points.alpha_hi)
+    assert np.all(ta.points.beta_hat <= ta.points.beta_hi)
 
 
 def test_worst_pair_search_finds_sign_flipped_corner_for_linear_weights():
@@ -143,7 +158,7 @@ def test_worst_pair_search_finds_sign_flipped_corner_for_linear_weights():
     doc = _doc(**{"scenario.query": "linear", "scenario.d": 2})
     doc["scenario"]["query_params"] = {"weights": [1.0, -0.5]}
     doc["missingness"] = {"kind": "mcar-row", "p_star": 0.75}
-    st = build_setting(config_from_dict(doc))
+    st = plan_audit(config_from_dict(doc))
     # shifts ±1.5 at b = C_1/ε = 3, the record kept w.p. 0.75: the tail ratio is exact
     expect = math.log((0.75 * math.exp(0.5) + 0.25) / (0.75 * math.exp(-0.5) + 0.25))
     assert st.eps_pair == pytest.approx(expect, rel=1e-9)  # 0.7462 (0.635 before the fix)
@@ -155,7 +170,7 @@ def test_clipped_mean_constants_use_the_smaller_of_clip_and_bound():
     doc = _doc(**{"scenario.query": "clipped-mean", "scenario.d": 1, "scenario.epsilon": 2.0})
     doc["scenario"]["query_params"] = {"clip": 2.0}
     doc["missingness"] = {"kind": "mcar-row", "p_star": 1.0}
-    st = build_setting(config_from_dict(doc))
+    st = plan_audit(config_from_dict(doc))
     assert st.eps_pair == pytest.approx(2.0, rel=1e-9)
 
 
@@ -168,17 +183,17 @@ def test_tradeoff_audit_refuses_vector_outputs():
 
 def test_checkpointed_audit_resumes_with_identical_counts(tmp_path):
     cfg = config_from_dict(_doc(**{"audit.checkpoint": str(tmp_path / "ck")}))
-    st = build_setting(cfg)
-    first = run_audit(cfg, setting=st)
+    st = plan_audit(cfg)
+    first = run_audit(cfg, plan=st)
     chunks = sorted((tmp_path / "ck").glob("*.npz"))
     assert chunks, "the main run saved no chunk"
     stamp = [c.stat().st_mtime_ns for c in chunks]
-    again = run_audit(cfg, setting=st)  # loads every finished chunk instead of redoing it
+    again = run_audit(cfg, plan=st)  # loads every finished chunk instead of redoing it
     assert again.witness == first.witness
     assert [c.stat().st_mtime_ns for c in chunks] == stamp
     plain = run_audit(dataclasses.replace(cfg, audit=dataclasses.replace(cfg.audit,
                                                                          checkpoint=None)),
-                      setting=st)
+                      plan=st)
     assert plain.witness == first.witness
 
 
@@ -186,20 +201,17 @@ def test_pilot_is_histogrammed_on_the_kernels_scale_for_transformed_scores():
     # Regression: for the density-ratio attack on vector outputs the kernel histograms the
     # projection x·w while the score is f(x·w); the pilot was histogrammed as f(x·w), on
     # other bins than the main run (78 % of main draws fell in under/overflow).
-    from attacks import DensityRatio
-    from audit.protocols import AttackInput
-    from audit.pipeline.runner import _histogrammed
 
     doc = _doc(**{"scenario.query": "vector-sum", "scenario.d": 3, "audit.trials": 200_000,
                   "audit.attack": "density-ratio"})
     doc["missingness"] = {"kind": "mcar-iid", "rate": 0.3}
     cfg = config_from_dict(doc)
-    st = build_setting(cfg)
+    st = plan_audit(cfg)
     rng = np.random.default_rng(0)
     xp, xq = st.P.sample(20_000, rng), st.Q.sample(20_000, rng)
-    score = DensityRatio().fit(AttackInput(st.P, st.Q, xp, xq))
-    _, w, c = score.kernel
-    np.testing.assert_allclose(_histogrammed(score, st, xp), xp @ w + c)
-    assert not np.allclose(_histogrammed(score, st, xp), score(xp))
-    res = run_audit(cfg, setting=st)
+    score = DensityRatio().fit(Pilot(xp, xq))
+    w, c = score.projection.weights, score.projection.offset
+    np.testing.assert_allclose(score.projection.evaluate(xp), xp @ w + c)
+    assert not np.allclose(score.projection.evaluate(xp), score(xp))
+    res = run_audit(cfg, plan=st)
     assert res.eps_lower > 0.3  # 0.44 at 10^6 trials; ≈ 0.18 with the misaligned bins

@@ -4,8 +4,8 @@ import numba
 import numpy as np
 import pytest
 
-from audit.simulation import engine
 from audit.mixture import Mixture
+from audit.simulation import engine
 
 P = Mixture([0.2, 0.5, 0.3], [0.0, 1.0, 3.0], "laplace", 1.0)
 Q = Mixture([1.0], [0.0], "laplace", 1.0)

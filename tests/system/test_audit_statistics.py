@@ -23,9 +23,7 @@ import pytest
 from scipy import stats
 
 from attacks import ExactLikelihoodRatio
-from audit.simulation import engine
-from audit.pipeline.config import config_from_dict
-from audit.estimation.estimators import (
+from audit.estimation import (
     Direction,
     EpsLowerResult,
     Region,
@@ -34,9 +32,14 @@ from audit.estimation.estimators import (
     region_bound,
     select_region_on_pilot,
 )
+from audit.estimation.regions import select_region_by_model
 from audit.mixture import Mixture
-from audit.protocols import AttackInput, bin_representatives
-from audit.pipeline.runner import build_setting, run_audit, run_tradeoff_audit, select_region_by_model
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.plan import plan_audit
+from audit.pipeline.runner import run_audit, run_tradeoff_audit
+from audit.protocols import Laws, Pilot
+from audit.simulation import engine
+from audit.statistics import bin_representatives
 
 CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs"
 FAIL_PROB = 1e-3  # false-failure probability of each binomial-slack assertion
@@ -73,7 +76,7 @@ def _region_value(st, cfg, witness: dict) -> float:
     """
     edges = engine.default_edges(st.P, st.Q, cfg.audit.bins)
     empty = np.empty(0)
-    score = ExactLikelihoodRatio().fit(AttackInput(st.P, st.Q, empty, empty)).per_bin(edges)
+    score = ExactLikelihoodRatio().fit(Pilot(empty, empty), Laws(st.P, st.Q)).per_bin(edges)
     region = Region(witness["direction"], witness["threshold"])
     mask = region.mask(score)
     pp, pq = _model_bin_mass(st.P, edges), _model_bin_mass(st.Q, edges)
@@ -100,10 +103,10 @@ VALIDITY_SEED0 = 7_000_000
 def _validity(kind: str, reps: int):
     make, min_ratio = VALIDITY[kind]
     cfg = make()
-    st = build_setting(cfg)
+    st = plan_audit(cfg)
     assert st.eps_pair is not None and st.eps_pair > 0
     alpha = cfg.audit.alpha
-    runs = [run_audit(cfg.with_overrides(seed=VALIDITY_SEED0 + i), setting=st)
+    runs = [run_audit(cfg.with_overrides(seed=VALIDITY_SEED0 + i), plan=st)
             for i in range(reps)]
     eps = np.array([r.eps_lower for r in runs])
     assert np.all(np.isfinite(eps)) and np.all(eps >= 0)
@@ -225,10 +228,10 @@ def test_gdp_mu_lower_bound_counterexample():
     < 1e-6).
     """
     cfg = _config("counterexample", trials=1_000_000, confidence=0.999)
-    st = build_setting(cfg)
+    st = plan_audit(cfg)
     mu_true = cfg.scenario.epsilon / math.sqrt(2 * math.log(1.25 / cfg.scenario.delta))
     assert st.sensitivity / st.noise_scale == pytest.approx(mu_true, rel=1e-12)
-    ta = run_tradeoff_audit(cfg, setting=st)
+    ta = run_tradeoff_audit(cfg, plan=st)
     assert ta.points.alpha == pytest.approx(1e-3)
     mu = gdp_mu_lower_bound(ta.points)
     assert 0.9 * mu_true <= mu <= mu_true, (mu, mu_true)

@@ -1,8 +1,8 @@
 """Regression grid: the theory is never violated (issue 5, item 4).
 
 Every scenario of a fixed grid (mechanism × query × missingness × ε × p*, THEORY §3–§8) is
-built as a config dict through :func:`audit.pipeline.config.config_from_dict`, audited end to end with
-:func:`audit.pipeline.runner.run_audit`, and checked by one shared function,
+built as a config dict through :func:`audit.pipeline.config.config_from_dict`, audited end to
+end with :func:`audit.pipeline.runner.run_audit`, and checked by one shared function,
 :func:`check_theory_holds`:
 
 * deterministic (no sampling), wherever the exact pair privacy ε_pair exists (scalar output):
@@ -29,7 +29,7 @@ where p* = 1 (the [RPS] B.3 never-mask counterexample), and show that the same
 :func:`check_theory_holds` reports the violation, statistically as well as deterministically.
 
 Sizes: the default run uses :data:`CI_TRIALS` draws per side (the cost is dominated by
-``build_setting``: exact pair ε over every candidate pair, ~0.1–0.3 s for Laplace, ~1–3 s
+``plan_audit``: exact pair ε over every candidate pair, ~0.1–0.3 s for Laplace, ~1–3 s
 for Gaussian); ``@pytest.mark.slow`` reruns the grid with :data:`SLOW_TRIALS`.
 """
 
@@ -40,9 +40,11 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from audit.theory import accountant as acc
+from audit.enums import MissingnessClass
 from audit.pipeline.config import AuditConfig, config_from_dict
-from audit.pipeline.runner import AuditSetting, build_setting, run_audit, run_tradeoff_audit
+from audit.pipeline.plan import AuditPlan, plan_audit
+from audit.pipeline.runner import run_audit, run_tradeoff_audit
+from audit.theory import accountant as acc
 
 FAMILY_ALPHA = 1e-3
 #: Absolute + relative tolerance of the deterministic chain (pure numerical noise).
@@ -109,7 +111,7 @@ def _grid() -> list[Scenario]:
     grid: list[Scenario] = []
     # Scalar queries: the sum over d = 3 features and a weighted linear query, with every
     # missingness variant; ε (and δ) rotate so every value meets every kind somewhere. The
-    # Gaussian linear query uses d = 2: build_setting scores every candidate pair by its exact
+    # Gaussian linear query uses d = 2: plan_audit scores every candidate pair by its exact
     # ε, and with d = 3 distinct weights that costs 30–55 s per Gaussian scenario.
     scalar = [("sum", 3, None, "sum-d3", "sum", 3, None, "sum-d3"),
               ("linear", 3, {"weights": [1.0, 0.5, 0.25]}, "lin-d3",
@@ -164,13 +166,13 @@ CONFIDENCE = 1.0 - FAMILY_ALPHA / N_STATEMENTS
 _BY_ID = {s.id: s for s in GRID}
 assert len(_BY_ID) == len(GRID), "scenario ids must be unique"
 
-_SETTINGS: dict[str, AuditSetting] = {}
+_SETTINGS: dict[str, AuditPlan] = {}
 
 
-def _setting(scn: Scenario, cfg: AuditConfig) -> AuditSetting:
-    """build_setting once per scenario and session (it does not depend on trials or seed)."""
+def _plan(scn: Scenario, cfg: AuditConfig) -> AuditPlan:
+    """plan_audit once per scenario and session (it does not depend on trials or seed)."""
     if scn.id not in _SETTINGS:
-        _SETTINGS[scn.id] = build_setting(cfg)
+        _SETTINGS[scn.id] = plan_audit(cfg)
     return _SETTINGS[scn.id]
 
 
@@ -179,7 +181,7 @@ def _le(a: float, b: float, slack: float = 0.0) -> bool:
     return a <= b + slack + TOL * (1.0 + abs(b))
 
 
-def theory_failures(cfg: AuditConfig, *, tradeoff: bool, setting: AuditSetting | None = None,
+def theory_failures(cfg: AuditConfig, *, tradeoff: bool, plan: AuditPlan | None = None,
                     ) -> tuple[list[str], dict]:
     """Every way the audit of ``cfg`` contradicts the theory (empty list: none), and a summary.
 
@@ -187,9 +189,9 @@ def theory_failures(cfg: AuditConfig, *, tradeoff: bool, setting: AuditSetting |
     audit's ``ceiling_violations()``, then (``tradeoff``) the §7 curve against empirical
     trade-off points.
     """
-    st = setting if setting is not None else build_setting(cfg)
+    st = plan if plan is not None else plan_audit(cfg)
     out: list[str] = []
-    if st.missing_class == "MNAR":  # pragma: no cover - the grid is MCAR/MAR only
+    if st.missing_class is MissingnessClass.MNAR:  # pragma: no cover - the grid is MCAR/MAR only
         raise AssertionError(f"{cfg.name}: MNAR scenario in the regression grid")
     if st.eps_fdp is None or (st.eps_theory is None and "Theorem 4.7" in st.theory):
         out.append(f"missing ceiling: eps_theory={st.eps_theory} ({st.theory}), "
@@ -209,13 +211,13 @@ def theory_failures(cfg: AuditConfig, *, tradeoff: bool, setting: AuditSetting |
         out.append(f"chain: eps_fdp={st.eps_fdp:.9g} > eps_theory={st.eps_theory:.9g} "
                    f"({st.theory})")
 
-    res = run_audit(cfg, setting=st)
+    res = run_audit(cfg, plan=st)
     out += [f"audit: {v}" for v in res.ceiling_violations()]
     summary = {"id": cfg.name, "eps_lower": res.eps_lower, "eps_pair": st.eps_pair,
                "eps_theory": st.eps_theory, "eps_fdp": st.eps_fdp, "p_star": st.p_star,
                "rho": st.rho, "delta": st.audit_delta, "fdp_violation": None}
     if tradeoff:
-        ta = run_tradeoff_audit(cfg, setting=st)
+        ta = run_tradeoff_audit(cfg, plan=st)
         summary["fdp_violation"] = ta.fdp_violation
         if ta.fdp_violation is None:
             out.append("tradeoff: no §7 curve to check")
@@ -227,9 +229,9 @@ def theory_failures(cfg: AuditConfig, *, tradeoff: bool, setting: AuditSetting |
 
 
 def check_theory_holds(cfg: AuditConfig, *, tradeoff: bool,
-                       setting: AuditSetting | None = None) -> dict:
+                       plan: AuditPlan | None = None) -> dict:
     """Assert that the audit of ``cfg`` contradicts no ceiling (used by grid and broken tests)."""
-    failures, summary = theory_failures(cfg, tradeoff=tradeoff, setting=setting)
+    failures, summary = theory_failures(cfg, tradeoff=tradeoff, plan=plan)
     assert not failures, f"{cfg.name}: theory violated:\n  " + "\n  ".join(failures) + (
         f"\n  config={cfg.to_dict()}")
     return summary
@@ -253,7 +255,7 @@ def test_grid_shape():
 
 def _run(scn: Scenario, trials: int, pilot: int, bins: int, seed: int) -> dict:
     cfg = scn.config(trials=trials, pilot=pilot, bins=bins, confidence=CONFIDENCE, seed=seed)
-    return check_theory_holds(cfg, tradeoff=scn.tradeoff, setting=_setting(scn, cfg))
+    return check_theory_holds(cfg, tradeoff=scn.tradeoff, plan=_plan(scn, cfg))
 
 
 @pytest.mark.statistical
@@ -314,37 +316,37 @@ def test_broken_theorem_bound_is_caught(broken_theorems):
     """Laplace B.3 counterexample, ε' = ln(1 + 0.5(e − 1)) ≈ 0.62 < ε_pair = 1: the grid's
     check fails, and the statistical part (ε_lower > ε_theory) fails on its own."""
     scn, cfg = _broken_case(_LAP_B3)
-    st = build_setting(cfg)  # not cached: this setting is wrong on purpose
+    st = plan_audit(cfg)  # not cached: this setting is wrong on purpose
     assert st.eps_theory == pytest.approx(math.log1p(0.5 * math.expm1(1.0)))
     with pytest.raises(AssertionError, match=r"audit: eps_lower=.* > eps_theory="):
-        check_theory_holds(cfg, tradeoff=scn.tradeoff, setting=st)
-    failures, _ = theory_failures(cfg, tradeoff=False, setting=st)
+        check_theory_holds(cfg, tradeoff=scn.tradeoff, plan=st)
+    failures, _ = theory_failures(cfg, tradeoff=False, plan=st)
     assert any(f.startswith("chain: eps_pair=") for f in failures)
-    assert run_audit(cfg, setting=st).ceiling_violations() != []
+    assert run_audit(cfg, plan=st).ceiling_violations() != []
 
 
 def test_broken_gaussian_theorem_bound_is_caught(broken_theorems):
     """Gaussian B.3 counterexample: Theorem 4.7 with p* = 0.5 is below the exact ε_pair."""
     scn, cfg = _broken_case(_GAU_B3)
-    st = build_setting(cfg)
+    st = plan_audit(cfg)
     with pytest.raises(AssertionError, match=r"chain: eps_pair=.* > eps_theory="):
-        check_theory_holds(cfg, tradeoff=False, setting=st)
+        check_theory_holds(cfg, tradeoff=False, plan=st)
 
 
 def test_broken_fdp_curve_is_caught(broken_fdp):
     """§7 curve with p* = 0.5 on the Gaussian B.3 counterexample: the trade-off audit finds
     empirical points below it (and the deterministic chain ε_pair ≤ ε_fdp fails)."""
     scn, cfg = _broken_case(_GAU_B3)
-    st = build_setting(cfg)
+    st = plan_audit(cfg)
     with pytest.raises(AssertionError, match=r"tradeoff: fdp_violation=") as info:
-        check_theory_holds(cfg, tradeoff=True, setting=st)
+        check_theory_holds(cfg, tradeoff=True, plan=st)
     assert "chain: eps_pair=" in str(info.value) and "> eps_fdp=" in str(info.value)
 
 
 def test_broken_laplace_fdp_curve_is_caught(broken_fdp):
     """§7 Laplace curve with p* = 0.5: ε_lower exceeds ε_fdp and the curve is crossed."""
     scn, cfg = _broken_case(_LAP_B3)
-    st = build_setting(cfg)
-    failures, _ = theory_failures(cfg, tradeoff=True, setting=st)
+    st = plan_audit(cfg)
+    failures, _ = theory_failures(cfg, tradeoff=True, plan=st)
     assert any(f.startswith("audit: eps_lower=") and "> eps_fdp=" in f for f in failures)
     assert any(f.startswith("tradeoff: fdp_violation=") for f in failures)

@@ -1,0 +1,337 @@
+"""Test regions on a score, how they are chosen, and the ε lower bounds they give.
+
+Conventions
+-----------
+* ``score`` is a per-bin statistic, larger = more evidence for P = A_D(z).
+* Regions are thresholds on the score. :attr:`Direction.Z_VS_ZPRIME`: S = {score ≥ t}, bound
+  ε ≥ ln((P(S) − δ)/Q(S)). :attr:`Direction.ZPRIME_VS_Z`: S = {score ≤ t}, bound
+  ε ≥ ln((Q(S) − δ)/P(S)).
+
+Validity (probability ≥ 1 − ``alpha`` over the main run): the main-run draws are i.i.d. from P
+(``counts_p``) and Q (``counts_q``), independent of each other, and the region was chosen
+without looking at them — from the exact laws (:func:`select_region_by_model`), on an
+independent pilot (:func:`select_region_on_pilot`), or as one of a finite family declared
+before the run and paid for with a Bonferroni union bound (:func:`grid_bound`). Choosing the
+threshold on the main counts and then calling :func:`region_bound` is NOT valid.
+
+Every function here runs in O((bins + thresholds) · log bins) time and O(bins + thresholds)
+memory.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from audit._validate import check_delta, check_positive_int
+from audit.enums import Direction
+from audit.estimation.binomial import (
+    check_alpha,
+    cp_lower_array,
+    cp_upper_array,
+    eps_from_bounds,
+)
+from audit.mixture import Mixture
+
+__all__ = [
+    "Direction",
+    "Region",
+    "EpsLowerResult",
+    "RegionCounts",
+    "check_histograms",
+    "region_counts",
+    "select_region_on_pilot",
+    "select_region_by_model",
+    "model_bin_probabilities",
+    "region_bound",
+    "grid_bound",
+    "PILOT_GUARD_ALPHA",
+    "MODEL_PESSIMISM_SD",
+]
+
+# Guard level of region selection: a candidate is ranked by the bound it would give with its
+# counts moved this many standard deviations against it (model), or by its Clopper–Pearson
+# bound at this level (pilot). Without it, the maximum over thousands of candidate regions
+# picks tail regions whose few counts happened to (or are expected to) look good, and whose
+# bound on the main run is then 0 (the winner's curse).
+MODEL_PESSIMISM_SD = 1.0
+PILOT_GUARD_ALPHA = 1e-3
+
+_DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
+
+
+# --------------------------------------------------------------------------- checks
+def _check_counts(name: str, counts: object) -> np.ndarray:
+    arr = np.asarray(counts)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+    if not np.issubdtype(arr.dtype, np.integer):
+        if not (np.all(np.isfinite(arr)) and np.all(arr == np.round(arr))):
+            raise ValueError(f"{name} must hold integer counts, got {name}={arr!r}")
+    arr = arr.astype(np.int64)
+    if np.any(arr < 0):
+        raise ValueError(f"{name} must be >= 0, got min({name})={arr.min()}")
+    if arr.sum() == 0:
+        raise ValueError(f"{name} must have a positive total, got sum({name})=0")
+    return arr
+
+
+def check_histograms(counts_p, counts_q, score, prefix: str = "counts"):
+    """Validate two histograms over the same bins and their per-bin score."""
+    cp = _check_counts(f"{prefix}_p", counts_p)
+    cq = _check_counts(f"{prefix}_q", counts_q)
+    sc = np.asarray(score, dtype=np.float64)
+    if cp.shape != cq.shape or sc.shape != cp.shape:
+        raise ValueError(
+            f"{prefix}_p, {prefix}_q and score must have the same length, got "
+            f"{cp.shape[0]}, {cq.shape[0]} and {sc.shape}"
+        )
+    if np.any(np.isnan(sc)):
+        raise ValueError("score must not contain NaN")
+    return cp, cq, sc
+
+
+def _check_thresholds(thresholds) -> np.ndarray:
+    th = np.asarray(thresholds, dtype=np.float64).reshape(-1)
+    if th.size == 0 or not np.all(np.isfinite(th)):
+        raise ValueError(f"thresholds must be a non-empty array of finite values, got {th!r}")
+    return th
+
+
+# --------------------------------------------------------------------------- regions
+@dataclass(frozen=True)
+class Region:
+    """A score-threshold region: {score ≥ t} for z_vs_zprime, {score ≤ t} for zprime_vs_z."""
+
+    direction: Direction
+    threshold: float
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
+
+    def mask(self, score: np.ndarray) -> np.ndarray:
+        score = np.asarray(score, dtype=np.float64)
+        if self.direction is Direction.Z_VS_ZPRIME:
+            return score >= self.threshold
+        return score <= self.threshold
+
+
+@dataclass(frozen=True)
+class RegionCounts:
+    """Counts of both sides in {score ≥ t} and {score ≤ t} for each threshold t."""
+
+    p_ge: np.ndarray
+    q_ge: np.ndarray
+    p_le: np.ndarray
+    q_le: np.ndarray
+    n_p: int
+    n_q: int
+
+
+def region_counts(cp: np.ndarray, cq: np.ndarray, score: np.ndarray, thresholds) -> RegionCounts:
+    """Counts in {score ≥ t} and {score ≤ t} for every threshold, by cumulative sums over the
+    bins sorted by score (exact integer arithmetic, O((bins + thresholds) log bins))."""
+    order = np.argsort(score, kind="stable")
+    s = score[order]
+    cum_p = np.concatenate([[0], np.cumsum(cp[order])])
+    cum_q = np.concatenate([[0], np.cumsum(cq[order])])
+    t = np.asarray(thresholds, dtype=np.float64)
+    below = np.searchsorted(s, t, side="left")  # bins with score < t
+    upto = np.searchsorted(s, t, side="right")  # bins with score <= t
+    n_p, n_q = int(cum_p[-1]), int(cum_q[-1])
+    return RegionCounts(n_p - cum_p[below], n_q - cum_q[below], cum_p[upto], cum_q[upto],
+                        n_p, n_q)
+
+
+@dataclass(frozen=True)
+class EpsLowerResult:
+    """An empirical lower bound on ε, valid with probability ≥ 1 − ``alpha``.
+
+    ``k_p``/``n_p`` count draws from P = A_D(z) falling in the region, ``k_q``/``n_q`` those
+    from Q = A_D(z'). ``p_lo`` is the lower confidence bound on the NUMERATOR mass and ``q_hi``
+    the upper bound on the DENOMINATOR mass (P and Q swapped for ``zprime_vs_z``).
+    ``n_regions`` is the number of regions the confidence level was split over.
+    """
+
+    eps_lower: float
+    direction: Direction
+    threshold: float
+    k_p: int
+    n_p: int
+    k_q: int
+    n_q: int
+    p_lo: float
+    q_hi: float
+    alpha: float
+    delta: float
+    method: str
+    n_regions: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
+
+    def plug_in(self) -> float:
+        """Point estimate ln((k_num/n_num − δ)/(k_den/n_den)) on the same region: not a bound.
+
+        0 when the numerator does not exceed δ; ``inf`` when the denominator count is 0.
+        """
+        if self.direction is Direction.Z_VS_ZPRIME:
+            num, den = self.k_p / self.n_p, self.k_q / self.n_q
+        else:
+            num, den = self.k_q / self.n_q, self.k_p / self.n_p
+        num -= self.delta
+        if num <= 0:
+            return 0.0
+        return math.inf if den == 0 else math.log(num / den)
+
+
+@dataclass(frozen=True)
+class _Candidates:
+    """ε bounds of every (direction, threshold); arrays of shape (2, len(thresholds))."""
+
+    eps: np.ndarray
+    num_lo: np.ndarray
+    den_hi: np.ndarray
+    kp: np.ndarray
+    kq: np.ndarray
+    n_p: int
+    n_q: int
+
+    def result(self, thresholds, d: int, i: int, alpha, delta, method, m) -> EpsLowerResult:
+        return EpsLowerResult(
+            eps_lower=float(self.eps[d, i]), direction=_DIRECTIONS[d],
+            threshold=float(thresholds[i]), k_p=int(self.kp[d, i]), n_p=self.n_p,
+            k_q=int(self.kq[d, i]), n_q=self.n_q, p_lo=float(self.num_lo[d, i]),
+            q_hi=float(self.den_hi[d, i]), alpha=alpha, delta=delta, method=method,
+            n_regions=m,
+        )
+
+
+def _candidates(rc: RegionCounts, delta: float, alpha_each: float) -> _Candidates:
+    # z_vs_zprime: numerator P on {score ≥ t}; zprime_vs_z: numerator Q on {score ≤ t}.
+    a = alpha_each / 2
+    num_lo = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
+    den_hi = np.stack([cp_upper_array(rc.q_ge, rc.n_q, a), cp_upper_array(rc.p_le, rc.n_p, a)])
+    return _Candidates(eps_from_bounds(num_lo, den_hi, delta), num_lo, den_hi,
+                       np.stack([rc.p_ge, rc.p_le]), np.stack([rc.q_ge, rc.q_le]), rc.n_p, rc.n_q)
+
+
+# --------------------------------------------------------------------------- selection
+def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, *,
+                           guard: str = "cp", pilot_alpha: float = 0.05) -> Region:
+    """Choose (direction, threshold) maximising an estimate of ε on PILOT counts only.
+
+    Candidate thresholds are the distinct score values, both directions. ``guard="cp"`` ranks
+    candidates by the Clopper–Pearson bound on the pilot counts at ``pilot_alpha`` (penalises
+    regions with few counts), ties broken by the plug-in value; ``guard="point"`` by the
+    plug-in ln((k_p/n_p − δ)/max(k_q, 1)/n_q). The choice is a function of the pilot alone, so
+    bounding it on an independent main run with :func:`region_bound` is valid without any
+    multiplicity correction.
+    """
+    cp_, cq_, sc = check_histograms(pilot_counts_p, pilot_counts_q, score, "pilot_counts")
+    delta = check_delta(delta)
+    pilot_alpha = check_alpha(pilot_alpha)
+    if guard not in ("cp", "point"):
+        raise ValueError(f"guard must be one of 'cp', 'point', got guard={guard!r}")
+    thresholds = np.unique(sc)
+    rc = region_counts(cp_, cq_, sc, thresholds)
+    num = np.stack([rc.p_ge / rc.n_p, rc.q_le / rc.n_q]) - delta
+    den = np.stack([np.maximum(rc.q_ge, 1) / rc.n_q, np.maximum(rc.p_le, 1) / rc.n_p])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        plug = np.where(num > 0, np.log(num / den), -np.inf)
+    if guard == "point":
+        key = plug
+    else:
+        key = _candidates(rc, delta, pilot_alpha).eps + 1e-9 * np.tanh(plug)
+    d, i = np.unravel_index(int(np.argmax(key)), key.shape)
+    return Region(_DIRECTIONS[d], float(thresholds[i]))
+
+
+def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
+    """Exact probability of every bin (underflow and overflow included) under a scalar law."""
+    cdf = M.cdf(edges)
+    return np.diff(np.concatenate([[0.0], cdf, [1.0]])).clip(min=0.0)
+
+
+def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, delta: float,
+                           alpha: float) -> Region:
+    """White-box region choice from the exact laws, using no sample at all.
+
+    For every threshold region of the score (both directions), predict the Clopper–Pearson
+    bound the main run would give with expected counts moved ``MODEL_PESSIMISM_SD`` standard
+    deviations against it, and keep the best. Valid because the choice does not depend on the
+    data it is later evaluated on. Bin masses are summed exactly (no rounding to counts), so
+    far tails are not mistaken for empty regions.
+    """
+    trials = check_positive_int(trials, "trials")
+    delta = check_delta(delta)
+    alpha = check_alpha(alpha)
+    edges = np.asarray(edges, dtype=np.float64)
+    scores = np.asarray(scores, dtype=np.float64).reshape(-1)
+    if scores.size != edges.size + 1:
+        raise ValueError(f"scores must have length len(edges)+1={edges.size + 1}, "
+                         f"got {scores.size}")
+    if np.isnan(scores).any():
+        raise ValueError("scores must not contain NaN")
+    thresholds, inv = np.unique(scores, return_inverse=True)
+    mp = np.bincount(inv, weights=model_bin_probabilities(P, edges), minlength=thresholds.size)
+    mq = np.bincount(inv, weights=model_bin_probabilities(Q, edges), minlength=thresholds.size)
+    # Masses of {score >= t} and {score <= t} for every candidate t.
+    p_ge, q_ge = np.cumsum(mp[::-1])[::-1], np.cumsum(mq[::-1])[::-1]
+    p_le, q_le = np.cumsum(mp), np.cumsum(mq)
+    n = float(trials)
+    a = alpha / 2.0
+    best, region = -np.inf, Region(Direction.Z_VS_ZPRIME, float(thresholds[-1]))
+    for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
+                                (Direction.ZPRIME_VS_Z, q_le, p_le)):
+        k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
+        k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo = np.where(k_num > 0, stats.beta.ppf(a, k_num, n - k_num + 1), 0.0)
+            hi = np.where(k_den < n, stats.beta.isf(a, k_den + 1, n - k_den), 1.0)
+            pred = np.where(lo > delta, np.log((lo - delta) / hi), -np.inf)
+        i = int(np.argmax(pred))
+        if pred[i] > best:
+            best, region = pred[i], Region(direction, float(thresholds[i]))
+    return region
+
+
+# --------------------------------------------------------------------------- bounds
+def region_bound(counts_p, counts_q, score, region: Region, delta: float, alpha: float, *,
+                 method: str = "pilot") -> EpsLowerResult:
+    """ε lower bound of one region chosen independently of these (main-run) counts.
+
+    Valid with probability ≥ 1 − alpha provided ``region`` does not depend on the main run
+    (e.g. from :func:`select_region_on_pilot` on an independent pilot, or from the model).
+    ``method`` records how the region was chosen; ``n_regions`` is 1.
+    """
+    cp_, cq_, sc = check_histograms(counts_p, counts_q, score)
+    if not isinstance(region, Region):
+        raise ValueError(f"region must be an estimation.Region, got region={region!r}")
+    delta = check_delta(delta)
+    alpha = check_alpha(alpha)
+    th = np.array([region.threshold])
+    cand = _candidates(region_counts(cp_, cq_, sc, th), delta, alpha)
+    d = _DIRECTIONS.index(region.direction)
+    return cand.result(th, d, 0, alpha, delta, method, 1)
+
+
+def grid_bound(counts_p, counts_q, score, thresholds, delta: float,
+               alpha: float) -> EpsLowerResult:
+    """Maximum ε lower bound over a grid of thresholds × both directions declared in advance.
+
+    Each of the m = 2·len(thresholds) regions is bounded at level alpha/m (Bonferroni), so all
+    m bounds hold simultaneously, and hence their maximum, with probability ≥ 1 − alpha. The
+    thresholds must not be chosen by looking at these counts.
+    """
+    cp_, cq_, sc = check_histograms(counts_p, counts_q, score)
+    th = _check_thresholds(thresholds)
+    delta = check_delta(delta)
+    alpha = check_alpha(alpha)
+    m = 2 * th.size
+    cand = _candidates(region_counts(cp_, cq_, sc, th), delta, alpha / m)
+    d, i = np.unravel_index(int(np.argmax(cand.eps)), cand.eps.shape)
+    return cand.result(th, d, i, alpha, delta, "bonferroni-grid", m)

@@ -1,0 +1,142 @@
+"""The audit plan: everything fixed before any sampling.
+
+:func:`plan_audit` turns a validated config into the model objects (query, missingness
+mechanism, calibrated release), the worst-case neighbouring pair and its output laws (P, Q),
+and every ceiling an audit is compared against: the exact privacy of the pair (ε_pair), the
+applicable [RPS] theorem (ε_theory), the f-DP bound derived in this project (ε_fdp,
+docs/THEORY.md §7) and the mechanism without missingness (ε_base). A setting outside a
+theorem's hypotheses is refused here, before any Monte Carlo work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audit.enums import Calibration, MissingnessClass, NoiseKind
+from audit.mixture import Mixture
+from audit.model.missingness import make_missingness
+from audit.model.neighbours import NeighbourPair, worst_case_pair
+from audit.model.queries import make_query
+from audit.model.release import Release
+from audit.pipeline.config import AuditConfig
+from audit.theory import accountant as acc
+from audit.theory.pair import pair_epsilon
+from audit.theory.tradeoff import TradeoffFunction
+
+__all__ = ["AuditPlan", "plan_audit"]
+
+
+@dataclass(frozen=True, eq=False)
+class AuditPlan:
+    """Everything fixed before any sampling: the pair's laws and the theory at that setting."""
+
+    config: AuditConfig
+    pair: NeighbourPair
+    P: Mixture
+    Q: Mixture
+    p_star: float
+    rho: float
+    missing_class: MissingnessClass
+    sensitivity: float
+    sensitivity_tilde: float
+    noise_scale: float
+    audit_delta: float
+    eps_base: float
+    eps_pair: float | None
+    eps_pair_error: float | None
+    eps_theory: float | None
+    theory: str
+    eps_mar_formula: float | None
+    fdp_curve: TradeoffFunction | None
+    eps_fdp: float | None
+
+    @property
+    def is_scalar(self) -> bool:
+        return self.P.is_scalar
+
+
+def _release_and_constants(cfg: AuditConfig, query):
+    """The calibrated release and the FWL constants in the norm its theorem needs."""
+    sc = cfg.scenario
+    consts = query.fwl_constants(sc.n, sc.d, sc.bound)
+    if sc.mechanism is NoiseKind.LAPLACE:
+        c1 = consts.as_norm(1)  # refuses an ℓ2-only FWL query: Theorem 4.5 needs ℓ1
+        return Release.laplace(c1.sensitivity(), sc.epsilon), c1
+    c2 = consts.as_norm(2)
+    return Release.gaussian(c2.sensitivity(), sc.epsilon, sc.delta,
+                            calibration=sc.calibration), c2
+
+
+def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
+    """The δ of the audited claim: as configured, else 0 (Laplace) or p*·δ (Theorem 4.7)."""
+    if cfg.audit.delta is not None:
+        return float(cfg.audit.delta)
+    if cfg.scenario.mechanism is NoiseKind.LAPLACE:
+        return 0.0
+    return p_star * cfg.scenario.delta
+
+
+def _theory(cfg: AuditConfig, p_star: float, ratio: float, audit_delta: float,
+            mclass: MissingnessClass) -> tuple[str, float | None, float | None]:
+    """The applicable [RPS] upper bound at the audit's δ: (name, ε or None, MAR formula).
+
+    Laplace: Theorem 4.5; classically calibrated Gaussian with ε ≤ 1: Theorem 4.7; otherwise
+    Theorem 3.2. A theorem whose δ' exceeds the audited δ gives no ε at that δ. MNAR is outside
+    every theorem: the MAR formula's value is returned apart, labelled as not a bound.
+    """
+    sc = cfg.scenario
+    if sc.mechanism is NoiseKind.LAPLACE:
+        name = "RPS Theorem 4.5"
+        value = acc.laplace_fwl_bound(sc.epsilon, p_star, ratio)
+    else:
+        if sc.calibration is Calibration.CLASSICAL and sc.epsilon <= 1.0:
+            name = "RPS Theorem 4.7"
+            value, theory_delta = acc.gaussian_fwl_bound(sc.epsilon, sc.delta, p_star, ratio)
+        else:
+            name = "RPS Theorem 3.2"
+            value, theory_delta = acc.amplify(sc.epsilon, sc.delta, p_star)
+        if audit_delta < theory_delta:
+            return name + f" (gives δ'={theory_delta:.3g} > audit δ)", None, None
+    if mclass is MissingnessClass.MNAR:
+        return name + " (not applicable: MNAR)", None, float(value)
+    return name, float(value), None
+
+
+def _fdp(cfg: AuditConfig, sens_tilde: float, scale: float, p_star: float, scalar: bool,
+         mclass: MissingnessClass, audit_delta: float):
+    """The §7 curve and its ε at the audited δ (None for MNAR)."""
+    if mclass is MissingnessClass.MNAR:
+        return None, None
+    if cfg.scenario.mechanism is NoiseKind.GAUSSIAN:
+        curve = acc.fdp_missing_gaussian(sens_tilde, scale, p_star)
+    else:
+        curve = acc.fdp_missing_laplace(sens_tilde, scale, p_star, scalar_output=scalar)
+    return curve, float(acc.epsilon_for_delta(curve, audit_delta))
+
+
+def plan_audit(cfg: AuditConfig) -> AuditPlan:
+    """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
+    sc = cfg.scenario
+    mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
+    query = make_query(sc.query, **sc.query_params)
+    release, consts = _release_and_constants(cfg, query)
+    p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
+    mclass = mech.missing_class
+    sens, sens_tilde = consts.sensitivity(), consts.sensitivity_under_rho(rho)
+    scale = release.scale
+    audit_delta = _audit_delta(cfg, p_star)
+    pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, release, delta=audit_delta)
+    P, Q = pair.mixtures(release)
+    if sc.mechanism is NoiseKind.LAPLACE:
+        eps_base = sc.epsilon
+    else:  # the base mechanism A (no missingness) on complete neighbours at the same δ
+        eps_base = acc.epsilon_for_delta(acc.tradeoff_gaussian(sens / scale), audit_delta)
+    eps_pair = eps_pair_error = None
+    if P.is_scalar:
+        pv = pair_epsilon(P, Q, audit_delta)
+        eps_pair, eps_pair_error = float(pv.value), float(pv.error)
+    theory, eps_theory, eps_mar = _theory(cfg, p_star, sens_tilde / sens, audit_delta, mclass)
+    curve, eps_fdp = _fdp(cfg, sens_tilde, scale, p_star, P.is_scalar, mclass, audit_delta)
+    return AuditPlan(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale,
+                     audit_delta, float(eps_base), eps_pair, eps_pair_error, eps_theory,
+                     theory, eps_mar, curve, eps_fdp)
