@@ -10,23 +10,9 @@ from pathlib import Path
 import pytest
 
 from audit.cli import main
+from tests.conftest import audit_doc, to_toml
 
-GOOD = """
-[scenario]
-mechanism = "laplace"
-epsilon = 1.0
-query = "sum"
-d = 10
-
-[missingness]
-kind = "mcar-fixed"
-observed = 3
-p_star = 0.5
-
-[audit]
-trials = 20000
-seed = 3
-"""
+GOOD = to_toml(audit_doc())
 
 
 def _write(tmp_path: Path, text: str, name="cfg.toml") -> Path:

@@ -5,36 +5,18 @@ from __future__ import annotations
 import pytest
 
 from audit.pipeline.config import AuditConfig, config_from_dict, load_config
+from tests.conftest import audit_doc, to_toml
 
-VALID = """
-[scenario]
-mechanism = "laplace"
-epsilon = 1.0
-query = "sum"
-d = 10
-bound = 1.0
-
-[missingness]
-kind = "mcar-fixed"
-observed = 3
-p_star = 0.5
-
-[audit]
-trials = 1000
-seed = 7
-attack = "exact-lr"
-"""
+VALID = to_toml(audit_doc(**{"scenario.bound": 1.0, "audit.trials": 1000, "audit.seed": 7,
+                             "audit.attack": "exact-lr"}))
 
 
 def _doc(**tables):
-    doc = {
-        "scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 10},
-        "missingness": {"kind": "mcar-fixed", "observed": 3, "p_star": 0.5},
-        "audit": {"trials": 1000},
-    }
-    for table, changes in tables.items():
-        doc[table] = {**doc[table], **changes}
-    return doc
+    """The shared base config with 1000 trials, no seed, and these tables merged in."""
+    dotted = {"audit.trials": 1000, "audit.seed": None}
+    dotted.update({f"{table}.{k}": v for table, changes in tables.items()
+                   for k, v in changes.items()})
+    return audit_doc(**dotted)
 
 
 def test_valid_file_loads(tmp_path):

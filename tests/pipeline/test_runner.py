@@ -12,6 +12,7 @@ import pytest
 from attacks import DensityRatio, ExactLikelihoodRatio
 from audit.estimation.regions import select_region_by_model
 from audit.pipeline.config import config_from_dict
+from tests.conftest import audit_doc
 from audit.pipeline.plan import plan_audit
 from audit.pipeline.runner import run_audit, run_tradeoff_audit
 from audit.protocols import Laws, Pilot
@@ -19,18 +20,7 @@ from audit.simulation import engine
 
 
 def _doc(**over):
-    doc = {
-        "scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 10},
-        "missingness": {"kind": "mcar-fixed", "observed": 3, "p_star": 0.5},
-        "audit": {"trials": 200_000, "seed": 11},
-    }
-    for key, value in over.items():
-        table, name = key.split(".")
-        if value is None:
-            doc[table].pop(name, None)
-        else:
-            doc[table][name] = value
-    return doc
+    return audit_doc(audit={"trials": 200_000, "seed": 11}, **over)
 
 
 REQUIRED = {"eps_lower", "eps_pair", "eps_theory", "eps_fdp", "delta", "trials", "seconds",

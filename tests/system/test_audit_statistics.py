@@ -15,8 +15,6 @@ run is reproducible.
 from __future__ import annotations
 
 import math
-import tomllib
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -40,14 +38,14 @@ from audit.pipeline.runner import run_audit, run_tradeoff_audit
 from audit.protocols import Laws, Pilot
 from audit.simulation import engine
 from audit.statistics import bin_representatives
+from tests.conftest import example_doc
 
-CONFIGS = Path(__file__).resolve().parents[2] / "experiments" / "configs"
 FAIL_PROB = 1e-3  # false-failure probability of each binomial-slack assertion
 
 
 def _config(name: str, scenario: dict | None = None, **audit):
     """An example config from experiments/configs with some keys overridden."""
-    data = tomllib.loads((CONFIGS / f"{name}.toml").read_text())
+    data = example_doc(name)
     data["scenario"].update(scenario or {})
     data["audit"].update(audit)
     return config_from_dict(data, name=name)
