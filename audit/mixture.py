@@ -12,14 +12,36 @@ Gaussian with standard deviation ``sigma``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy import stats
 
 from audit.enums import NoiseKind
 
-__all__ = ["NoiseKind", "Mixture"]
+__all__ = ["NoiseKind", "Mixture", "noise_logpdf", "LOGPDF_CHUNK_FLOATS"]
+
+#: Largest temporary (in floats) a density evaluation builds; larger inputs go in chunks.
+LOGPDF_CHUNK_FLOATS = 1 << 22
+
+
+def _sum_noise_logpdf(diff: np.ndarray, noise: NoiseKind, scale: float) -> np.ndarray:
+    """Σ over the last axis of :func:`noise_logpdf` (constants added once, after the sum)."""
+    dim = diff.shape[-1]
+    if noise is NoiseKind.LAPLACE:
+        return -np.abs(diff).sum(axis=-1) / scale - dim * np.log(2 * scale)
+    return -0.5 * (diff**2).sum(axis=-1) / scale**2 - dim * (
+        np.log(scale) + 0.5 * np.log(2 * np.pi))
+
+
+def noise_logpdf(diff: np.ndarray, noise: NoiseKind, scale: float) -> np.ndarray:
+    """log density of one coordinate of the noise at ``diff`` (elementwise).
+
+    Laplace: −|t|/b − ln(2b); Gaussian: −t²/(2σ²) − ln σ − ln(2π)/2.
+    """
+    if noise is NoiseKind.LAPLACE:
+        return -np.abs(diff) / scale - np.log(2.0 * scale)
+    return -0.5 * (diff / scale) ** 2 - (np.log(scale) + 0.5 * np.log(2.0 * np.pi))
 
 
 @dataclass(frozen=True, eq=False)
@@ -48,17 +70,13 @@ class Mixture:
     shifts: np.ndarray
     noise: NoiseKind
     scale: float
-    _cache: dict = field(default_factory=dict, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         w = np.asarray(self.weights, dtype=np.float64).reshape(-1)
         s = np.asarray(self.shifts, dtype=np.float64)
         if s.ndim == 1:
             s = s.reshape(-1, 1)
-            scalar = True
-        elif s.ndim == 2:
-            scalar = s.shape[1] == 1 and np.asarray(self.shifts).ndim == 1
-        else:
+        elif s.ndim != 2:
             raise ValueError(f"shifts must have shape (K,) or (K, dim), got shape {s.shape}")
         if w.size == 0 or w.shape[0] != s.shape[0]:
             raise ValueError(
@@ -81,7 +99,6 @@ class Mixture:
         object.__setattr__(self, "shifts", s)
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise))
         object.__setattr__(self, "scale", scale)
-        self._cache["scalar"] = scalar
 
     # ------------------------------------------------------------------ shape
     @property
@@ -114,26 +131,30 @@ class Mixture:
         return Mixture(w / w.sum(), shifts, self.noise, self.scale)
 
     # ------------------------------------------------------------- densities
-    def _component_logpdf(self, x: np.ndarray) -> np.ndarray:
-        """log density of each component at each point, shape (n, K)."""
+    def _check_points(self, x: np.ndarray) -> np.ndarray:
         x = np.asarray(x, dtype=np.float64)
         if self.is_scalar and (x.ndim <= 1):
             x = x.reshape(-1, 1)
         if x.ndim != 2 or x.shape[1] != self.dim:
             raise ValueError(f"x must have shape (n, {self.dim}), got shape {x.shape}")
-        diff = x[:, None, :] - self.shifts[None, :, :]
-        b = self.scale
-        if self.noise is NoiseKind.LAPLACE:
-            return -np.abs(diff).sum(axis=2) / b - self.dim * np.log(2 * b)
-        return -0.5 * (diff**2).sum(axis=2) / b**2 - self.dim * (
-            np.log(b) + 0.5 * np.log(2 * np.pi)
-        )
+        return x
 
     def logpdf(self, x: np.ndarray) -> np.ndarray:
-        """log density of the mixture at ``x`` (shape (n,) for scalar or (n, dim))."""
-        comp = self._component_logpdf(x) + np.log(self.weights)[None, :]
-        top = comp.max(axis=1, keepdims=True)  # finite: every component density is positive
-        return (top + np.log(np.exp(comp - top).sum(axis=1, keepdims=True)))[:, 0]
+        """log density of the mixture at ``x`` (shape (n,) for scalar or (n, dim)).
+
+        Evaluated in row chunks, so the (rows, components, dim) temporaries stay below
+        ``LOGPDF_CHUNK_FLOATS`` floats whatever the number of points.
+        """
+        x = self._check_points(x)
+        out = np.empty(x.shape[0])
+        logw = np.log(self.weights)[None, :]
+        step = max(1, LOGPDF_CHUNK_FLOATS // (self.n_components * self.dim))
+        for a in range(0, x.shape[0], step):
+            diff = x[a:a + step, None, :] - self.shifts[None, :, :]
+            comp = _sum_noise_logpdf(diff, self.noise, self.scale) + logw
+            top = comp.max(axis=1, keepdims=True)  # finite: every component density is > 0
+            out[a:a + step] = (top + np.log(np.exp(comp - top).sum(axis=1, keepdims=True)))[:, 0]
+        return out
 
     def pdf(self, x: np.ndarray) -> np.ndarray:
         return np.exp(self.logpdf(x))
