@@ -5,9 +5,16 @@ from __future__ import annotations
 import copy
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from audit.pipeline.config import AuditConfig, config_from_dict
-from audit.pipeline.runner import AuditResult, build_setting, package_versions, run_audit
+
+if TYPE_CHECKING:
+    from audit.pipeline.runner import AuditResult
+
+# The runner (and through it scipy and the simulation engine) is imported inside the functions
+# that run audits: ``import experiments`` happens whenever ``python -m audit`` builds its
+# parser, and drawing a report from saved results needs none of it.
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -62,11 +69,18 @@ def config(doc: dict, name: str) -> AuditConfig:
 
 def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
     """Validate a config document and run the audit."""
+    from audit.pipeline.runner import run_audit
+
     return run_audit(config(doc, name), progress=progress)
 
 
 def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
-    """Like :func:`audit`, also returning the :class:`audit.pipeline.runner.AuditSetting` (the pair)."""
+    """Like :func:`audit`, also returning the setting (the pair) it audited.
+
+    The setting is an :class:`audit.pipeline.runner.AuditSetting`.
+    """
+    from audit.pipeline.runner import build_setting, run_audit
+
     cfg = config(doc, name)
     st = build_setting(cfg)
     return st, run_audit(cfg, progress=progress, setting=st)
@@ -74,6 +88,8 @@ def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
 
 def record(name: str, title: str, size: str, seed: int, **payload) -> dict:
     """The JSON document of one experiment."""
+    from audit.pipeline.runner import package_versions
+
     return {
         "experiment": name,
         "title": title,
