@@ -1,9 +1,18 @@
 """Runnable experiment definitions.
 
-Each experiment module defines ``NAME``, ``TITLE`` and ``run(size, seed, jobs, progress)``,
-which returns a JSON-serialisable dict (the experiment's results, its seed and the package
-versions) that :mod:`experiments.suite` writes to ``results/<NAME>.json``. Figures are drawn from
-those files by :mod:`experiments.report`, never recomputed.
+Each experiment module defines
+
+* ``NAME`` (its results file is ``results/<NAME>.json``), ``TITLE`` and ``CAPTION`` (what its
+  figure shows, for the report);
+* ``run(size, seed, jobs, progress)``, which returns a JSON-serialisable dict (the
+  experiment's results, its seed and the package versions) that :mod:`experiments.suite`
+  writes to ``results/<NAME>.json``;
+* ``draw(doc, fig)``, which draws that dict onto a blank :class:`matplotlib.figure.Figure`
+  (it may set the figure's size). :mod:`experiments.report` saves the figure; nothing in
+  ``draw`` recomputes an audit or a bound.
+
+Importing an experiment module is cheap (no scipy, numba or matplotlib): ``python -m audit``
+imports this package to build its parser, and ``run`` imports the audit machinery it needs.
 
 ``size`` is ``"default"`` (the suite's ≤ 10-minute run on 2 cores), ``"full"`` (paper size) or
 ``"smoke"`` (tiny runs used by the tests).

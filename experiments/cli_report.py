@@ -11,7 +11,7 @@ __all__ = ["add_parser", "main"]
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "report", help="draw figures and results/REPORT.md from saved results",
-        description="Draw results/figures/*.png and results/REPORT.md from results/*.json.",
+        description="Draw results/figures/ (PNG and PDF) and REPORT.md from results/*.json.",
     )
     p.add_argument("--results", default="results", help="results folder (default: results)")
     return p

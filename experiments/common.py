@@ -5,11 +5,16 @@ from __future__ import annotations
 import copy
 import tomllib
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from audit.pipeline.config import AuditConfig, config_from_dict
-from audit.pipeline.plan import plan_audit
-from audit.pipeline.results import AuditResult, package_versions
-from audit.pipeline.runner import run_audit
+
+if TYPE_CHECKING:
+    from audit.pipeline.results import AuditResult
+
+# The runner (and through it scipy and the simulation engine) is imported inside the functions
+# that run audits: ``import experiments`` happens whenever ``python -m audit`` builds its
+# parser, and drawing a report from saved results needs none of it.
 
 CONFIG_DIR = Path(__file__).parent / "configs"
 
@@ -64,11 +69,16 @@ def config(doc: dict, name: str) -> AuditConfig:
 
 def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
     """Validate a config document and run the audit."""
+    from audit.pipeline.runner import run_audit
+
     return run_audit(config(doc, name), progress=progress)
 
 
 def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
     """Like :func:`audit`, also returning the :class:`audit.pipeline.plan.AuditPlan` (the pair)."""
+    from audit.pipeline.plan import plan_audit
+    from audit.pipeline.runner import run_audit
+
     cfg = config(doc, name)
     st = plan_audit(cfg)
     return st, run_audit(cfg, progress=progress, plan=st)
@@ -76,6 +86,8 @@ def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
 
 def record(name: str, title: str, size: str, seed: int, **payload) -> dict:
     """The JSON document of one experiment."""
+    from audit.pipeline.results import package_versions
+
     return {
         "experiment": name,
         "title": title,

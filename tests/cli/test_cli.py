@@ -1,4 +1,4 @@
-"""The command line: run, suite and report; bad input exits 2 before any work."""
+"""The command line: run; bad input exits 2 before any work (suite, report: tests/experiments)."""
 
 from __future__ import annotations
 
@@ -67,40 +67,6 @@ def test_usage_errors_exit_2_without_traceback():
     assert "Traceback" not in proc.stderr and proc.stderr.startswith("error:")
 
 
-def test_suite_rejects_unknown_experiment_before_work(tmp_path, capsys):
-    assert main(["suite", "--only", "nonsense", "--results", str(tmp_path)]) == 2
-    assert "nonsense" in capsys.readouterr().err
-    assert list(tmp_path.iterdir()) == []
-
-
-def test_report_needs_results(tmp_path, capsys):
-    assert main(["report", "--results", str(tmp_path / "missing")]) == 2
-    assert main(["report", "--results", str(tmp_path)]) == 2
-    assert "no experiment results" in capsys.readouterr().err
-
-
-def test_smoke_suite_then_report_redraws_from_saved_results(tmp_path):
-    from experiments.report import write_report
-    from experiments.suite import run_suite
-
-    written = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar", "mar_mnar"],
-                        progress=False, log=lambda *_: None)
-    assert [p.name for p in written] == ["amplification_vs_pstar.json", "mar_mnar.json"]
-    doc = json.loads(written[0].read_text())
-    assert doc["size"] == "smoke" and "versions" in doc and "seed" in doc
-    report = write_report(tmp_path)
-    fig = tmp_path / "figures" / "amplification_vs_pstar.png"
-    assert fig.stat().st_size > 10_000
-    first = report.read_text()
-    fig.unlink()
-    write_report(tmp_path)  # from the JSON alone
-    assert fig.is_file() and report.read_text() == first
-    # --resume keeps finished experiments
-    again = run_suite(tmp_path, size="smoke", only=["amplification_vs_pstar"], resume=True,
-                      progress=False, log=lambda *_: None)
-    assert again == []
-
-
 def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
     # mcar-iid with r = 1 never observes the record: rho = 0 is outside Lemma 4.4's (0, 1].
     cfg = _write(tmp_path, GOOD.replace('kind = "mcar-fixed"\nobserved = 3\np_star = 0.5',
@@ -108,11 +74,3 @@ def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
     assert main(["run", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "rho" in err
-
-
-def test_suite_refuses_unknown_size_before_work(tmp_path):
-    from experiments.suite import run_suite
-
-    with pytest.raises(ValueError, match="size must be one of"):
-        run_suite(tmp_path, size="huge", log=lambda *_: None)
-    assert list(tmp_path.iterdir()) == []
