@@ -122,6 +122,10 @@ class Mixture:
             raise ValueError(f"scalar_shifts needs a scalar output, got dim={self.dim}")
         return self.shifts[:, 0]
 
+    def arrays(self) -> tuple[np.ndarray, ...]:
+        """Every number that defines the law (for digests)."""
+        return self.weights, self.shifts, np.array([self.scale])
+
     def merged(self, decimals: int = 12) -> Mixture:
         """The same law with components of equal (rounded) shift merged."""
         key = np.round(self.shifts, decimals)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture
 
 __all__ = [
@@ -92,13 +93,14 @@ class OutputValue:
 class ExactLLR:
     """ln p(x) − ln q(x) of two output laws (Neyman–Pearson optimal for P against Q)."""
 
-    P: Mixture
-    Q: Mixture
+    P: Law
+    Q: Law
 
     def __post_init__(self) -> None:
         for name, M in (("P", self.P), ("Q", self.Q)):
-            if not isinstance(M, Mixture):
-                raise ValueError(f"{name} must be an audit.mixture.Mixture, got {name}={M!r}")
+            if not isinstance(M, Mixture | ProductMixture | SubsetMixture):
+                raise ValueError(f"{name} must be an output law (audit.mixture.Mixture or an "
+                                 f"audit.laws structured law), got {name}={M!r}")
         if self.P.noise is not self.Q.noise or self.P.dim != self.Q.dim:
             raise ValueError("P and Q must have the same noise kind and output dimension")
 
@@ -106,10 +108,10 @@ class ExactLLR:
         return self.P.logpdf(x) - self.Q.logpdf(x)
 
     def to_dict(self) -> dict:
-        parts = []
-        for M in (self.P, self.Q):
-            parts += [M.weights, M.shifts, np.array([M.scale])]
-        return {"kind": "llr", "noise": self.P.noise.value, "laws": _digest(*parts)}
+        parts = [a for M in (self.P, self.Q) for a in M.arrays()]
+        types = [type(M).__name__ for M in (self.P, self.Q)]
+        return {"kind": "llr", "noise": self.P.noise.value, "law_types": types,
+                "laws": _digest(*parts)}
 
 
 @dataclass(frozen=True, eq=False)

@@ -56,6 +56,9 @@ __all__ = [
     "NeverMask",
     "MNARValue",
     "MISSINGNESS_KINDS",
+    "IndependentMasks",
+    "FixedCountMasks",
+    "MaskStructure",
     "make_missingness",
     "is_mar_by_enumeration",
     "all_masks",
@@ -99,6 +102,25 @@ def _rng(rng) -> np.random.Generator:
     return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
+@dataclass(frozen=True, eq=False)
+class IndependentMasks:
+    """Features missing independently: feature j with probability ``rates[j]``."""
+
+    rates: np.ndarray
+
+
+@dataclass(frozen=True)
+class FixedCountMasks:
+    """With probability ``p_observed`` a uniformly random set of exactly ``observed``
+    features is observed, otherwise none."""
+
+    observed: int
+    p_observed: float
+
+
+MaskStructure = IndependentMasks | FixedCountMasks
+
+
 class _Mechanism:
     """Shared behaviour; subclasses are frozen dataclasses."""
 
@@ -126,6 +148,11 @@ class _Mechanism:
     def sample_masks(self, records, rng=None) -> np.ndarray:
         raise NotImplementedError  # pragma: no cover
 
+    def mask_structure(self, record) -> MaskStructure | None:
+        """The law of one record's mask in a form that needs no enumeration of the 2^d
+        patterns (``None``: only :meth:`mask_distribution` describes it)."""
+        return None
+
 
 class _IndependentFeatures(_Mechanism):
     """Features masked independently given the record, with rates ``_rates(records)``."""
@@ -150,6 +177,13 @@ class _IndependentFeatures(_Mechanism):
         self._check_d(x.shape[1])
         q = self._rates(np.nan_to_num(x, nan=0.0))
         return _rng(rng).random(x.shape) < q
+
+    def mask_structure(self, record) -> IndependentMasks:
+        z = np.asarray(record, dtype=np.float64)
+        if z.ndim != 1 or z.shape[0] == 0 or np.any(np.isinf(z)):
+            raise ValueError(f"record must be a finite (or NaN) vector, got shape {z.shape}")
+        self._check_d(z.shape[0])
+        return IndependentMasks(self._rates(np.nan_to_num(z, nan=0.0)[None, :])[0])
 
 
 @dataclass(frozen=True)
@@ -312,6 +346,10 @@ class MCARFixed(_Mechanism):
     def rho(self, d: int) -> float:
         d = self._check_d(d)
         return self.observed / d if self.p_star_value > 0 else 0.0
+
+    def mask_structure(self, record) -> FixedCountMasks:
+        self._check_d(np.asarray(record).shape[-1])
+        return FixedCountMasks(self.observed, self.p_star_value)
 
     def mask_distribution(self, record):
         z = _check_record(record)

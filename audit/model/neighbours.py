@@ -24,10 +24,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit._validate import check_delta, check_positive, check_positive_int
+from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
+from audit.model.missingness import MAX_ENUM_D, FixedCountMasks, IndependentMasks
 from audit.model.release import Release
 
-__all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_mixture"]
+__all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_law",
+           "structured_law"]
 
 
 def _check_dataset(name: str, z: object, bound: float) -> np.ndarray:
@@ -43,8 +46,34 @@ def _check_dataset(name: str, z: object, bound: float) -> np.ndarray:
     return a
 
 
-def record_mixture(record, n: int, query, missingness, release: Release) -> Mixture:
+def structured_law(record, n: int, query, missingness, release: Release) -> Law | None:
+    """The output law as a :class:`~audit.laws.ProductMixture` or
+    :class:`~audit.laws.SubsetMixture` when the query is separable (vector output whose
+    coordinate j reads feature j alone) and the mechanism's masks are independent per feature
+    or a uniformly random fixed-size set; ``None`` otherwise (see :func:`record_law`)."""
+    row = np.asarray(record, dtype=np.float64)
+    if query.output_dim(row.shape[0]) == 1:
+        return None
+    values = query.separable_values(row, n)
+    structure = None if values is None else missingness.mask_structure(row)
+    if isinstance(structure, IndependentMasks):
+        r = structure.rates
+        weights = np.column_stack([1.0 - r, r])
+        shifts = np.column_stack([values, np.zeros_like(values)])
+        return ProductMixture(weights, shifts, release.noise, release.scale)
+    if isinstance(structure, FixedCountMasks):
+        return SubsetMixture(values, structure.observed, structure.p_observed, release.noise,
+                             release.scale)
+    return None
+
+
+def record_law(record, n: int, query, missingness, release: Release) -> Law:
     """Output law of A_D on a dataset whose only non-zero record is ``record`` (NaN = NA).
+
+    The mixture over the record's masks Σ_m P[F(record) = m] · Noise(f(record masked by m)):
+    in a structured form that never enumerates the 2^d patterns where one exists
+    (:func:`structured_law`), else enumerated with equal shifts merged (scalar shifts, 1-D,
+    when the query's output is one number; d ≤ 20).
 
     Parameters
     ----------
@@ -54,14 +83,24 @@ def record_mixture(record, n: int, query, missingness, release: Release) -> Mixt
     query, missingness : catalogue query and mechanism
     release : Release
 
-    Returns
-    -------
-    Mixture
-        Σ_m P[F(record) = m] · Noise(f(record masked by m)), equal shifts merged; scalar shifts
-        (1-D) when the query's output is one number.
+    Raises
+    ------
+    ValueError
+        When no structured form exists and d exceeds the enumeration limit.
     """
     n = check_positive_int(n, "n")
     row = np.asarray(record, dtype=np.float64)
+    law = structured_law(row, n, query, missingness, release)
+    if law is not None:
+        return law
+    if row.shape[0] > MAX_ENUM_D:
+        raise ValueError(
+            f"d must be at most {MAX_ENUM_D} for query {query.name!r} under "
+            f"{missingness.kind!r} masks (their output law is enumerated over 2^d mask "
+            f"patterns), got d={row.shape[0]}; larger d is supported for the separable "
+            "queries (vector-sum, bounded-mean, clipped-mean, histogram) under independent "
+            "(mcar-iid, never-mask, mar-pivot, mnar-value) or fixed-count (mcar-fixed) masks"
+        )
     masks, probs = missingness.mask_distribution(row)
     rows = np.where(masks | np.isnan(row)[None, :], 0.0, row[None, :])
     shifts = query.contributions(rows, n)
@@ -148,8 +187,8 @@ class NeighbourPair:
                 "mixtures() needs every record but `index` to be zero or NA; use "
                 "simulate_general for other datasets"
             )
-        P = record_mixture(self.z[self.index], self.n, self.query, self.missingness, release)
-        Q = record_mixture(self.z_prime[self.index], self.n, self.query, self.missingness,
+        P = record_law(self.z[self.index], self.n, self.query, self.missingness, release)
+        Q = record_law(self.z_prime[self.index], self.n, self.query, self.missingness,
                            release)
         return P, Q
 
@@ -187,10 +226,10 @@ def _symmetric_kl(P: Mixture, Q: Mixture, points: int = 4001) -> float:
     return float(np.trapezoid((np.exp(lp) - np.exp(lq)) * (lp - lq), x))
 
 
-def _law_key(M: Mixture) -> tuple:
-    """A hashable key equal for mixtures with the same law (merged, rounded components)."""
-    m = M.merged()
-    return (m.weights.round(12).tobytes(), m.shifts.round(12).tobytes())
+def _law_key(M: Law) -> tuple:
+    """A hashable key equal for laws with the same parameters (mixtures merged first)."""
+    arrays = M.merged().arrays() if isinstance(M, Mixture) else M.arrays()
+    return (type(M).__name__, *(np.round(a, 12).tobytes() for a in arrays))
 
 
 def _score_pilot(P: Mixture, Q: Mixture, trials: int, seed: int) -> float:
@@ -263,7 +302,7 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
             raise ValueError(
                 f"candidates must have shape (C, {d}) with C >= 2, got shape {cands.shape}"
             )
-    mixtures = [record_mixture(c, n, query, missingness, release) for c in cands]
+    mixtures = [record_law(c, n, query, missingness, release) for c in cands]
     exact = None
     if mixtures[0].is_scalar:
         try:

@@ -109,6 +109,20 @@ class _Query:
             cands.append(-e)
         return np.unique(np.array(cands), axis=0)
 
+    def separable_values(self, record, n: int) -> np.ndarray | None:
+        """For a query whose output coordinate j reads feature j alone and is 0 when that
+        feature is missing: the output of a dataset whose only non-zero record is ``record``
+        with every feature observed (NA read as 0), shape (d,). ``None`` for other queries.
+
+        Then masking feature j sets output coordinate j to 0, so the law of the output over
+        the record's masks factorises coordinate by coordinate (``audit.laws``).
+        """
+        return None
+
+    def _separable(self, record, n: int) -> np.ndarray:
+        row = np.asarray(record, dtype=np.float64).reshape(1, -1)
+        return self.contributions(row, n)[0]
+
     def params(self) -> dict:
         out = {}
         for f in fields(self):
@@ -194,6 +208,9 @@ class VectorSum(_Query):
 
     name: ClassVar[str] = "vector-sum"
 
+    def separable_values(self, record, n: int) -> np.ndarray:
+        return self._separable(record, n)
+
     def output_dim(self, d):
         return self._check_d(d)
 
@@ -210,6 +227,9 @@ class BoundedMean(_Query):
     """Mean of bounded vectors (1/n) Σ_i x_i ∈ R^d."""
 
     name: ClassVar[str] = "bounded-mean"
+
+    def separable_values(self, record, n: int) -> np.ndarray:
+        return self._separable(record, n)
 
     def output_dim(self, d):
         return self._check_d(d)
@@ -232,6 +252,9 @@ class ClippedMean(_Query):
     def __post_init__(self) -> None:
         object.__setattr__(self, "clip", check_positive(self.clip, "clip"))
 
+    def separable_values(self, record, n: int) -> np.ndarray:
+        return self._separable(record, n)
+
     def output_dim(self, d):
         return self._check_d(d)
 
@@ -248,6 +271,9 @@ class Histogram(_Query):
     vector of counts Σ_i x_i. Records should be one-hot (or all NA)."""
 
     name: ClassVar[str] = "histogram"
+
+    def separable_values(self, record, n: int) -> np.ndarray:
+        return self._separable(record, n)
 
     def output_dim(self, d):
         return self._check_d(d)

@@ -80,6 +80,8 @@ class HistogramCounts:
 
 # ------------------------------------------------------------------------------- helpers
 def _check_mixture(name: str, M: object) -> Mixture:
+    if hasattr(M, "as_mixture"):  # TEMPORARY until the kernels sample structured laws
+        M = M.as_mixture()
     if not isinstance(M, Mixture):
         raise ValueError(f"{name} must be an audit.mixture.Mixture, got {name}={M!r}")
     return M
@@ -88,6 +90,7 @@ def _check_mixture(name: str, M: object) -> Mixture:
 def _pack(M: Mixture) -> tuple:
     from audit.simulation.kernels import alias_table
 
+    M = _check_mixture("law", M)
     prob, alias = alias_table(M.weights)
     return (prob, alias, np.ascontiguousarray(M.shifts, dtype=np.float64),
             np.ascontiguousarray(np.log(M.weights)), float(M.scale))
