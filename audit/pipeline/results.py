@@ -27,6 +27,8 @@ __all__ = [
     "to_jsonable",
     "save_json",
     "load_json",
+    "check_output_file",
+    "check_output_dir",
     "package_versions",
     "DEFAULT_RESULTS_DIR",
 ]
@@ -66,6 +68,47 @@ def to_jsonable(obj):
         v = float(obj)
         return v if math.isfinite(v) else ("inf" if v > 0 else "-inf" if v < 0 else "nan")
     return obj
+
+
+def _probe_directory(directory: Path, name: str, value: str) -> None:
+    """Create and remove a file in ``directory``: the only reliable writability test (root
+    passes ``os.access`` everywhere, /proc and read-only mounts refuse the write)."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".write-test.", dir=directory)
+        os.close(fd)
+        os.unlink(tmp)
+    except OSError as exc:
+        raise ValueError(f"{name} must be writable, got {name}={value!r} "
+                         f"({exc.strerror or exc})") from None
+
+
+def check_output_file(path: str | Path, name: str) -> Path:
+    """Check, before any work, that a result file can be written at ``path``.
+
+    The path must not be a directory and its folder must exist (or be creatable) and accept
+    a new file. Raises ``ValueError`` naming the option otherwise.
+    """
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{name} must name a file, got a directory: {name}={str(p)!r}")
+    check_output_dir(p.parent if str(p.parent) else Path("."), name, shown=str(p))
+    return p
+
+
+def check_output_dir(path: str | Path, name: str, *, shown: str | None = None) -> Path:
+    """Check, before any work, that ``path`` is (or can be created as) a writable folder."""
+    p = Path(path)
+    shown = str(p) if shown is None else shown
+    existing = p
+    while not existing.exists():
+        if existing.parent == existing:
+            break
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ValueError(f"{name} must be a folder (or inside one), got {name}={shown!r}: "
+                         f"{str(existing)!r} is a file")
+    _probe_directory(existing, name, shown)
+    return p
 
 
 def save_json(obj: dict, path: str | Path) -> Path:
@@ -138,7 +181,8 @@ class AuditResult:
     versions: dict = field(default_factory=package_versions)
 
     def to_dict(self) -> dict:
-        return to_jsonable(asdict(self))
+        """JSON-able dict of every field, plus ``violations`` (:meth:`ceiling_violations`)."""
+        return to_jsonable({**asdict(self), "violations": self.ceiling_violations()})
 
     def ceiling_violations(self) -> list[str]:
         """Every ceiling that ε_lower exceeds: empty for a correct implementation w.p. ≥ 1 − α.

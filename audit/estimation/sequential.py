@@ -1,0 +1,176 @@
+"""Anytime-valid sequential test of a claimed (ε, δ) on one declared region.
+
+For a region S fixed before the main run, the pair satisfies the claim on S only if
+P(S) ≤ e^ε Q(S) + δ (numerator law P, denominator law Q; swapped for the ``zprime_vs_z``
+direction). Trial t draws X_t ~ P and Y_t ~ Q and observes a_t = 1[X_t ∈ S], b_t = 1[Y_t ∈ S];
+under the claim Z_t(ε) = a_t − e^ε b_t − δ has conditional mean ≤ 0.
+
+The test bets against the claim (Waudby-Smith & Ramdas 2024; Shafer & Vovk): the wealth
+
+    K_t(ε) = Π_{i ≤ t} (1 + λ_i Z_i(ε)),   0 ≤ λ_i ≤ λ_max,
+
+with λ_i chosen from the past only, is a non-negative supermartingale under the claim, so by
+Ville's inequality P[sup_t K_t(ε) ≥ 1/α] ≤ α: stopping the first time the wealth reaches 1/α
+refutes the claim at level α whatever the stopping rule, and running to the budget otherwise.
+
+Graded lower bound. The same bets λ_i are used for every ε on a grid ``epsilons`` (λ sized
+for the largest), so K_t(ε) is non-increasing in ε on every path. Then ε_lower = the largest
+grid ε whose wealth ever reached 1/α is anytime-valid without a multiplicity correction: if
+ε_lower exceeded ε_S = ln((P(S) − δ)/Q(S)), the wealth at the smallest grid point ≥ ε_S (a
+true claim) would have reached 1/α, which happens with probability ≤ α.
+
+Observations arrive in chunks of paired trials (the t-th draw of each side in a chunk form a
+pair): a chunk is summarised by the counts of the four (a, b) types, and λ is constant within
+it (chosen before the chunk from the earlier ones).
+
+References
+----------
+Waudby-Smith, I. and Ramdas, A. (2024). Estimating means of bounded random variables by
+betting. JRSS-B 86(1). Ville, J. (1939). Étude critique de la notion de collectif.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from audit._validate import check_delta, check_in_range
+from audit.estimation.binomial import check_alpha
+
+__all__ = ["BettingTest", "PairCounts"]
+
+
+@dataclass(frozen=True)
+class PairCounts:
+    """Counts of the four kinds of paired trials in a chunk: (a, b) = (numerator draw in S,
+    denominator draw in S)."""
+
+    both: int  # a = 1, b = 1
+    num_only: int  # a = 1, b = 0
+    den_only: int  # a = 0, b = 1
+    neither: int  # a = 0, b = 0
+
+    @property
+    def n(self) -> int:
+        return self.both + self.num_only + self.den_only + self.neither
+
+    @classmethod
+    def from_indicators(cls, a: np.ndarray, b: np.ndarray) -> PairCounts:
+        """Pair the t-th numerator draw with the t-th denominator draw."""
+        a = np.asarray(a, dtype=bool)
+        b = np.asarray(b, dtype=bool)
+        if a.shape != b.shape or a.ndim != 1:
+            raise ValueError(f"a and b must be 1-D of the same length, got {a.shape}, {b.shape}")
+        return cls(int(np.sum(a & b)), int(np.sum(a & ~b)), int(np.sum(~a & b)),
+                   int(np.sum(~a & ~b)))
+
+
+@dataclass
+class BettingTest:
+    """Sequential test of the claims "(ε, δ) holds on S" for every ε in ``epsilons``.
+
+    Parameters
+    ----------
+    epsilons : array_like
+        Claimed ε values to test (≥ 0, finite); sorted internally.
+    delta : float
+        δ of the claims, in [0, 1).
+    alpha : float
+        Level, in (0, 1): each claim that holds is refuted with probability ≤ alpha.
+    cap : float
+        λ_max = cap / (e^{max ε} + δ), in (0, 1): keeps every factor ≥ 1 − cap > 0.
+    """
+
+    epsilons: np.ndarray
+    delta: float
+    alpha: float
+    cap: float = 0.5
+    trials: int = 0
+    log_wealth: np.ndarray = field(init=False)
+    max_log_wealth: np.ndarray = field(init=False)
+    stopped_at: np.ndarray = field(init=False)
+    _sum: float = field(default=0.0, init=False)
+    _sum_sq: float = field(default=0.0, init=False)
+
+    def __post_init__(self) -> None:
+        eps = np.sort(np.asarray(self.epsilons, dtype=np.float64).reshape(-1))
+        if eps.size == 0 or not np.all(np.isfinite(eps)) or np.any(eps < 0):
+            raise ValueError(f"epsilons must be finite values >= 0, got epsilons={eps!r}")
+        self.epsilons = eps
+        self.delta = check_delta(self.delta)
+        if self.delta >= 1.0:
+            raise ValueError(f"delta must be in [0, 1), got delta={self.delta!r}")
+        self.alpha = check_alpha(self.alpha)
+        self.cap = check_in_range("cap", self.cap, 0.0, 1.0, lo_closed=False, hi_closed=False)
+        self.log_wealth = np.zeros(eps.size)
+        self.max_log_wealth = np.zeros(eps.size)
+        self.stopped_at = np.full(eps.size, -1, dtype=np.int64)
+
+    @property
+    def lambda_max(self) -> float:
+        return self.cap / (math.exp(self.epsilons[-1]) + self.delta)
+
+    @property
+    def threshold(self) -> float:
+        """ln(1/α): the log-wealth at which a claim is refuted."""
+        return -math.log(self.alpha)
+
+    def _bet(self) -> float:
+        """λ for the next chunk from the earlier ones only (predictable): the aGRAPA plug-in
+        μ/(σ² + μ²) of Z at the largest claimed ε, clipped to [0, λ_max]; 0 before any data."""
+        if self.trials == 0:
+            return 0.0
+        mean = self._sum / self.trials
+        var = max(self._sum_sq / self.trials - mean * mean, 0.0)
+        if mean <= 0.0:
+            return 0.0
+        return float(min(self.lambda_max, mean / (var + mean * mean)))
+
+    def update(self, counts: PairCounts) -> None:
+        """Bet on one chunk of paired trials."""
+        if counts.n == 0:
+            return
+        lam = self._bet()
+        e = np.exp(self.epsilons)
+        d = self.delta
+        # Z for the four kinds of pairs, for every ε on the grid
+        kinds = ((counts.both, 1.0 - e - d), (counts.num_only, 1.0 - d + 0 * e),
+                 (counts.den_only, -e - d), (counts.neither, -d + 0 * e))
+        step = np.zeros_like(self.epsilons)
+        for k, z in kinds:
+            if k:
+                step += k * np.log1p(lam * z)
+        self.log_wealth += step
+        newly = (self.log_wealth >= self.threshold) & (self.stopped_at < 0)
+        self.stopped_at[newly] = self.trials + counts.n
+        self.max_log_wealth = np.maximum(self.max_log_wealth, self.log_wealth)
+        z_top = [(k, float(np.atleast_1d(z)[-1])) for k, z in kinds]
+        self._sum += sum(k * z for k, z in z_top)
+        self._sum_sq += sum(k * z * z for k, z in z_top)
+        self.trials += counts.n
+
+    def refuted(self, epsilon: float | None = None) -> bool:
+        """Whether the claim at ``epsilon`` (default: the largest on the grid) is refuted."""
+        i = self.epsilons.size - 1 if epsilon is None else int(np.searchsorted(
+            self.epsilons, epsilon, side="left"))
+        if i >= self.epsilons.size or (epsilon is not None and self.epsilons[i] != epsilon):
+            raise ValueError(f"epsilon must be on the grid {self.epsilons.tolist()}, "
+                             f"got epsilon={epsilon!r}")
+        return bool(self.stopped_at[i] >= 0)
+
+    @property
+    def eps_lower(self) -> float:
+        """The largest refuted grid ε (0 when none): an anytime-valid lower bound on
+        ln((P(S) − δ)/Q(S)), valid with probability ≥ 1 − alpha."""
+        hit = self.stopped_at >= 0
+        return float(self.epsilons[hit].max()) if hit.any() else 0.0
+
+    def summary(self) -> dict:
+        return {
+            "epsilons": self.epsilons.tolist(), "delta": self.delta, "alpha": self.alpha,
+            "trials": self.trials, "log_wealth": self.log_wealth.tolist(),
+            "max_log_wealth": self.max_log_wealth.tolist(),
+            "stopped_at": self.stopped_at.tolist(), "eps_lower": self.eps_lower,
+        }
