@@ -128,8 +128,9 @@ class _Mechanism:
     missing_class: ClassVar[MissingnessClass]
 
     def params(self) -> dict:
-        """The constructor parameters (for configs: ``make_missingness(kind, **params())``)."""
-        return asdict(self)
+        """Every parameter under its config key, defaults included
+        (``make_missingness(kind, **params())`` rebuilds the mechanism)."""
+        return {_CONFIG_KEYS.get(k, k): v for k, v in asdict(self).items()}
 
     def check_dimension(self, d: int) -> int:
         """Check that the mechanism is defined for records of length ``d``; return d."""
@@ -477,8 +478,10 @@ MISSINGNESS_KINDS: dict[str, type[_Mechanism]] = {
     for cls in (MCARIid, MCARFixed, MCARRow, MARPivot, MARMonotone, NeverMask, MNARValue)
 }
 
-# Config names that differ from the dataclass field names.
+# Config names that differ from the dataclass field names (a field cannot share the name of
+# the p_star(d) method), and short aliases accepted on input.
 _ALIASES = {"p_star": "p_star_value", "r": "rate", "k": "observed"}
+_CONFIG_KEYS = {"p_star_value": "p_star"}
 
 
 def make_missingness(kind: str, **params) -> _Mechanism:
@@ -504,10 +507,11 @@ def make_missingness(kind: str, **params) -> _Mechanism:
     cls = MISSINGNESS_KINDS[kind]
     names = {f.name for f in fields(cls)}
     kwargs = {}
+    keys = {_CONFIG_KEYS.get(n, n): n for n in names}  # documented config key -> field
     for key, value in params.items():
-        name = _ALIASES.get(key, key) if _ALIASES.get(key) in names else key
-        if name not in names:
-            allowed = ", ".join(sorted(names))
+        name = keys.get(key) or (_ALIASES[key] if _ALIASES.get(key) in names else None)
+        if name is None:
+            allowed = ", ".join(sorted(keys)) or "(none)"
             raise ValueError(
                 f"unknown parameter {key!r} for missingness kind {kind!r}; allowed: {allowed}"
             )

@@ -124,10 +124,11 @@ class _Query:
         return self.contributions(row, n)[0]
 
     def params(self) -> dict:
+        """Every parameter under its config key (``make_query(name, **params())`` rebuilds)."""
         out = {}
         for f in fields(self):
             v = getattr(self, f.name)
-            out[f.name] = v.tolist() if isinstance(v, np.ndarray) else v
+            out[_CONFIG_KEYS.get(f.name, f.name)] = v.tolist() if isinstance(v, np.ndarray) else v
         return out
 
 
@@ -350,6 +351,7 @@ QUERY_KINDS: dict[str, type[_Query]] = {
 }
 
 _QUERY_ALIASES = {"norm": "norm_index"}
+_CONFIG_KEYS = {v: k for k, v in _QUERY_ALIASES.items()}
 
 
 def make_query(name: str, **params) -> _Query:
@@ -362,14 +364,14 @@ def make_query(name: str, **params) -> _Query:
     """
     if name not in QUERY_KINDS:
         allowed = ", ".join(repr(k) for k in QUERY_KINDS)
-        raise ValueError(f"name must be one of {allowed}, got name={name!r}")
+        raise ValueError(f"query must be one of {allowed}, got query={name!r}")
     cls = QUERY_KINDS[name]
     names = {f.name for f in fields(cls)}
     kwargs = {}
     for key, value in params.items():
         fname = _QUERY_ALIASES.get(key, key)
         if fname not in names:
-            allowed = ", ".join(sorted(names)) or "(none)"
+            allowed = ", ".join(sorted(_CONFIG_KEYS.get(n, n) for n in names)) or "(none)"
             raise ValueError(f"unknown parameter {key!r} for query {name!r}; allowed: {allowed}")
         kwargs[fname] = value
     try:

@@ -166,17 +166,21 @@ class AuditConfig:
         return replace(self, audit=replace(self.audit, **kept)) if kept else self
 
     def to_dict(self) -> dict:
+        """The config as a document, every default resolved: the mechanism's and the query's
+        parameters as they were built, so a result records exactly what ran."""
+        mech, query = _components(self)
         sc = asdict(self.scenario)
-        qp = sc.pop("query_params")
+        sc.pop("query_params")
         if sc["delta"] is None:
             sc.pop("delta")
+        qp = query.params()
         if qp:
             sc["query_params"] = qp
         au = {k: v for k, v in asdict(self.audit).items() if v is not None}
         return {
             "name": self.name,
             "scenario": sc,
-            "missingness": {"kind": self.missingness.kind, **self.missingness.params},
+            "missingness": {"kind": mech.kind, **mech.params()},
             "audit": au,
         }
 
@@ -216,18 +220,40 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     return cfg
 
 
+def _components(cfg: AuditConfig):
+    """The mechanism and query a config names, errors prefixed with their table."""
+    from audit.model.missingness import make_missingness
+    from audit.model.queries import make_query
+
+    try:
+        mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
+        mech.check_dimension(cfg.scenario.d)
+    except ValueError as exc:
+        raise ValueError(f"[missingness] {exc}") from None
+    if mech.p_star(cfg.scenario.d) == 0.0 or mech.rho(cfg.scenario.d) == 0.0:
+        raise ValueError(
+            f"[missingness] the differing record is never observed under {mech.kind!r} with "
+            f"{mech.params()} (p* = {mech.p_star(cfg.scenario.d):g}, rho = "
+            f"{mech.rho(cfg.scenario.d):g}): the release does not depend on it, so every "
+            "epsilon is 0 and there is nothing to audit; use p_star > 0 (or rate < 1)")
+    try:
+        query = make_query(cfg.scenario.query, **cfg.scenario.query_params)
+        query.check_dimension(cfg.scenario.d)
+    except ValueError as exc:
+        raise ValueError(f"[scenario] {exc}") from None
+    return mech, query
+
+
 def validate_components(cfg: AuditConfig) -> None:
     """Construct the query, missingness mechanism and attack so their own checks run now,
     and check that the region selection fits the attack and the output."""
-    from audit.model.missingness import make_missingness
-    from audit.model.queries import make_query
     from audit.protocols import load_attack
 
-    mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
-    query = make_query(cfg.scenario.query, **cfg.scenario.query_params)
-    mech.check_dimension(cfg.scenario.d)
-    query.check_dimension(cfg.scenario.d)
-    attack = load_attack(cfg.audit.attack)
+    _, query = _components(cfg)
+    try:
+        attack = load_attack(cfg.audit.attack)
+    except ValueError as exc:
+        raise ValueError(f"[audit] {exc}") from None
     if cfg.audit.selection is Selection.MODEL:
         if not attack.white_box:
             raise ValueError(f"audit.selection='model' needs a white-box attack (the region is "
@@ -248,10 +274,17 @@ def load_config(path: str | Path) -> AuditConfig:
         If the file is missing, is not valid TOML, or has an unknown key or a bad value.
     """
     path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"config must be a TOML file, got a directory: {path}")
     if not path.is_file():
         raise ValueError(f"config file not found: {path}")
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"config file {path} is not UTF-8 text ({exc.reason} at byte "
+                         f"{exc.start})") from None
+    except OSError as exc:
+        raise ValueError(f"config file {path} cannot be read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"config file {path} is not valid TOML: {exc}") from None
     return config_from_dict(data, name=path.stem)

@@ -46,7 +46,7 @@ def test_fwl_delegation():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="name must be one of"):
+    with pytest.raises(ValueError, match="query must be one of"):
         make_query("mean")
     with pytest.raises(ValueError, match="unknown parameter 'clp'"):
         make_query("clipped-mean", clp=1.0)

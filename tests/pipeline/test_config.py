@@ -86,3 +86,41 @@ def test_missing_and_malformed_files(tmp_path):
     bad.write_text("[scenario\nmechanism = 1")
     with pytest.raises(ValueError, match="not valid TOML"):
         load_config(bad)
+
+
+def test_result_config_records_every_resolved_default():
+    # mcar-iid without `rate` uses 0.3: the recorded config says so, under the config key
+    doc = _doc(missingness={"kind": "mcar-iid"})
+    doc["missingness"] = {"kind": "mcar-iid"}
+    cfg = config_from_dict(doc)
+    assert cfg.to_dict()["missingness"] == {"kind": "mcar-iid", "rate": 0.3}
+    fixed = config_from_dict(_doc()).to_dict()["missingness"]
+    assert fixed == {"kind": "mcar-fixed", "observed": 3, "p_star": 0.5}  # not p_star_value
+    lin = _doc(scenario={"query": "linear", "d": 2, "query_params": {"weights": [1.0, -0.5]}},
+               missingness={"observed": 1})
+    assert config_from_dict(lin).to_dict()["scenario"]["query_params"] == {
+        "weights": [1.0, -0.5], "norm": 1}
+
+
+@pytest.mark.parametrize(("doc", "needle"), [
+    (_doc(missingness={"rat": 0.3}), "[missingness] unknown parameter 'rat'"),
+    (_doc(missingness={"kind": "mcar-fixed", "p_star_value": 0.5}),
+     "allowed: observed, p_star"),
+    (_doc(scenario={"query": "median"}), "[scenario] query must be one of"),
+    (_doc(missingness={"p_star": 0.0}), "never observed under 'mcar-fixed'"),
+    (_doc(missingness={"kind": "mcar-iid", "rate": 1.0, "observed": None, "p_star": None}),
+     "(p* = 0, rho = 0)"),
+])
+def test_errors_name_the_table_and_the_documented_key(doc, needle):
+    with pytest.raises(ValueError) as info:
+        config_from_dict(doc)
+    assert needle in str(info.value)
+
+
+def test_a_directory_or_non_utf8_config_is_named(tmp_path):
+    with pytest.raises(ValueError, match="got a directory"):
+        load_config(tmp_path)
+    bad = tmp_path / "latin1.toml"
+    bad.write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
+    with pytest.raises(ValueError, match=r"latin1\.toml is not UTF-8"):
+        load_config(bad)
