@@ -12,11 +12,11 @@ import pytest
 from attacks import DensityRatio, ExactLikelihoodRatio
 from audit.estimation.regions import select_region_by_model
 from audit.pipeline.config import config_from_dict
-from tests.conftest import audit_doc
 from audit.pipeline.plan import plan_audit
 from audit.pipeline.runner import run_audit, run_tradeoff_audit
 from audit.protocols import Laws, Pilot
 from audit.simulation import engine
+from tests.conftest import audit_doc
 
 
 def _doc(**over):
