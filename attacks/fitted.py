@@ -67,6 +67,31 @@ class DensityRatio(BlackBoxAttack):
         check_in_range("tail", self.tail, 0.0, 0.1)
 
     def _fit_1d(self, a: np.ndarray, b: np.ndarray):
+        """Score function of one real value: the smoothed log-ratio of the two pilot
+        histograms; NaN, +inf and −inf (an implementation may return them) are categories of
+        their own, scored by their own smoothed frequency ratio."""
+        a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        if fa.all() and fb.all():
+            return self._fit_finite(a, b, a.size, b.size)
+        finite = self._fit_finite(a[fa], b[fb], a.size, b.size) if (fa.any() or fb.any()) \
+            else (lambda t: np.zeros(np.shape(t)))
+        pc = self.pseudo_count
+        special = {}
+        for name, test in (("nan", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
+            ka, kb = np.count_nonzero(test(a)), np.count_nonzero(test(b))
+            special[name] = np.log((ka + pc) / (a.size + pc)) - np.log((kb + pc) / (b.size + pc))
+
+        def score(t):
+            t = np.asarray(t, dtype=np.float64)
+            out = finite(np.where(np.isfinite(t), t, 0.0))
+            out = np.where(np.isnan(t), special["nan"], out)
+            out = np.where(np.isposinf(t), special["+inf"], out)
+            return np.where(np.isneginf(t), special["-inf"], out)
+
+        return score
+
+    def _fit_finite(self, a: np.ndarray, b: np.ndarray, n_a: int, n_b: int):
         pooled = np.concatenate([a, b])
         lo, hi = np.quantile(pooled, [self.tail, 1.0 - self.tail])
         if not hi > lo:
@@ -77,8 +102,12 @@ class DensityRatio(BlackBoxAttack):
         if self.smoothing > 0:
             ca = gaussian_filter1d(ca, self.smoothing, mode="nearest")
             cb = gaussian_filter1d(cb, self.smoothing, mode="nearest")
-        log_ratio = np.log((ca + self.pseudo_count) / (ca.sum() + self.pseudo_count * ca.size))
-        log_ratio -= np.log((cb + self.pseudo_count) / (cb.sum() + self.pseudo_count * cb.size))
+        # Normalised by the finite mass when every draw is finite (the histogram's own sum),
+        # else by all draws, so finite bins and the special categories share one scale.
+        tot_a = ca.sum() if n_a == a.size else n_a
+        tot_b = cb.sum() if n_b == b.size else n_b
+        log_ratio = np.log((ca + self.pseudo_count) / (tot_a + self.pseudo_count * ca.size))
+        log_ratio -= np.log((cb + self.pseudo_count) / (tot_b + self.pseudo_count * cb.size))
         centres = 0.5 * (edges[:-1] + edges[1:])
         return lambda t: np.interp(np.asarray(t, dtype=np.float64), centres, log_ratio)
 
