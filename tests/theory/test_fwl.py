@@ -1,4 +1,5 @@
-"""Tests for audit.theory.fwl: constants, ρ-sensitivity and the catalogue ([RPS] Table 1, Prop. C.2)."""
+"""Tests for audit.theory.fwl: constants, ρ-sensitivity and the catalogue
+([RPS] Table 1, Prop. C.2)."""
 
 from __future__ import annotations
 
