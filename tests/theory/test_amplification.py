@@ -213,3 +213,33 @@ def test_every_public_function_is_covered_by_a_rejection_case():
     missing = [n for n in own if f"amp.{n}(" not in src]
     assert not missing, missing
     assert np.all([isinstance(n, str) for n in own])
+
+
+# ----------------------------------------------------------------------------- large ε
+@pytest.mark.parametrize("eps", [0.5, 10.0, 100.0, 512.0, 600.0, 700.0, 1000.0, 1e4])
+@pytest.mark.parametrize("delta", [1e-3, 1e-5, 1e-12])
+@pytest.mark.parametrize("p", [1e-3, 0.3, 0.5, 1.0])
+def test_section7_gaussian_with_analytic_sigma_matches_theorem_3_2(eps, delta, p):
+    """The analytic σ makes the base mechanism exactly (ε, δ)-DP, so the §7 ε at δ' = p*δ is
+    Theorem 3.2's ε' up to the profile's evaluation noise (a few ulps), and never above by more.
+    The doubling bracket of the old numerical inverse stepped past ε = 700 and returned inf for
+    every true ε above 512 (ε = 600: inf against 599.31)."""
+    sigma = cal.gaussian_sigma_analytic(1.0, eps, delta)
+    e32, d32 = amp.amplify(eps, delta, p)
+    e7 = epsilon_for_delta(amp.fdp_missing_gaussian(1.0, sigma, p), d32)
+    assert math.isfinite(e7)
+    assert e7 == pytest.approx(e32, rel=1e-12)
+    assert e7 <= e32 * (1 + 4e-15) + 1e-300
+
+
+@pytest.mark.parametrize("mu", [0.3, 1.0, 2.5])
+@pytest.mark.parametrize("p", [0.2, 0.6, 1.0])
+def test_section7_gaussian_is_theorem_3_2_on_the_exact_profile_to_round_off(mu, p):
+    """The envelope statement above, now exact: ε_§7(p δ_G(ε)) = ln(1 + p(e^ε − 1))."""
+    curve = amp.fdp_missing_gaussian(mu, 1.0, p)
+    for eps in (0.25, 0.5, 1.0, 2.0, 20.0):
+        e_prime, d_prime = amp.amplify(eps, gaussian_delta(eps, mu), p)
+        if d_prime == 0.0:  # δ_G(ε) underflows: no finite ε has δ = 0
+            assert epsilon_for_delta(curve, d_prime) == math.inf
+            continue
+        assert epsilon_for_delta(curve, d_prime) == pytest.approx(e_prime, rel=1e-12)

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import inspect
+import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from audit.theory import amplification as amp
 from audit.theory import bounds
@@ -97,3 +100,75 @@ def test_every_public_function_is_covered_by_a_rejection_case():
     assert own == ["all_bounds"]
     missing = [n for n in own if f"bounds.{n}(" not in src]
     assert not missing, missing
+
+
+# ----------------------------------------------------------- the §7 rows against Theorem 3.2
+# The §7 curve C_p*(f) is at least as tight as Theorem 3.2 applied to the base mechanism
+# (docs/THEORY.md §7), so its ε may never be larger. For the scalar Laplace curve and for f_{ε,0}
+# the likelihood ratio e^μ is attained, so at δ = 0 the two must coincide. Before the profiles
+# were computed in log space the §7 row read 59.76 at ε = 1000 (Theorem 3.2: 999.31) and the
+# command died with OverflowError for 709.8 ≤ ε ≤ 744.
+EPS_LARGE = [1e-3, 0.1, 1.0, 5.0, 30.0, 100.0, 512.0, 600.0, 700.0, 709.8, 720.0, 744.0, 746.0,
+             1000.0, 3000.0, 1e4]
+P_STARS = [1e-3, 0.1, 0.5, 0.9, 1.0]
+
+
+def _theorem_and_section7(rows):
+    by_ref = {r.reference: r for r in rows}
+    s7 = {r.delta: r.epsilon for r in rows
+          if r.reference.startswith("THEORY §7") and r.epsilon is not None}
+    return by_ref, s7
+
+
+@pytest.mark.parametrize("eps", EPS_LARGE)
+@pytest.mark.parametrize("p", P_STARS)
+@pytest.mark.parametrize("scalar", [True, False], ids=["scalar", "vector"])
+def test_laplace_section7_equals_theorem_3_2_at_delta_0(eps, p, scalar):
+    rows = bounds.all_bounds(eps, 1e-6, p, "laplace", scalar_output=scalar)
+    by_ref, s7 = _theorem_and_section7(rows)
+    e32 = by_ref["[RPS] Thm 3.2"].epsilon
+    assert e32 == amp.amplify(eps, 0.0, p)[0]
+    assert math.isfinite(s7[0.0]) and math.isfinite(s7[1e-6])
+    assert s7[0.0] == pytest.approx(e32, rel=1e-15, abs=1e-300)
+    assert s7[1e-6] <= e32
+    assert 0.0 <= by_ref["THEORY §7 (derived here)"].min_error_sum <= 1.0
+
+
+@settings(derandomize=True, max_examples=150, deadline=None)
+@given(
+    log_eps=st.floats(-3.0, 4.0),
+    p=st.floats(1e-6, 1.0),
+    ratio=st.floats(1e-3, 1.0),
+    delta=st.sampled_from([1e-12, 1e-6, 1e-3, 0.1, 0.5]),
+    scalar=st.booleans(),
+)
+def test_laplace_section7_never_above_theorem_4_5(log_eps, p, ratio, delta, scalar):
+    """Property over ε ∈ [1e-3, 1e4]: δ = 0 coincides with Theorem 4.5 (ratio·ε amplified),
+    δ > 0 is never above it, and Theorem 4.5 is never above Theorem 3.2."""
+    eps = 10.0**log_eps
+    rows = bounds.all_bounds(eps, delta, p, "laplace", ratio=ratio, scalar_output=scalar)
+    by_ref, s7 = _theorem_and_section7(rows)
+    e45, e32 = by_ref["[RPS] Thm 4.5"].epsilon, by_ref["[RPS] Thm 3.2"].epsilon
+    assert s7[0.0] == pytest.approx(e45, rel=1e-15, abs=1e-300)
+    assert s7[delta] <= e45 <= e32
+
+
+@settings(derandomize=True, max_examples=100, deadline=None)
+@given(eps=st.floats(1e-3, 1.0), log_delta=st.floats(-12.0, -1.0), p=st.floats(1e-6, 1.0),
+       ratio=st.floats(1e-3, 1.0))
+def test_gaussian_section7_never_above_theorem_4_7(eps, log_delta, p, ratio):
+    """The classical σ leaves a margin, so the §7 ε at δ' = p*δ is strictly below Thm 4.7."""
+    delta = 10.0**log_delta
+    rows = bounds.all_bounds(eps, delta, p, "gaussian", ratio=ratio)
+    by_ref, s7 = _theorem_and_section7(rows)
+    e47 = by_ref["[RPS] Thm 4.7"].epsilon
+    (d7, e7), = s7.items()
+    assert d7 == by_ref["[RPS] Thm 4.7"].delta
+    assert e7 <= e47 <= by_ref["[RPS] Thm 3.2"].epsilon
+
+
+def test_section7_row_of_the_cli_example():
+    """``python -m audit bound --mechanism laplace --epsilon 1000 --p-star 0.5``."""
+    by_ref, s7 = _theorem_and_section7(bounds.all_bounds(1000.0, None, 0.5, "laplace"))
+    assert by_ref["[RPS] Thm 3.2"].epsilon == 1000.0 + math.log(0.5)
+    assert s7 == {0.0: by_ref["[RPS] Thm 3.2"].epsilon}

@@ -17,11 +17,13 @@ from audit.theory.tradeoff import (
     LaplaceTradeoff,
     SubsampledDPTradeoff,
     SubsampledTradeoff,
+    amplify_tradeoff,
     delta_for_epsilon,
     epsilon_for_delta,
     min_error_sum,
     subsampled_closed_form,
 )
+from audit.theory.tradeoff.conversions import _numeric_epsilon, _smallest_root, numeric_delta
 
 from .common import hidden
 
@@ -155,3 +157,48 @@ BAD = [
 def test_bad_input_names_parameter(name, call):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
+
+
+# ------------------------------------------------------------------ edges (issue 11)
+@pytest.mark.parametrize("mu", [20.0, 30.0, 40.0])
+@pytest.mark.parametrize("p", [0.3, 0.5, 1.0])
+def test_epsilon_is_zero_at_delta_zero_up_to_rounding(mu, p):
+    """δ(0) = p(2Φ(μ/2) − 1) rounds to p for μ ≥ 20: every ε ≥ 0 satisfies δ(ε) ≤ p, so the
+    answer is 0 (it used to be 1.0, the end of the root bracket)."""
+    assert epsilon_for_delta(amplify_tradeoff(GaussianTradeoff(mu), p), p) == 0.0
+    assert epsilon_for_delta(GaussianTradeoff(mu), 1.0) == 0.0
+
+
+def test_numeric_path_refuses_beyond_its_range():
+    """A curve without closed forms whose ε(δ) exceeds 700: a ValueError, not inf or a number
+    that may be too small (its δ(ε) grid reaches α = 1e-300 only)."""
+    with pytest.raises(ValueError, match=r"\bdelta\b"):
+        epsilon_for_delta(hidden(LaplaceTradeoff(800.0)), 1e-6)
+    # within the range it agrees with the closed form
+    assert epsilon_for_delta(hidden(LaplaceTradeoff(50.0)), 1e-6) == pytest.approx(
+        epsilon_for_delta(LaplaceTradeoff(50.0), 1e-6), rel=1e-9)
+
+
+@pytest.mark.parametrize("eps", [0.0, 10.0, 600.0, 700.0])
+def test_numeric_delta_never_understates_below_the_grid(eps):
+    """The maximiser of 1 − f(α) − e^ε α for Laplace μ = 800 lies near α = e^{−(ε+μ)/2} < 1e-300,
+    out of the grid's reach; the numerical δ(ε) is then an upper bound, never below the truth."""
+    f = LaplaceTradeoff(800.0)
+    assert numeric_delta(hidden(f), eps) >= delta_for_epsilon(f, eps) - 1e-12
+
+
+def test_smallest_root_on_a_plateau():
+    """brentq stops at any zero; the conversion wants the first ε with δ(ε) ≤ δ."""
+    def h(e):
+        return max(0.5 - e, 0.0)
+
+    assert _smallest_root(h, 2.0) == pytest.approx(0.5, abs=1e-12)
+    assert _smallest_root(lambda e: max(0.5 - e, -1.0), 0.7) == pytest.approx(0.5, abs=1e-12)
+
+
+def test_generic_inverse_agrees_with_closed_form_inverse():
+    """The root finder (no closed form) against the profile identity of C_p."""
+    for c in (SubsampledTradeoff(LaplaceTradeoff(2.0), 0.3), SubsampledDPTradeoff(1.5, 1e-3, 0.4)):
+        for delta in (1e-9, 1e-4, 0.05):
+            assert _numeric_epsilon(c, delta) == pytest.approx(epsilon_for_delta(c, delta),
+                                                               abs=1e-8)

@@ -98,3 +98,35 @@ BAD = [
 def test_bad_input_names_parameter(name, call):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
+
+
+# ----------------------------------------------------------------- large shifts (issue 11)
+@pytest.mark.parametrize("mu", [700.0, 720.0, 746.0, 1000.0, 1e4])
+def test_laplace_curve_beyond_the_double_range_of_exp_minus_mu(mu):
+    """e^{−μ} underflows for μ > 745 (and is subnormal above 708): the curve is evaluated in log
+    space. It used to return NaN at α = 0 (0/0), which the conversions read as δ = 0."""
+    f = LaplaceTradeoff(mu)
+    alpha = np.array([0.0, 5e-324, 1e-310, 1e-300, 1e-100, 0.25, 0.5, 0.75, 1.0])
+    vals, comp = f(alpha), f.complement(alpha)
+    assert np.all(np.isfinite(vals)) and np.all(np.isfinite(comp))
+    assert f(0.0) == 1.0 and f.complement(0.0) == 0.0
+    assert np.all(np.diff(vals) <= 0)
+    with mpmath.workdps(50):
+        for a in alpha[1:]:
+            a_mp, m = mpmath.mpf(float(a)), mpmath.mpf(mu)
+            if a_mp < mpmath.exp(-m) / 2:
+                exact = 1 - mpmath.exp(m) * a_mp
+            elif a_mp <= 0.5:
+                exact = mpmath.exp(-m) / (4 * a_mp)
+            else:
+                exact = mpmath.exp(-m) * (1 - a_mp)
+            assert f(float(a)) == pytest.approx(float(exact), rel=1e-12, abs=1e-320)
+
+
+def test_dp_curve_at_large_epsilon():
+    """(1 − δ)/(1 + e^ε) used to overflow (math.exp) for ε > 709."""
+    f = DPTradeoff(800.0, 0.0)
+    assert f._fixed_point() == 0.0 and f._kinks() == (0.0, 1.0)
+    assert f(0.0) == 1.0 and f(1e-300) == 0.0
+    assert delta_for_epsilon(f, 10.0) == pytest.approx(1.0, abs=1e-300)
+    assert amplify_tradeoff(f, 0.5)(0.25) == pytest.approx(0.25, abs=1e-12)

@@ -14,6 +14,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from audit._numeric import log1p_c_expm1
+from audit.theory.amplification import amplify
 from audit.theory.tradeoff import (
     CallableTradeoff,
     DPTradeoff,
@@ -25,6 +27,7 @@ from audit.theory.tradeoff import (
     TradeoffFunction,
     amplify_tradeoff,
     delta_for_epsilon,
+    epsilon_for_delta,
     min_error_sum,
     subsampled_closed_form,
 )
@@ -198,3 +201,62 @@ BAD = [
 def test_bad_input_names_parameter(name, call):
     with pytest.raises(ValueError, match=rf"\b{name}\b"):
         call()
+
+
+# ------------------------------------------------------- one formula, large ε (issue 11)
+@pytest.mark.parametrize("eps", [1e-9, 0.5, 30.0, 31.0, 709.9, 800.0, 1e4])
+@pytest.mark.parametrize("p", [1e-300, 1e-3, 0.5, 1.0])
+def test_amplified_epsilon_is_the_accountant_formula(eps, p):
+    """SubsampledDPTradeoff(800, 0, 0.5) used to raise OverflowError where amplify returned
+    799.31: both now call the one log-space helper."""
+    assert SubsampledDPTradeoff(eps, 0.0, p).epsilon_prime == amplify(eps, 0.0, p)[0]
+
+
+def test_amplified_epsilon_at_800():
+    assert SubsampledDPTradeoff(800, 0, 0.5).epsilon_prime == amplify(800, 0, 0.5)[0]
+    assert amplify(800, 0, 0.5)[0] == 800.0 + math.log(0.5)
+
+
+def _cp_representations(base, p):
+    return [SubsampledTradeoff(base, p), subsampled_closed_form(base, p)]
+
+
+@pytest.mark.parametrize("mu", [100.0, 700.0, 709.8, 720.0, 746.0, 1000.0, 1e4])
+@pytest.mark.parametrize("p", [1e-3, 0.5, 1.0])
+def test_cp_of_large_shifts_in_log_space(mu, p):
+    """C_p of the Laplace curve and of f_{μ,0} for μ beyond the double range of e^{−μ}: the
+    ε at δ = 0 is ln(1 + p(e^μ − 1)) exactly, δ > 0 gives less, the curve has no NaN.
+    Before: f(0) was NaN for μ > 745, ε(0) read 0.0 (p = 1) or 59.76 (p = 1/2), and μ = 720,
+    p = 1/2 raised OverflowError in the slope at 0."""
+    want = amplify(mu, 0.0, p)[0]
+    curves = (_cp_representations(LaplaceTradeoff(mu), p)
+              + _cp_representations(DPTradeoff(mu, 0.0), p) + [SubsampledDPTradeoff(mu, 0.0, p)])
+    for c in curves:
+        assert epsilon_for_delta(c, 0.0) == want
+        assert epsilon_for_delta(c, 1e-6) <= want
+        vals = c(GRID)
+        assert np.all(np.isfinite(vals)) and c(0.0) == 1.0
+        assert min_error_sum(c) == pytest.approx(1.0 - p, rel=1e-12, abs=1e-20)
+
+
+@pytest.mark.parametrize("mu", [1e3, 1e4])
+@pytest.mark.parametrize("p", [0.2, 0.7])
+def test_eq14_with_an_underflowing_fixed_point_matches_numeric(mu, p):
+    """x* = e^{−μ/2}/2 underflows to 0; f_p(x*) = p x* + (1 − p)(1 − x*) ≈ 1 − p, not f_p(0) = 1
+    (which would make Eq. 14 the identity: far too optimistic)."""
+    f = LaplaceTradeoff(mu)
+    eq14, numeric = subsampled_closed_form(f, p), SubsampledTradeoff(f, p)
+    assert eq14.fp_x_star == pytest.approx(1.0 - p, rel=1e-15)
+    assert np.max(np.abs(eq14(GRID) - numeric(GRID))) <= TOL_CLOSED
+    assert eq14(0.5 * (1 - p)) == pytest.approx(0.5 * (1 - p), rel=1e-12)
+
+
+@PROP
+@given(f=base_strategy(), p=st.floats(0.0, 1.0))
+def test_cp_slope_at_zero_is_amplified_base_slope(f, p):
+    """C_p(f) = f_p on [0, x*] ([DRS] Eq. 14): ln(−C_p'(0+)) = ln(1 + p(−f'(0+) − 1))."""
+    ls = f._log_slope_at_zero()
+    want = ls if p == 1.0 else (0.0 if f(0.0) == 0.0 else log1p_c_expm1(ls, p))
+    for c in (SubsampledTradeoff(f, p), SubsampledDPTradeoff(f.epsilon, f.delta, p)
+              if isinstance(f, DPTradeoff) else SubsampledTradeoff(f, p)):
+        assert c._log_slope_at_zero() == want
