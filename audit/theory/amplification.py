@@ -37,6 +37,7 @@ from audit._validate import (
     parse_enum,
 )
 from audit.mixture import NoiseKind
+from audit.theory.fwl import rho_d_is_integer
 from audit.theory.tradeoff import (
     DPTradeoff,
     GaussianTradeoff,
@@ -237,7 +238,7 @@ def corollary_4_6(
         )
     if d is not None:
         dd = check_positive_int(d, "d")
-        if abs(r * dd - round(r * dd)) > 1e-9:
+        if not rho_d_is_integer(r, dd):
             raise ValueError(
                 f"rho*d must be an integer for Corollary 4.6, got rho*d={r * dd!r} "
                 f"(rho={rho!r}, d={d!r})"

@@ -39,7 +39,7 @@ from audit.theory.amplification import (
     laplace_fwl_bound,
     require_mar,
 )
-from audit.theory.fwl import observed_count
+from audit.theory.fwl import observed_count, rho_d_is_integer
 from audit.theory.profiles import dp_min_error_sum
 from audit.theory.tradeoff import (
     DPTradeoff,
@@ -190,7 +190,7 @@ def _corollary_4_6_reason(pt: _Point) -> str | None:
         # unequal constants, for which its closed form is not a bound.
         return (f"given ratio {pt.given_ratio:.6g} exceeds the equal-L_j ratio "
                 f"{_equal_lj_ratio(rho, d):.6g} (Cor 4.6 assumes equal L_j)")
-    if d is not None and abs(rho * d - round(rho * d)) > 1e-9:
+    if d is not None and not rho_d_is_integer(rho, d):
         return f"rho*d = {rho * d:.6g} is not an integer"
     return None
 

@@ -47,6 +47,7 @@ from audit._validate import check_fraction, check_positive, check_positive_int, 
 __all__ = [
     "FWLConstants",
     "observed_count",
+    "rho_d_is_integer",
     "linear",
     "sum_query",
     "vector_sum",
@@ -66,8 +67,15 @@ def _check_norm(norm: object) -> int:
     return int(norm)
 
 
+# ρd within this of an integer counts as that integer (ρ = 0.3 is not exactly 3/10).
+_RHO_D_TOL = 1e-9
+
+
 def observed_count(rho: float, d: int) -> int:
     """⌊ρd⌋, robust to floating-point noise in ρ (e.g. ρ = 0.3, d = 10 gives 3, not 2).
+
+    The one implementation of ⌊ρd⌋ ([RPS] Lemma 4.4): the bound table and
+    :meth:`FWLConstants.sensitivity_under_rho` both use it.
 
     Parameters
     ----------
@@ -83,7 +91,23 @@ def observed_count(rho: float, d: int) -> int:
     """
     r = check_fraction(rho, "rho")
     dd = check_positive_int(d, "d")
-    return min(dd, int(math.floor(r * dd + 1e-9)))
+    return min(dd, int(math.floor(r * dd + _RHO_D_TOL)))
+
+
+def rho_d_is_integer(rho: float, d: int) -> bool:
+    """Whether ρd is an integer (within the tolerance of :func:`observed_count`), as
+    [RPS] Corollary 4.6 requires.
+
+    Parameters
+    ----------
+    rho : float
+        In (0, 1].
+    d : int
+        Number of features, ≥ 1.
+    """
+    r = check_fraction(rho, "rho")
+    dd = check_positive_int(d, "d")
+    return abs(r * dd - round(r * dd)) <= _RHO_D_TOL
 
 
 @dataclass(frozen=True, eq=False)

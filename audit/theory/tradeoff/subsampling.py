@@ -283,10 +283,9 @@ class SubsampledDPTradeoff(_Subsampled):
         self.epsilon_prime = log1p_c_expm1(self.epsilon, self.p)
         self.delta_prime = self.p * self.delta
         self._outer = DPTradeoff(self.epsilon_prime, self.delta_prime)
-        # 1 − c, with c the intercept of the middle line
-        self._one_minus_c = self.delta_prime + self.p * (1.0 - self.delta) * math.tanh(
-            self.epsilon / 2.0
-        )
+        # 1 − c, with c the intercept of the middle line: pδ + p(1 − δ)(e^ε − 1)/(e^ε + 1),
+        # which is p δ_f(0), the profile identity at ε' = 0
+        self._one_minus_c = self.p * self.base._delta(0.0)
 
     @property
     def name(self) -> str:
