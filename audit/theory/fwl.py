@@ -89,24 +89,14 @@ def observed_count(rho: float, d: int) -> int:
     int
         floor(ρd + 1e-9), in [0, d].
     """
-    r = check_fraction(rho, "rho")
-    dd = check_positive_int(d, "d")
+    r, dd = check_fraction(rho, "rho"), check_positive_int(d, "d")
     return min(dd, int(math.floor(r * dd + _RHO_D_TOL)))
 
 
 def rho_d_is_integer(rho: float, d: int) -> bool:
-    """Whether ρd is an integer (within the tolerance of :func:`observed_count`), as
-    [RPS] Corollary 4.6 requires.
-
-    Parameters
-    ----------
-    rho : float
-        In (0, 1].
-    d : int
-        Number of features, ≥ 1.
-    """
-    r = check_fraction(rho, "rho")
-    dd = check_positive_int(d, "d")
+    """Whether ρd is an integer within the tolerance of :func:`observed_count` (same
+    parameters), as [RPS] Corollary 4.6 requires."""
+    r, dd = check_fraction(rho, "rho"), check_positive_int(d, "d")
     return abs(r * dd - round(r * dd)) <= _RHO_D_TOL
 
 
