@@ -46,6 +46,7 @@ __all__ = [
     "dp_min_error_sum",
 ]
 
+_EPS = float(np.finfo(float).eps)
 _SQRT2 = math.sqrt(2.0)
 _LOG_HALF_PI = 0.5 * math.log(math.pi / 2.0)
 
@@ -168,7 +169,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     hi = max(1.0, m * m)
     while g(hi) > 0:
         hi *= 2.0
-    root = optimize.brentq(g, 0.0, hi, xtol=1e-14, rtol=4 * np.finfo(float).eps, maxiter=500)
+    root = optimize.brentq(g, 0.0, hi, xtol=1e-14, rtol=4 * _EPS, maxiter=500)
     return _round_to_smallest(float(root), lambda e: gaussian_delta_value(e, m) <= dlt)
 
 
@@ -182,14 +183,14 @@ def _round_to_smallest(root: float, ok) -> float:
     hi = root
     while not ok(hi):
         hi = float(np.nextafter(hi, math.inf)) * (1 + 1e-15) + 1e-300
-    step = 1e-14 + 8 * np.finfo(float).eps * hi
+    step = 1e-14 + 8 * _EPS * hi
     lo = max(0.0, hi - step)
     while lo > 0.0 and ok(lo):
         step *= 2.0
         lo = max(0.0, hi - step)
     if ok(lo):
-        return lo  # lo = 0
-    return first_true(ok, lo, hi)
+        return 0.0
+    return float(first_true(ok, lo, hi))
 
 
 # ----------------------------------------------------------------------------- Laplace

@@ -195,3 +195,10 @@ def test_dp_min_error_sum(eps, delta):
     assert prof.dp_min_error_sum(eps, delta) == pytest.approx(want, rel=1e-15, abs=1e-300)
     if math.isfinite(eps):
         assert min_error_sum(DPTradeoff(eps, delta)) == prof.dp_min_error_sum(eps, delta)
+
+
+def test_profiles_return_python_floats():
+    for value in (prof.gaussian_epsilon(1e-9, 1.3), prof.gaussian_delta(1.0, 1.3),
+                  prof.laplace_epsilon(1e-3, 2.0), prof.laplace_delta(1.0, 2.0),
+                  prof.dp_min_error_sum(1.0, 0.1), cal.gaussian_sigma_analytic(1.0, 1.0, 1e-5)):
+        assert type(value) is float
