@@ -20,8 +20,10 @@ __all__ = [
     "check_epsilon",
     "check_delta",
     "check_probability",
+    "check_fraction",
     "check_positive",
     "check_positive_int",
+    "check_bool",
     "parse_enum",
 ]
 
@@ -76,6 +78,11 @@ def check_probability(value: object, name: str = "p") -> float:
     return check_in_range(name, value, 0.0, 1.0)
 
 
+def check_fraction(value: object, name: str) -> float:
+    """A fraction in (0, 1]: ρ (largest observed share of a record's features), C̃/C."""
+    return check_in_range(name, value, 0.0, 1.0, lo_closed=False, hi_closed=True)
+
+
 def check_positive(value: object, name: str, *, allow_inf: bool = False) -> float:
     """A strictly positive real number."""
     return check_in_range(name, value, 0.0, math.inf, lo_closed=False, hi_closed=allow_inf)
@@ -88,6 +95,13 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
     if int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
     return int(value)
+
+
+def check_bool(value: object, name: str) -> bool:
+    """A genuine ``bool`` (not 0/1, not a string such as "yes")."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be a bool, got {name}={value!r}")
+    return value
 
 
 def parse_enum(cls: type[E], value: object, name: str) -> E:

@@ -22,7 +22,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     """Register the ``bound`` subcommand on an ``argparse`` subparsers object."""
     p = subparsers.add_parser(
         "bound",
-        help="print every applicable privacy bound ([RPS] Thm 3.2/4.5/4.7, Cor 4.6, THEORY §7)",
+        help="print every applicable privacy bound "
+        "([RPS] Thm 3.2/4.5/4.7, Cor 4.6, docs/THEORY.md §7)",
         description=(
             "Theoretical privacy of a Laplace or Gaussian release under MAR missing data. "
             "Laplace: b = C_1/epsilon. Gaussian: classical sigma = C_2 sqrt(2 ln(1.25/delta))"
@@ -66,7 +67,7 @@ def _fmt(x: float | None) -> str:
 
 
 def format_table(rows) -> str:
-    """A fixed-width text table of :class:`audit.theory.accountant.BoundRow`s."""
+    """A fixed-width text table of :class:`audit.theory.bounds.BoundRow`s."""
     header = ("bound", "reference", "epsilon", "delta", "min err sum", "note")
     body = [
         (r.name, r.reference, _fmt(r.epsilon), _fmt(r.delta), _fmt(r.min_error_sum), r.note)
@@ -83,10 +84,10 @@ def format_table(rows) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Run the ``bound`` subcommand; return the exit status (0 ok, 2 bad parameters)."""
-    from audit.theory import accountant
+    from audit.theory.accountant import all_bounds
 
     try:
-        rows = accountant.all_bounds(
+        rows = all_bounds(
             args.epsilon,
             args.delta,
             args.p_star,
@@ -122,6 +123,7 @@ def main(args: argparse.Namespace) -> int:
     return 0
 
 
+# TODO(pipeline): use audit.pipeline.results json encoder
 def _jsonable(x):
     """Non-finite floats become the strings "inf"/"-inf"/"nan" (strict JSON has no infinity)."""
     if isinstance(x, float) and not math.isfinite(x):

@@ -1,1 +1,15 @@
-"""theory layer."""
+"""Theory layer: every theoretical privacy bound an audit is compared against.
+
+- :mod:`~audit.theory.accountant`: one import for every bound (re-exports only);
+- :mod:`~audit.theory.amplification`: [RPS] Theorems 3.2, 4.5, 4.7, Corollary 4.6 and the
+  f-DP bounds of docs/THEORY.md §7;
+- :mod:`~audit.theory.bounds`: the table of every applicable bound (the ``bound`` CLI);
+- :mod:`~audit.theory.calibration`: noise scales; :mod:`~audit.theory.profiles`: exact
+  privacy profiles δ(ε) and ε(δ) of the Gaussian and Laplace mechanisms;
+- :mod:`~audit.theory.fwl`: feature-wise Lipschitz constants and the [RPS] query catalogue;
+- :mod:`~audit.theory.tradeoff`: the f-DP toolkit of [DRS] (curves, C_p, conversions);
+- :mod:`~audit.theory.pair`: exact privacy of one audited pair of scalar mixtures.
+
+The layer depends on numpy, scipy, :mod:`audit._validate`, :mod:`audit._numeric` and
+:mod:`audit.mixture` only (``tests/theory/test_layer.py``).
+"""

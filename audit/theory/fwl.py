@@ -42,11 +42,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit._validate import check_in_range, check_positive, check_positive_int, check_real
+from audit._validate import check_fraction, check_positive, check_positive_int, check_real
 
 __all__ = [
     "FWLConstants",
     "observed_count",
+    "rho_d_is_integer",
     "linear",
     "sum_query",
     "vector_sum",
@@ -66,12 +67,15 @@ def _check_norm(norm: object) -> int:
     return int(norm)
 
 
-def _check_rho(rho: object) -> float:
-    return check_in_range("rho", rho, 0.0, 1.0, lo_closed=False, hi_closed=True)
+# ρd within this of an integer counts as that integer (ρ = 0.3 is not exactly 3/10).
+_RHO_D_TOL = 1e-9
 
 
 def observed_count(rho: float, d: int) -> int:
     """⌊ρd⌋, robust to floating-point noise in ρ (e.g. ρ = 0.3, d = 10 gives 3, not 2).
+
+    The one implementation of ⌊ρd⌋ ([RPS] Lemma 4.4): the bound table and
+    :meth:`FWLConstants.sensitivity_under_rho` both use it.
 
     Parameters
     ----------
@@ -85,9 +89,15 @@ def observed_count(rho: float, d: int) -> int:
     int
         floor(ρd + 1e-9), in [0, d].
     """
-    r = _check_rho(rho)
-    dd = check_positive_int(d, "d")
-    return min(dd, int(math.floor(r * dd + 1e-9)))
+    r, dd = check_fraction(rho, "rho"), check_positive_int(d, "d")
+    return min(dd, int(math.floor(r * dd + _RHO_D_TOL)))
+
+
+def rho_d_is_integer(rho: float, d: int) -> bool:
+    """Whether ρd is an integer within the tolerance of :func:`observed_count` (same
+    parameters), as [RPS] Corollary 4.6 requires."""
+    r, dd = check_fraction(rho, "rho"), check_positive_int(d, "d")
+    return abs(r * dd - round(r * dd)) <= _RHO_D_TOL
 
 
 @dataclass(frozen=True, eq=False)
@@ -301,7 +311,7 @@ def histogram(n_categories: int) -> FWLConstants:
     calibrated with b = C_1/ε as in [RPS] Theorem 4.5 is therefore much noisier than the
     usual histogram mechanism; the amplification factor ≈ p*ρ of [RPS] Table 1 is relative
     to that calibration. (Since {0, 1} ∪ NA differences never exceed 1, B = 1/2 would also
-    be valid; B = 1 keeps the ‖z‖∞ ≤ B convention of THEORY.md §1. Both choices give the same
+    be valid; B = 1 keeps the ‖z‖∞ ≤ B convention of docs/THEORY.md §1. Both choices give the same
     ratio C̃_1/C_1 = ⌊ρK⌋/K.)
 
     References

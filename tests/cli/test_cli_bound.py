@@ -81,3 +81,18 @@ def test_bad_input_exit_2_one_line(args, word):
     assert word in lines[0]
     assert "Traceback" not in res.stderr
     assert res.stdout == ""
+
+
+@pytest.mark.parametrize("eps", ["709.8", "720", "744", "1000"])
+def test_large_epsilon_section7_row_equals_theorem_3_2(eps):
+    """Issue 11: at ε = 1000 the §7 row read 59.76 (Theorem 3.2: 999.31), with a RuntimeWarning;
+    for 709.8 ≤ ε ≤ 744 the command died with OverflowError."""
+    res = _run("--mechanism", "laplace", "--epsilon", eps, "--p-star", "0.5", "--json")
+    assert res.returncode == 0, res.stderr
+    assert res.stderr == ""
+    rows = json.loads(res.stdout)["bounds"]
+    e32 = next(r["epsilon"] for r in rows if r["reference"] == "[RPS] Thm 3.2")
+    s7 = [r["epsilon"] for r in rows
+          if r["reference"].startswith("THEORY §7") and r["epsilon"] is not None]
+    assert e32 == pytest.approx(float(eps) + math.log(0.5), rel=1e-15)
+    assert s7 == [e32]

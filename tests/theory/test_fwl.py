@@ -1,4 +1,5 @@
-"""Tests for audit.theory.fwl: constants, ρ-sensitivity and the catalogue ([RPS] Table 1, Prop. C.2)."""
+"""Tests for audit.theory.fwl: constants, ρ-sensitivity and the catalogue
+([RPS] Table 1, Prop. C.2)."""
 
 from __future__ import annotations
 
@@ -167,3 +168,16 @@ BAD = [
 def test_rejects_out_of_range(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+@pytest.mark.parametrize("d", [1, 3, 7, 10, 100, 1000])
+def test_observed_count_and_integrality_share_one_tolerance(d):
+    """⌊ρd⌋ (the bound table, C̃_p) and "ρd is an integer" (Corollary 4.6) agree for every
+    float ρ = k/d, and a ρ a hair below k/d still counts k observed features."""
+    for k in range(1, d + 1):
+        rho = k / d
+        assert fwl.observed_count(rho, d) == k
+        assert fwl.rho_d_is_integer(rho, d)
+        assert fwl.observed_count(rho * (1 - 1e-15), d) == k
+    if d > 1:
+        assert not fwl.rho_d_is_integer(0.5 / d, d)

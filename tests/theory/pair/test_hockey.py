@@ -1,59 +1,14 @@
-"""Exact-pair integrator: closed forms, brute-force integration, invariances, validation."""
+"""Tests for audit.theory.pair.hockey: closed forms, brute-force integration, invariances."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import integrate, optimize
-from scipy.stats import norm
 
 from audit.mixture import Mixture
-from audit.theory.pair import (
-    hockey_stick,
-    pair_delta,
-    pair_epsilon,
-    pair_profile,
-    pair_tradeoff,
-    pair_tradeoff_bounds,
-    symmetric_pair_tradeoff,
-)
+from audit.theory.pair import hockey_stick, pair_delta, pair_epsilon, pair_profile
 
-
-def gauss_delta(eps, mu):  # Balle–Wang (2018) Thm 8
-    return norm.cdf(-eps / mu + mu / 2) - np.exp(eps) * norm.cdf(-eps / mu - mu / 2)
-
-
-def laplace_delta(eps, mu):
-    return max(0.0, 1.0 - np.exp((eps - mu) / 2))
-
-
-def single(kind, shift, scale=1.0):
-    return Mixture([1.0], [shift], kind, scale)
-
-
-def brute(P, Q, eps):
-    """∫ max(0, p − e^ε q) by quad, split at the shifts and at sign changes of log p/q found on
-    a dense grid (independent of the integrator under test)."""
-
-    def L(x):
-        return P.logpdf(np.atleast_1d(x)) - Q.logpdf(np.atleast_1d(x)) - eps
-
-    pts = np.sort(np.concatenate([P.scalar_shifts, Q.scalar_shifts]))
-    lo, hi = pts[0] - 40 * P.scale, pts[-1] + 40 * P.scale
-    xs = np.linspace(lo, hi, 100_001)
-    lv = L(xs)
-    idx = np.flatnonzero(np.sign(lv[1:]) != np.sign(lv[:-1]))
-    roots = [optimize.brentq(lambda x: L(x)[0], xs[i], xs[i + 1], xtol=1e-15) for i in idx]
-    brk = np.unique(np.concatenate([[lo, hi], pts, roots]))
-
-    def f(x):
-        return max(0.0, P.pdf(np.array([x]))[0] - np.exp(eps) * Q.pdf(np.array([x]))[0])
-
-    total, qerr = 0.0, 0.0
-    for a, b in zip(brk[:-1], brk[1:], strict=True):
-        v, e = integrate.quad(f, a, b, epsabs=1e-15, epsrel=1e-13, limit=500)
-        total, qerr = total + v, qerr + e
-    return total, qerr
+from .common import brute, gauss_delta, laplace_delta, random_pairs, single
 
 
 @pytest.mark.parametrize("mu", [0.3, 1.0, 3.0])
@@ -76,32 +31,6 @@ def test_laplace_single_component_matches_closed_form(mu, eps):
     h = hockey_stick(P, Q, eps)
     assert abs(h.value - laplace_delta(eps, mu)) <= h.error + 1e-14
     assert pair_epsilon(P, Q, 0.0).value == pytest.approx(mu, abs=1e-11)
-
-
-def test_pair_epsilon_inverts_closed_forms():
-    P, Q = single("gaussian", 1.0), single("gaussian", 0.0)
-    r = pair_epsilon(P, Q, 1e-5)
-    assert abs(gauss_delta(r.value, 1.0) - 1e-5) < 1e-12
-    assert gauss_delta(r.value - r.error, 1.0) >= 1e-5 >= gauss_delta(r.value + r.error, 1.0)
-    PL, QL = single("laplace", 3.0), single("laplace", 0.0)
-    r = pair_epsilon(PL, QL, 0.01)
-    assert abs(r.value - (3.0 + 2 * np.log(0.99))) <= r.error + 1e-12
-    assert pair_epsilon(P, Q, 0.0).value == np.inf
-    assert pair_epsilon(P, Q, 1.0).value == 0.0
-
-
-def random_pairs(kind, n, seed):
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        k1, k2 = rng.integers(1, 5, 2)
-        out.append(
-            (
-                Mixture(rng.dirichlet(np.ones(k1)), rng.normal(0, 1.5, k1), kind, 1.0),
-                Mixture(rng.dirichlet(np.ones(k2)), rng.normal(0, 1.5, k2), kind, 1.0),
-            )
-        )
-    return out
 
 
 @pytest.mark.parametrize("kind", ["gaussian", "laplace"])
@@ -170,42 +99,6 @@ def test_tiny_delta_relative_accuracy():
     assert exact < 1e-100
     assert h.value == pytest.approx(exact, rel=1e-9)
     assert h.error < 1e-7 * exact
-
-
-def test_tradeoff_brackets_gaussian_curve():
-    P, Q = single("gaussian", 1.0), single("gaussian", 0.0)
-    B = pair_tradeoff_bounds(P, Q, n_t=201)
-    a = np.concatenate([np.linspace(0, 1, 501), np.logspace(-12, 0, 200)])
-    G = norm.cdf(norm.ppf(1 - a) - 1.0)
-    assert np.all(B.lower(a) <= G + 1e-12)
-    assert np.all(B.upper(a) >= G - 1e-12)
-    assert B.error < 2e-3
-    assert np.max(B.upper(a) - B.lower(a)) <= B.error + 1e-12
-
-
-def test_tradeoff_brackets_laplace_curve():
-    mu = 1.0
-    P, Q = single("laplace", mu), single("laplace", 0.0)
-    B = pair_tradeoff_bounds(P, Q, n_t=201)
-    a = np.concatenate([np.linspace(0, 1, 501), np.logspace(-12, 0, 200)])
-    T = np.where(
-        a < np.exp(-mu) / 2,
-        1 - np.exp(mu) * a,
-        np.where(a <= 0.5, np.exp(-mu) / (4 * np.maximum(a, 1e-300)), np.exp(-mu) * (1 - a)),
-    )
-    assert np.all(B.lower(a) <= T + 1e-12)
-    assert np.all(B.upper(a) >= T - 1e-12)
-    assert B.error < 1e-3
-
-
-def test_symmetric_tradeoff_is_below_both_orders():
-    P = Mixture([0.3, 0.7], [0.0, 1.5], "laplace", 1.0)
-    Q = Mixture([1.0], [0.0], "laplace", 1.0)
-    S = symmetric_pair_tradeoff(P, Q, n_t=101)
-    f1, f2 = pair_tradeoff(P, Q, n_t=101), pair_tradeoff(Q, P, n_t=101)
-    a = np.linspace(0, 1, 301)
-    assert np.all(S(a) <= np.minimum(f1(a), f2(a)) + 1e-12)
-    assert np.all(np.diff(S(a), 2) >= -1e-9)  # convex
 
 
 def test_validation():
