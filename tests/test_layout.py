@@ -7,6 +7,7 @@ including those inside functions: a lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,11 @@ LAYERS: dict[str, set[str]] = {
     "pipeline": {"shared", "theory", "model", "simulation", "estimation"},
     "cli": {"shared", "theory", "model", "simulation", "estimation", "pipeline"},
 }
-#: third-party packages only one layer may import
-EXCLUSIVE = {"numba": "simulation"}
+#: third-party packages only one layer may import (None: no layer of the core)
+EXCLUSIVE = {"numba": "simulation", "matplotlib": None}
+#: third-party packages a layer is limited to (layers not listed may use any dependency)
+THIRD_PARTY = {"shared": {"numpy", "scipy"}, "theory": {"numpy", "scipy"}}
+MAX_FUNCTION_LINES, MAX_MODULE_LINES = 80, 600
 #: first-party packages the core never imports (they import it)
 FORBIDDEN_TOP = {"attacks", "experiments", "benchmarks", "tests"}
 
@@ -83,7 +87,13 @@ def layer_violations(root: Path) -> list[str]:
             if top in FORBIDDEN_TOP:
                 bad.append(f"{where} (the core never imports {top})")
             elif top in EXCLUSIVE and mine != EXCLUSIVE[top]:
-                bad.append(f"{where} (only the {EXCLUSIVE[top]} layer may import {top})")
+                owner = EXCLUSIVE[top]
+                bad.append(f"{where} (only the {owner} layer may import {top})" if owner
+                           else f"{where} (the core never imports {top})")
+            elif (mine in THIRD_PARTY and top not in ("audit", "__future__")
+                  and top not in sys.stdlib_module_names and top not in THIRD_PARTY[mine]):
+                bad.append(f"{where} (the {mine} layer uses only "
+                           f"{', '.join(sorted(THIRD_PARTY[mine]))} beyond the standard library)")
             theirs = layer_of(mod)
             if theirs is None or mine == "facade" or theirs == mine:
                 continue
@@ -96,6 +106,32 @@ def layer_violations(root: Path) -> list[str]:
 
 def test_every_layer_imports_only_what_the_table_allows():
     assert layer_violations(ROOT) == []
+
+
+def _long_units(root: Path) -> list[str]:
+    out = []
+    for path in sorted((root / "audit").rglob("*.py")):
+        src = path.read_text()
+        name = str(path.relative_to(root))
+        if src.count("\n") > MAX_MODULE_LINES:
+            out.append(f"{name}: {src.count(chr(10))} lines")
+        for node in ast.walk(ast.parse(src)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                length = node.end_lineno - node.lineno + 1
+                if length > MAX_FUNCTION_LINES:
+                    out.append(f"{name}:{node.lineno} {node.name}: {length} lines")
+    return out
+
+
+def test_no_function_over_80_lines_no_module_over_600():
+    assert _long_units(ROOT) == []
+
+
+def test_the_size_rule_catches_a_long_function(tmp_path):
+    (tmp_path / "audit").mkdir()
+    body = "".join(f"    x{i} = {i}\n" for i in range(85))
+    (tmp_path / "audit" / "big.py").write_text(f"def f():\n{body}")
+    assert _long_units(tmp_path) == ["audit/big.py:1 f: 86 lines"]
 
 
 def test_every_subpackage_of_audit_is_in_the_table():
@@ -114,6 +150,8 @@ def test_every_subpackage_of_audit_is_in_the_table():
     ("audit/bad.py", "from audit.theory import accountant\n",
      "shared may not import theory"),
     ("audit/model/bad.py", "from ..pipeline import plan\n", "model may not import pipeline"),
+    ("audit/theory/bad.py", "import statsmodels\n", "the theory layer uses only numpy, scipy"),
+    ("audit/pipeline/bad.py", "import matplotlib.pyplot\n", "the core never imports matplotlib"),
 ])
 def test_a_deliberate_violation_is_caught(tmp_path, path, source, needle):
     for sub in LAYERS:

@@ -28,6 +28,7 @@ from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
 from audit.model.missingness import MAX_ENUM_D, FixedCountMasks, IndependentMasks
 from audit.model.release import Release
+from audit.theory.pair import pair_epsilon
 
 __all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_law",
            "structured_law"]
@@ -291,55 +292,62 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
         delta = 0.0 if release.noise is NoiseKind.LAPLACE else 1e-6
     delta = check_delta(delta)
     pilot_trials = check_positive_int(pilot_trials, "pilot_trials", minimum=100)
-    if candidates is None:
-        base = np.asarray(query.candidate_records(d, B), dtype=np.float64)
-        rows = [*base, *_mechanism_candidates(missingness, base, B), np.full(d, np.nan)]
-        cands = np.unique(np.nan_to_num(np.array(rows), nan=np.inf), axis=0)
-        cands[np.isinf(cands)] = np.nan
-    else:
-        cands = np.asarray(candidates, dtype=np.float64)
-        if cands.ndim != 2 or cands.shape[1] != d or cands.shape[0] < 2:
-            raise ValueError(
-                f"candidates must have shape (C, {d}) with C >= 2, got shape {cands.shape}"
-            )
-    mixtures = [record_law(c, n, query, missingness, release) for c in cands]
-    exact = None
-    if mixtures[0].is_scalar:
-        try:
-            from audit.theory.pair import pair_epsilon as exact
-        except ImportError:  # pragma: no cover - audit.theory.pair not installed yet
-            exact = None
-    # Many candidates give the same law (e.g. any record with the same sum); both scores are
-    # symmetric in (P, Q), so each unordered pair of distinct laws is scored once.
-    keys = [_law_key(M) for M in mixtures]
-    pairs: dict[tuple, tuple[int, int]] = {}
-    for a, b in itertools.combinations(range(len(cands)), 2):
-        if keys[a] != keys[b]:
-            key = (keys[a], keys[b]) if keys[a] < keys[b] else (keys[b], keys[a])
-            pairs.setdefault(key, (a, b))
-    if not pairs:  # every candidate gives the same law: any pair is worst (ε = 0)
+    cands = _candidate_records(query, missingness, d, B, candidates)
+    laws = [record_law(c, n, query, missingness, release) for c in cands]
+    todo = _distinct_law_pairs(laws)
+    if not todo:  # every candidate gives the same law: any pair is worst (ε = 0)
         return NeighbourPair(_pair_dataset(cands[0], n, index),
                              _pair_dataset(cands[1 % len(cands)], n, index),
                              index, query, missingness, B, score=0.0)
-    todo = list(pairs.values())
-    if exact is not None and release.noise is NoiseKind.GAUSSIAN and len(todo) > _EXACT_TOP:
+    def exact(P, Q) -> float:
+        return float(pair_epsilon(P, Q, delta).value)
+
+    def proxy(P, Q) -> float:  # a ranking only, not a privacy parameter
+        return _score_pilot(P, Q, pilot_trials, seed)
+
+    score = exact if laws[0].is_scalar else proxy
+    if laws[0].is_scalar and release.noise is NoiseKind.GAUSSIAN and len(todo) > _EXACT_TOP:
         # The exact Gaussian pair ε costs root finding per pair: rank all pairs by a cheap
         # divergence first and compute the exact ε for the leading ones only.
-        proxy = [_symmetric_kl(mixtures[a], mixtures[b]) for a, b in todo]
-        todo = [todo[i] for i in np.argsort(proxy)[::-1][:_EXACT_TOP]]
+        kl = [_symmetric_kl(laws[a], laws[b]) for a, b in todo]
+        todo = [todo[i] for i in np.argsort(kl)[::-1][:_EXACT_TOP]]
     best = (-np.inf, 0, 1)
     for a, b in todo:
-        P, Q = mixtures[a], mixtures[b]
-        if exact is not None:
-            value = exact(P, Q, delta)
-            score = float(getattr(value, "value", value))
-        else:
-            score = _score_pilot(P, Q, pilot_trials, seed)
-        if score > best[0]:
-            best = (score, a, b)
+        value = score(laws[a], laws[b])
+        if value > best[0]:
+            best = (value, a, b)
     s, a, b = best
     return NeighbourPair(_pair_dataset(cands[a], n, index), _pair_dataset(cands[b], n, index),
                          index, query, missingness, B, score=s)
+
+
+def _candidate_records(query, missingness, d: int, bound: float, candidates) -> np.ndarray:
+    """The differing records the search tries: the query's corners, the pivot-moving
+    records of threshold MAR mechanisms and the all-NA record (or the caller's list)."""
+    if candidates is None:
+        base = np.asarray(query.candidate_records(d, bound), dtype=np.float64)
+        rows = [*base, *_mechanism_candidates(missingness, base, bound), np.full(d, np.nan)]
+        cands = np.unique(np.nan_to_num(np.array(rows), nan=np.inf), axis=0)
+        cands[np.isinf(cands)] = np.nan
+        return cands
+    cands = np.asarray(candidates, dtype=np.float64)
+    if cands.ndim != 2 or cands.shape[1] != d or cands.shape[0] < 2:
+        raise ValueError(
+            f"candidates must have shape (C, {d}) with C >= 2, got shape {cands.shape}"
+        )
+    return cands
+
+
+def _distinct_law_pairs(laws: list) -> list[tuple[int, int]]:
+    """One (a, b) per unordered pair of distinct laws: many candidates give the same law
+    (e.g. any record with the same sum), and both scores are symmetric in (P, Q)."""
+    keys = [_law_key(M) for M in laws]
+    pairs: dict[tuple, tuple[int, int]] = {}
+    for a, b in itertools.combinations(range(len(laws)), 2):
+        if keys[a] != keys[b]:
+            key = (keys[a], keys[b]) if keys[a] < keys[b] else (keys[b], keys[a])
+            pairs.setdefault(key, (a, b))
+    return list(pairs.values())
 
 
 def simulate_general(z, query, missingness, release: Release, trials: int, rng=None,
