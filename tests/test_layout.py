@@ -24,6 +24,7 @@ LAYERS: dict[str, set[str]] = {
     "estimation": {"shared"},
     "pipeline": {"shared", "theory", "model", "simulation", "estimation"},
     "cli": {"shared", "theory", "model", "simulation", "estimation", "pipeline"},
+    "adapters": {"shared", "model"},
 }
 #: third-party packages only one layer may import
 EXCLUSIVE = {"numba": "simulation"}
