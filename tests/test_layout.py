@@ -25,6 +25,7 @@ LAYERS: dict[str, set[str]] = {
     "estimation": {"shared"},
     "pipeline": {"shared", "theory", "model", "simulation", "estimation"},
     "cli": {"shared", "theory", "model", "simulation", "estimation", "pipeline"},
+    "adapters": {"shared", "model"},
 }
 #: third-party packages only one layer may import (None: no layer of the core)
 EXCLUSIVE = {"numba": "simulation", "matplotlib": None}

@@ -1,0 +1,147 @@
+"""Adapters: real DP libraries, and a user's own mechanism, as black-box implementations.
+
+adapters layer: imports the shared vocabulary and ``audit.model`` only. Each library has one
+small module here, importing its library lazily (inside functions), so that this package and
+every adapter module import without the libraries installed; each module's docstring states
+exactly what a NaN does to its library's release, with source citations.
+
+``make_implementation("<library>:<function>", epsilon=..., delta=..., params={...})`` builds an
+:class:`audit.model.implementation.Implementation`; ``"package.module:function"`` names a
+user's own callable ``f(data, rng, **params)`` instead, whose claim is (epsilon, delta) as
+given (a ``batch`` attribute on it, ``f.batch(datasets, rng, **params)``, is used as the
+batched form). ``available_targets()`` lists the library targets; ``seedable(target)`` says
+whether the same ``rng`` seed reproduces a target's releases.
+
+Every adapter's claim is for the audit's neighbouring relation, the substitution of one
+record (a row of the (n, d) array): each adapter calibrates its library, by the library's own
+stated guarantee and neighbouring relation, so that this holds for the (ε, δ) asked for (the
+module docstrings give the translation).
+
+Install the libraries with the ``libraries`` extra: ``pip install -e ".[libraries]"``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from types import ModuleType
+
+from audit._validate import check_delta, check_positive
+from audit.model.implementation import CallableImplementation, Claim, load_callable
+
+__all__ = ["LIBRARIES", "make_implementation", "available_targets", "seedable"]
+
+#: library name in a target -> the adapter module
+LIBRARIES: dict[str, str] = {
+    "diffprivlib": "audit.adapters.diffprivlib",
+    "opendp": "audit.adapters.opendp",
+    "pipelinedp": "audit.adapters.pipelinedp",
+}
+
+
+def _adapter(library: str) -> ModuleType:
+    return importlib.import_module(LIBRARIES[library])
+
+
+def available_targets() -> dict[str, list[str]]:
+    """Library name -> the functions its adapter offers (whether or not it is installed)."""
+    return {lib: list(_adapter(lib).FUNCTIONS) for lib in LIBRARIES}
+
+
+def _split(target: object) -> tuple[str, str]:
+    head, sep, tail = str(target).partition(":")
+    if not isinstance(target, str) or not sep or not head or not tail:
+        raise ValueError(f"target must look like '<library>:<function>' (libraries: "
+                         f"{', '.join(LIBRARIES)}) or 'package.module:function', got "
+                         f"target={target!r}")
+    return head, tail
+
+
+def _check_function(library: str, function: str) -> ModuleType:
+    module = _adapter(library)
+    if function not in module.FUNCTIONS:
+        raise ValueError(f"unknown function {function!r} for library {library!r}; available: "
+                         f"{', '.join(f'{library}:{f}' for f in module.FUNCTIONS)}")
+    return module
+
+
+def seedable(target: str) -> bool:
+    """Whether the same ``rng`` seed reproduces the releases of ``target``.
+
+    A user's callable is taken to be seedable (it is given the ``rng``).
+    """
+    library, function = _split(target)
+    if library not in LIBRARIES:
+        return True
+    return bool(_check_function(library, function).SEEDABLE)
+
+
+def _user_callable(target: str, epsilon: float, delta: float,
+                   params: dict) -> CallableImplementation:
+    library, _ = _split(target)
+    try:
+        func = load_callable(target)
+    except ValueError as exc:
+        if "." not in library:
+            raise ValueError(f"unknown library {library!r} in target {target!r}; available: "
+                             f"{', '.join(LIBRARIES)} (or 'package.module:function' for your "
+                             f"own callable: {exc})") from None
+        raise
+    if not callable(func):
+        raise ValueError(f"target {target!r} is not callable")
+    try:
+        inspect.signature(func).bind(None, None, **params)
+    except TypeError as exc:
+        raise ValueError(f"{target}: params do not fit its signature f(data, rng, **params): "
+                         f"{exc}") from None
+    except ValueError:  # pragma: no cover - no signature (a builtin): let the call decide
+        pass
+    batch = getattr(func, "batch", None)
+
+    def release(data, rng):
+        return func(data, rng, **params)
+
+    batch_func = None
+    if callable(batch):
+        def batch_func(datasets, rng):
+            return batch(datasets, rng, **params)
+
+    return CallableImplementation(
+        func=release, claim=Claim(epsilon, delta, f"user callable {target} (claim as given)"),
+        name=target, batch_func=batch_func, params=dict(params))
+
+
+def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,
+                        params: dict | None = None) -> CallableImplementation:
+    """The implementation named by ``target``, claiming (ε, δ) per substituted record.
+
+    Parameters
+    ----------
+    target : str
+        ``"<library>:<function>"`` (see :func:`available_targets`) or
+        ``"package.module:function"`` for a user's callable ``f(data, rng, **params)``.
+    epsilon : float
+        ε > 0.
+    delta : float
+        δ ∈ [0, 1): 0 for Laplace/pure-ε targets, > 0 for Gaussian ones.
+    params : dict, optional
+        The target's parameters (each adapter module documents its own).
+
+    Raises
+    ------
+    ValueError
+        Unknown library or function (the message lists those available), a library that is
+        not installed (the message names the extra to install), or a bad parameter (the
+        message names it).
+    """
+    epsilon = check_positive(epsilon, "epsilon")
+    delta = check_delta(delta, "delta")
+    if delta >= 1.0:
+        raise ValueError(f"delta must be in [0, 1), got delta={delta!r}")
+    if params is not None and not isinstance(params, dict):
+        raise ValueError(f"params must be a dict, got params={params!r}")
+    library, function = _split(target)
+    if library not in LIBRARIES:
+        return _user_callable(target, epsilon, delta, params or {})
+    module = _check_function(library, function)
+    return module.make(function, epsilon=epsilon, delta=delta, params=params)

@@ -1,0 +1,134 @@
+"""What every library adapter shares: parameter checks, the data check, lazy library imports.
+
+Every error is a ``ValueError`` whose message starts with the target (``"opendp:sum: ..."``)
+and names the parameter at fault.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from importlib import metadata
+from numbers import Integral, Real
+from types import ModuleType
+
+import numpy as np
+
+from audit._validate import parse_enum
+from audit.enums import NoiseKind
+
+#: the optional extra that installs every library an adapter wraps
+INSTALL_HINT = 'pip install -e ".[libraries]"'
+#: marks a parameter without a default
+REQUIRED = object()
+
+
+def require(module: str, distribution: str, target: str) -> ModuleType:
+    """Import ``module`` of the library an adapter wraps, or say which extra installs it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise ValueError(
+            f"{target}: the library {distribution!r} is not installed or cannot be imported "
+            f"({exc}); install the 'libraries' extra: {INSTALL_HINT}") from None
+
+
+def version(distribution: str) -> str:
+    """The installed version of ``distribution`` ('?' when unknown)."""
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:  # pragma: no cover - imported but not installed
+        return "?"
+
+
+def check_params(target: str, params: dict | None, accepted: dict[str, object]) -> dict:
+    """``params`` completed with the defaults in ``accepted`` (name -> default or REQUIRED).
+
+    Raises ValueError for an unknown name (listing those accepted) or a missing required one.
+    """
+    params = {} if params is None else params
+    if not isinstance(params, dict):
+        raise ValueError(f"{target}: params must be a dict, got params={params!r}")
+    unknown = sorted(set(params) - set(accepted))
+    if unknown:
+        raise ValueError(f"{target}: unknown parameter {unknown[0]!r}; accepted: "
+                         f"{', '.join(accepted)}")
+    out = {}
+    for name, default in accepted.items():
+        if name in params:
+            out[name] = params[name]
+        elif default is REQUIRED:
+            raise ValueError(f"{target}: parameter {name!r} is required")
+        else:
+            out[name] = default
+    return out
+
+
+def check_bounds(target: str, bounds: object) -> tuple[float, float]:
+    """``bounds`` as a pair of finite floats lo < hi."""
+    msg = (f"{target}: parameter 'bounds' must be a pair (lo, hi) of finite numbers with "
+           f"lo < hi, got bounds={bounds!r}")
+    try:
+        lo, hi = bounds  # type: ignore[misc]
+    except (TypeError, ValueError):
+        raise ValueError(msg) from None
+    if not all(isinstance(v, Real) and not isinstance(v, bool) for v in (lo, hi)):
+        raise ValueError(msg)
+    lo, hi = float(lo), float(hi)
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(msg)
+    return lo, hi
+
+
+def check_choice(target: str, name: str, value: object, choices: tuple[str, ...]) -> str:
+    """``value`` as one of the strings ``choices``."""
+    if isinstance(value, str) and value.lower() in choices:
+        return value.lower()
+    raise ValueError(f"{target}: parameter {name!r} must be one of "
+                     f"{', '.join(repr(c) for c in choices)}, got {name}={value!r}")
+
+
+def check_noise(target: str, value: object) -> NoiseKind:
+    """The noise kind, 'laplace' or 'gaussian'."""
+    try:
+        return parse_enum(NoiseKind, value, "noise")
+    except ValueError as exc:
+        raise ValueError(f"{target}: parameter {exc}") from None
+
+
+def check_column(target: str, value: object) -> int | None:
+    """None (every entry of a record) or a column index ≥ 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, Integral) or int(value) < 0:
+        raise ValueError(f"{target}: parameter 'column' must be None or an integer >= 0, "
+                         f"got column={value!r}")
+    return int(value)
+
+
+def check_real_param(target: str, name: str, value: object) -> float:
+    """A finite real parameter."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{target}: parameter {name!r} must be a finite number, "
+                         f"got {name}={value!r}")
+    return float(value)
+
+
+def as_data(target: str, data: object) -> np.ndarray:
+    """One dataset as a float64 array (n, d), n, d ≥ 1; NaN = missing."""
+    x = np.asarray(data, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] == 0 or x.shape[1] == 0:
+        raise ValueError(f"{target}: data must have shape (n, d) with n, d >= 1, "
+                         f"got shape {x.shape}")
+    return x
+
+
+def selected(target: str, x: np.ndarray, column: int | None) -> np.ndarray:
+    """The entries the statistic runs over: column ``column`` of ``x`` (n,), or every entry
+    record by record, row-major (n·d,)."""
+    if column is None:
+        return x.reshape(-1)
+    if column >= x.shape[1]:
+        raise ValueError(f"{target}: parameter 'column' is {column} but the data has "
+                         f"{x.shape[1]} columns")
+    return x[:, column]

@@ -1,0 +1,123 @@
+"""IBM diffprivlib's ``tools`` (``nanmean``, ``nansum``, ``nanvar``, ``nanstd``, ``mean``, ``sum``,
+``var``, ``std``) as black-box implementations.
+
+Targets: ``diffprivlib:<function>`` for each function above. Parameters:
+
+``bounds`` (required)
+    (lo, hi), passed to diffprivlib, which clips every entry to it.
+``axis`` (default None)
+    None: one scalar over every entry of the (n, d) array; 0: one value per column (a vector
+    of d), diffprivlib giving each column ε/d itself.
+
+**Claim.** The audit's neighbouring relation is the substitution of one record (a row of d
+entries). diffprivlib's own guarantee is ε-DP for the substitution of one *entry* of the array
+it is given (its sensitivities below are those of one entry). With ``axis=None`` the adapter
+therefore calls diffprivlib with ``epsilon = ε / d`` on a dataset of d columns, which by group
+privacy over the d entries of a record is ε-DP per record; with ``axis=0`` it passes ε, which
+diffprivlib splits into ε/d per column (``_wrap_axis``, tools/utils.py:57-95), and a record
+touches one entry per column, so the vector release is again ε-DP per record. The claim is
+(ε, 0): the tools are pure ε-DP, so ``delta`` must be 0.
+
+**Randomness.** Seedable: each call draws a 32-bit seed from ``rng`` and passes it as
+``random_state``, which diffprivlib turns into a ``numpy.random.RandomState``
+(``utils.check_random_state``, utils.py:75-102; the mechanisms keep it, mechanisms/base.py:83).
+(With ``random_state=None`` diffprivlib would use ``secrets.SystemRandom``.) Each call is given
+a fresh ``BudgetAccountant``: the default one appends every spend to a list it never empties
+(accountant.py:361-382), which over millions of audit calls is unbounded memory.
+
+**What a NaN does** (diffprivlib 0.6.6, ``diffprivlib/tools/utils.py``; N is the number of
+entries the statistic runs over: n·d with ``axis=None``, n per column with ``axis=0``; k the
+number of those that are observed):
+
+* Clipping keeps NaN: ``validation.clip_to_bounds`` is ``np.clip`` (validation.py:167-200).
+* ``nansum`` (``_sum``, utils.py:713-745): ``np.nansum`` — a NaN adds 0 — plus
+  ``LaplaceTruncated`` noise of sensitivity hi − lo, output truncated to [lo·N, hi·N]. A NaN is
+  read as 0, so substituting an entry changes the sum by up to max(hi − lo, |lo|, |hi|): the
+  claim holds when 0 ∈ [lo, hi]; otherwise the true per-entry sensitivity is max(|lo|, |hi|) >
+  hi − lo and the release is only ε·max(|lo|,|hi|)/(hi − lo)-DP. All entries missing: 0 + noise.
+* ``nanmean`` (``_mean``, utils.py:269-299): ``np.nanmean`` averages the k observed entries,
+  but the noise is calibrated to sensitivity (hi − lo)/N with N = ``array.size``, which counts
+  the NaN entries (utils.py:293). The mean of k values moves by up to (hi − lo)/k when one
+  changes (and by up to (hi − lo)/(k + 1) when a NaN becomes a value), so on data with missing
+  entries the release is about ε·N/k-DP, not ε: the privacy loss grows with the missing
+  fraction. All entries missing (k = 0): ``np.nanmean`` is NaN and ``LaplaceTruncated`` returns
+  NaN (NaN − noise, and ``_truncate`` compares false, mechanisms/base.py:217-223), so the
+  release is NaN exactly when everything is missing — a deterministic event, not randomised.
+* ``nanvar`` (``_var``, utils.py:425-457): ``np.nanvar`` (ddof 0) over the k observed entries,
+  ``LaplaceBoundedDomain`` with sensitivity (hi − lo)²(N − 1)/N², again N counting the NaN
+  entries (utils.py:450-452), where k observed entries need (hi − lo)²(k − 1)/k²: the same
+  ≈ N/k inflation. k = 0: NaN, which ``LaplaceBoundedDomain.randomise`` returns as NaN
+  (mechanisms/laplace.py:405). ``nanstd`` (``_std``, utils.py:582-594) is √ of that release.
+* ``mean``, ``sum``, ``var``, ``std`` (the same functions with ``nan=False``): ``np.mean`` /
+  ``np.sum`` / ``np.var`` of data with any NaN is NaN, and the mechanisms pass NaN through, so
+  the release is NaN if and only if some entry is missing. That event is a deterministic
+  function of the missingness pattern: two neighbours that differ in whether one record has a
+  missing entry (all others complete) give NaN on one side and a finite value on the other
+  with probability 1, which no finite ε allows.
+
+Warnings: numpy's ``RuntimeWarning`` s "Mean of empty slice" and "Degrees of freedom <= 0 for
+slice" (an all-missing dataset or column in the ``nan*`` functions) are silenced inside the
+call, by message: the NaN they announce is the behaviour being audited, recorded above.
+diffprivlib's ``PrivacyLeakWarning`` (bounds not given) cannot arise, since ``bounds`` is
+required, and ``DiffprivlibCompatibilityWarning`` (unused arguments) cannot either, since the
+adapter passes only arguments the tools take; neither is silenced, so one would surface.
+
+Install: diffprivlib 0.6.6 imports ``sklearn.tree._tree.DOUBLE``, gone in scikit-learn 1.7;
+the ``libraries`` extra pins ``scikit-learn<1.7``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from audit.adapters import _common
+from audit.model.implementation import CallableImplementation, Claim
+
+LIBRARY = "diffprivlib"
+DISTRIBUTION = "diffprivlib"
+SEEDABLE = True
+FUNCTIONS = ("nanmean", "nansum", "nanvar", "nanstd", "mean", "sum", "var", "std")
+ACCEPTED = {"bounds": _common.REQUIRED, "axis": None}
+
+#: numpy's warnings for an all-missing slice in the nan* functions (silenced by message)
+_EMPTY_SLICE = ("Mean of empty slice", "Degrees of freedom <= 0 for slice")
+
+
+def make(function: str, *, epsilon: float, delta: float,
+         params: dict | None) -> CallableImplementation:
+    """The implementation of ``diffprivlib.tools.<function>`` (see the module docstring)."""
+    target = f"{LIBRARY}:{function}"
+    p = _common.check_params(target, params, ACCEPTED)
+    lo, hi = _common.check_bounds(target, p["bounds"])
+    axis = p["axis"]
+    if axis is not None and (isinstance(axis, bool) or axis != 0):
+        raise ValueError(f"{target}: parameter 'axis' must be None (every entry) or 0 (per "
+                         f"column), got axis={axis!r}")
+    if delta != 0.0:
+        raise ValueError(f"{target}: diffprivlib's tools are pure ε-DP; delta must be 0, got "
+                         f"delta={delta!r}")
+    tools = _common.require("diffprivlib.tools", DISTRIBUTION, target)
+    accountant_cls = _common.require("diffprivlib.accountant", DISTRIBUTION,
+                                     target).BudgetAccountant
+    func = getattr(tools, function)
+
+    def release(data, rng: np.random.Generator):
+        x = _common.as_data(target, data)
+        eps_lib = epsilon / x.shape[1] if axis is None else epsilon
+        seed = int(rng.integers(2**32))
+        with warnings.catch_warnings():
+            for message in _EMPTY_SLICE:
+                warnings.filterwarnings("ignore", message=message, category=RuntimeWarning)
+            out = func(x, epsilon=eps_lib, bounds=(lo, hi), axis=axis, random_state=seed,
+                       accountant=accountant_cls())
+        return float(out) if axis is None else np.asarray(out, dtype=np.float64)
+
+    unit = "ε/d per entry (d = columns)" if axis is None else "ε, split ε/d per column"
+    note = (f"diffprivlib {_common.version(DISTRIBUTION)} tools.{function}(bounds=({lo}, {hi}), "
+            f"axis={axis}) called with {unit}: ε-DP per record by the library's per-entry "
+            f"substitution guarantee (see audit.adapters.diffprivlib for what NaN does)")
+    return CallableImplementation(
+        func=release, claim=Claim(epsilon, 0.0, note), name=target,
+        params={"bounds": (lo, hi), "axis": axis})

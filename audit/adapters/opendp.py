@@ -1,0 +1,219 @@
+"""OpenDP measurement chains (sum, mean) as black-box implementations.
+
+Targets: ``opendp:sum``, ``opendp:mean``. Each is the chain
+
+    vector of float entries (NaN allowed) → impute a constant for NaN, or drop NaN
+    → clamp to ``bounds`` → sum, or (resize →) mean → Laplace or Gaussian noise
+
+built with ``opendp.prelude`` (``dp.t.then_impute_constant`` / ``then_drop_null``,
+``then_clamp``, ``then_resize``, ``then_sum`` / ``then_mean``, ``dp.m.then_laplace`` /
+``then_gaussian``). Parameters:
+
+``bounds`` (required)
+    (lo, hi) of the clamp.
+``nan`` (default ``"impute"``)
+    ``"impute"``: NaN → ``constant`` (before the clamp, so the constant is clamped too);
+    ``"drop"``: NaN entries are removed.
+``constant`` (default 0.0)
+    The imputed value; with ``nan="drop"`` the mean pads the data back to its size with it, and
+    then it must lie in ``bounds``.
+``noise`` (default ``"laplace"``)
+    ``"laplace"`` (ε-DP, ``delta`` must be 0) or ``"gaussian"`` (zCDP converted to
+    (ε, δ)-DP by ``dp.c.make_zCDP_to_approxDP`` and ``make_fix_delta(δ)``; ``delta`` > 0).
+``column`` (default None)
+    None: the statistic runs over every entry of the (n, d) array, record by record (a record
+    is d entries); an integer j: over column j only (a record is one entry).
+``shape`` (default None)
+    (n, d) of the datasets to be audited. When given, the chain is built and calibrated at
+    once and the claim is the value of OpenDP's privacy map (below); calls on another shape
+    are refused. Without it the chain is built and calibrated on the first call for each
+    shape (and cached), and the claim is the (ε, δ) asked for, each chain's map being ≤ it.
+
+**Claim.** OpenDP's dataset metric is the symmetric distance (insertions plus deletions of
+elements). The substitution of one record — the audit's neighbouring relation — replaces its
+k entries (k = d, or 1 with ``column``), a symmetric distance of 2k; the noise scale is found
+by ``dp.binary_search_param`` so that the chain's privacy map at ``d_in = 2k`` is ≤ ε
+(Laplace, ``MaxDivergence``) or ≤ (ε, δ) (Gaussian, ``Approximate(MaxDivergence)``), and that
+map value is OpenDP's own claim. The map bounds the float rounding of the sum too (the
+``relaxation`` term of the checked sums).
+
+**Randomness.** Not seedable (``SEEDABLE = False``): OpenDP samples all noise (and the
+shuffles of resize and of an over-long unsized sum) from its own CSPRNG by design — the
+PyPI build links OpenSSL and ``fill_bytes`` calls ``RAND_priv_bytes``
+(rust/src/traits/samplers/mod.rs, ``fill_bytes``; the non-OpenSSL build uses
+``rand::thread_rng``). There is no seeding API; ``rng`` is not used, and the same seed does
+not reproduce a release.
+
+**What a NaN does** (OpenDP 0.16.0, Rust source ``rust/src/transformations``; behaviour
+checked on the installed wheel):
+
+* The input domain is ``vector_domain(atom_domain(T=float, nan=True), size=N)`` (N = n·k
+  entries). NaN can never reach the sum: ``make_clamp`` refuses at construction an input
+  domain that may hold NaN (``input_domain.element_domain.assert_non_nan()``, clamp/mod.rs), so
+  every chain imputes or drops first. No release is ever NaN.
+* ``nan="impute"``: ``make_impute_constant`` replaces each NaN by ``constant`` row by row
+  (``ImputeConstantDomain for AtomDomain<T>``: ``if default.is_null() { constant }``,
+  impute/mod.rs); the size stays N and is known, so ``make_sum`` uses
+  ``make_sized_bounded_float_checked_sum`` (sum/mod.rs → sum/float/checked/mod.rs), whose
+  stability map is d_in/2·(hi − lo) + relaxation: a NaN is a value (the clamped constant) and
+  the substitution sensitivity per entry is hi − lo, valid for any constant. ``make_mean``
+  (mean/mod.rs) is that sum times 1/N with N known: a NaN counts in the denominator as an
+  imputed value. All-missing data release the clamped constant (times N for the sum) plus
+  noise.
+* ``nan="drop"``: ``make_drop_null`` filters NaN out (``filter_map(DIA::option)``,
+  impute/mod.rs), with stability 1 in the symmetric distance — so the size becomes unknown.
+  The sum is then ``make_bounded_float_checked_sum`` with ``size_limit`` 2^20 (an input longer
+  than that is shuffled and truncated), whose map is d_in·max(hi − lo, |lo|, |hi|) +
+  relaxation: twice the substitution sensitivity hi − lo for bounds around 0, because a
+  substitution costs 2 in the symmetric distance and the unsized sum cannot use it. The mean
+  needs a known size (``make_mean`` errs otherwise, mean/mod.rs), so the dropped vector is
+  resized back to N by ``make_resize`` (resize/mod.rs): padded with ``constant`` when shorter
+  (so dropped NaN come back as the constant, in the denominator N), shuffled and truncated
+  when longer; resize has stability 2, so the mean's noise is twice that of ``"impute"``. All
+  missing: the sum releases 0 + noise, the mean the constant + noise.
+* OpenDP does not check, when a measurement is invoked, that the argument lies in its input
+  domain (a vector of 5 passes a chain declared for size 6): the declared size is the
+  caller's promise. The adapter keeps it by building one chain per dataset shape.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from audit.adapters import _common
+from audit.enums import NoiseKind
+from audit.model.implementation import CallableImplementation, Claim
+
+LIBRARY = "opendp"
+DISTRIBUTION = "opendp"
+SEEDABLE = False
+FUNCTIONS = ("sum", "mean")
+ACCEPTED = {"bounds": _common.REQUIRED, "nan": "impute", "constant": 0.0, "noise": "laplace",
+            "column": None, "shape": None}
+NAN_HANDLING = ("impute", "drop")
+
+
+def _prelude(target: str):
+    dp = _common.require("opendp.prelude", DISTRIBUTION, target)
+    dp.enable_features("contrib")
+    return dp
+
+
+def _check_shape(target: str, value: object) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        n, d = value  # type: ignore[misc]
+        ok = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v >= 1
+                 for v in (n, d))
+    except (TypeError, ValueError):
+        ok = False
+    if not ok:
+        raise ValueError(f"{target}: parameter 'shape' must be None or (n, d) with integers "
+                         f">= 1, got shape={value!r}")
+    return int(n), int(d)
+
+
+def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
+                n: int, d: int):
+    """(measurement, privacy map value at d_in = 2k) of ``opendp:<function>`` for datasets of
+    shape (n, d), calibrated so that the map is ≤ ε (Laplace) or ≤ (ε, δ) (Gaussian).
+
+    ``params`` are the checked parameters (as in ``CallableImplementation.params``).
+    """
+    target = f"{LIBRARY}:{function}"
+    dp = _prelude(target)
+    k = d if params["column"] is None else 1
+    size = n * k
+    d_in = 2 * k
+    lo, hi = params["bounds"]
+    constant = params["constant"]
+    gaussian = params["noise"] is NoiseKind.GAUSSIAN
+    try:
+        space = (dp.vector_domain(dp.atom_domain(T=float, nan=True), size=size),
+                 dp.symmetric_distance())
+        if params["nan"] == "impute":
+            t = space >> dp.t.then_impute_constant(constant) >> dp.t.then_clamp((lo, hi))
+        else:
+            t = space >> dp.t.then_drop_null() >> dp.t.then_clamp((lo, hi))
+            if function == "mean":
+                t = t >> dp.t.then_resize(size=size, constant=constant)
+        t = t >> (dp.t.then_sum() if function == "sum" else dp.t.then_mean())
+    except dp.OpenDPException as exc:
+        raise ValueError(f"{target}: OpenDP refused the chain for bounds=({lo}, {hi}), "
+                         f"nan={params['nan']!r}, constant={constant!r}, size={size}: "
+                         f"{exc}") from None
+
+    def measurement(scale: float):
+        if not gaussian:
+            return t >> dp.m.then_laplace(scale=scale)
+        zcdp = t >> dp.m.then_gaussian(scale=scale)
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), delta)
+
+    d_out = (epsilon, delta) if gaussian else epsilon
+    try:
+        scale = dp.binary_search_param(measurement, d_in=d_in, d_out=d_out)
+    except dp.OpenDPException as exc:  # pragma: no cover - calibration failure
+        raise ValueError(f"{target}: OpenDP could not calibrate the noise to "
+                         f"epsilon={epsilon}, delta={delta}: {exc}") from None
+    m = measurement(scale)
+    value = m.map(d_in)
+    return m, (tuple(float(v) for v in value) if gaussian else float(value))
+
+
+def make(function: str, *, epsilon: float, delta: float,
+         params: dict | None) -> CallableImplementation:
+    """The implementation of ``opendp:<function>`` (see the module docstring)."""
+    target = f"{LIBRARY}:{function}"
+    p = _common.check_params(target, params, ACCEPTED)
+    checked = {
+        "bounds": _common.check_bounds(target, p["bounds"]),
+        "nan": _common.check_choice(target, "nan", p["nan"], NAN_HANDLING),
+        "constant": _common.check_real_param(target, "constant", p["constant"]),
+        "noise": _common.check_noise(target, p["noise"]),
+        "column": _common.check_column(target, p["column"]),
+        "shape": _check_shape(target, p["shape"]),
+    }
+    gaussian = checked["noise"] is NoiseKind.GAUSSIAN
+    if gaussian and not 0.0 < delta < 1.0:
+        raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
+    if not gaussian and delta != 0.0:
+        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
+                         f"delta={delta!r}")
+    lo, hi = checked["bounds"]
+    if checked["nan"] == "drop" and function == "mean" and not lo <= checked["constant"] <= hi:
+        raise ValueError(f"{target}: with nan='drop' the mean pads with parameter 'constant', "
+                         f"which must lie in bounds ({lo}, {hi}), got "
+                         f"constant={checked['constant']!r}")
+    _prelude(target)  # fails here, not at the first call, when OpenDP is missing
+
+    chains: dict[tuple[int, int], object] = {}
+    fixed = checked["shape"]
+    claim_eps, claim_delta = epsilon, delta
+    how = "calibrated per dataset shape so that"
+    if fixed is not None:
+        chains[fixed], value = build_chain(function, epsilon=epsilon, delta=delta,
+                                           params=checked, n=fixed[0], d=fixed[1])
+        claim_eps, claim_delta = value if gaussian else (value, 0.0)
+        how = f"for shape {fixed}:"
+
+    def release(data, rng: np.random.Generator):  # rng unused: OpenDP cannot be seeded
+        x = _common.as_data(target, data)
+        values = _common.selected(target, x, checked["column"])
+        m = chains.get(x.shape)
+        if m is None:
+            if fixed is not None:
+                raise ValueError(f"{target}: built for datasets of shape {fixed} (parameter "
+                                 f"'shape'), got shape {x.shape}")
+            m = chains[x.shape] = build_chain(function, epsilon=epsilon, delta=delta,
+                                              params=checked, n=x.shape[0], d=x.shape[1])[0]
+        return float(m(values))
+
+    k = "d" if checked["column"] is None else "1"
+    note = (f"OpenDP {_common.version(DISTRIBUTION)} {function} chain (nan={checked['nan']}, "
+            f"constant={checked['constant']}, bounds=({lo}, {hi}), "
+            f"noise={checked['noise'].value}) {how} its privacy map at d_in = 2·{k} "
+            f"(symmetric distance of one record's substitution) is "
+            f"<= {(epsilon, delta) if gaussian else epsilon}")
+    return CallableImplementation(func=release, claim=Claim(claim_eps, claim_delta, note),
+                                  name=target, params=checked)
