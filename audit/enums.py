@@ -22,6 +22,7 @@ __all__ = [
     "Direction",
     "TradeoffOrder",
     "Backend",
+    "AuditMode",
 ]
 
 
@@ -119,3 +120,15 @@ class Backend(Choice):
     LOKY = "loky"
     THREADING = "threading"
     DASK = "dask"
+
+
+class AuditMode(Choice):
+    """How the main run of an implementation audit ends.
+
+    ``FIXED``: runs its whole budget, then bounds ε with Clopper–Pearson on the declared
+    region. ``SEQUENTIAL``: tests the claim after every chunk with an anytime-valid betting
+    e-process and stops as soon as the claim is refuted at level α (else at the budget).
+    """
+
+    FIXED = "fixed"
+    SEQUENTIAL = "sequential"

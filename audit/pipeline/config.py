@@ -24,14 +24,27 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from audit._validate import (
     check_in_range,
     check_positive,
     check_positive_int,
 )
-from audit.enums import Calibration, NoiseKind, Selection
+from audit.enums import AuditMode, Calibration, NoiseKind, Selection
+
+#: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
+MAX_TRIALS = 10**18
+#: Largest number of histogram bins (the kernels keep one row of counts per running block).
+MAX_BINS = 100_000
+#: Largest number of implementation calls per side in one chunk.
+MAX_CHUNK_CALLS = 1_000_000
 
 __all__ = [
+    "ImplementationConfig",
+    "PairConfig",
+    "MAX_TRIALS",
+    "MAX_BINS",
     "ScenarioConfig",
     "MissingnessConfig",
     "AuditSettings",
@@ -120,9 +133,14 @@ class AuditSettings:
     selection: Selection = Selection.AUTO
     jobs: int = 1
     checkpoint: str | None = None
+    mode: AuditMode = AuditMode.FIXED
 
     def __post_init__(self) -> None:
         check_positive_int(self.trials, "audit.trials")
+        if self.trials > MAX_TRIALS:
+            raise ValueError(f"audit.trials must be at most {MAX_TRIALS:.0e} (draws per side; "
+                             f"the streams and int64 counts allow no more), got "
+                             f"audit.trials={self.trials}")
         if self.pilot_trials is not None:
             check_positive_int(self.pilot_trials, "audit.pilot_trials", minimum=100)
         check_positive_int(self.seed, "audit.seed", minimum=0)
@@ -133,11 +151,15 @@ class AuditSettings:
         if self.delta is not None:
             check_in_range("audit.delta", self.delta, 0.0, 1.0, hi_closed=False)
         check_positive_int(self.bins, "audit.bins", minimum=10)
+        if self.bins > MAX_BINS:
+            raise ValueError(f"audit.bins must be in [10, {MAX_BINS}], got audit.bins="
+                             f"{self.bins}")
         object.__setattr__(self, "selection", Selection.parse(self.selection, "audit.selection"))
         check_positive_int(self.jobs, "audit.jobs")
         if self.checkpoint is not None and not isinstance(self.checkpoint, str):
             raise ValueError(f"audit.checkpoint must be a directory path, "
                              f"got audit.checkpoint={self.checkpoint!r}")
+        object.__setattr__(self, "mode", AuditMode.parse(self.mode, "audit.mode"))
 
     @property
     def alpha(self) -> float:
@@ -152,13 +174,70 @@ class AuditSettings:
 
 
 @dataclass(frozen=True)
+class ImplementationConfig:
+    """The implementation under audit, instead of the built-in Laplace/Gaussian release.
+
+    ``target`` is ``"<library>:<function>"`` (``audit.adapters``) or
+    ``"package.module:function"`` (a user's own ``f(data, rng, **params)``); ``epsilon`` and
+    ``delta`` are its claim (passed to the library too); ``params`` the function's own
+    parameters (e.g. ``bounds``); ``batch`` uses the batched form when the implementation has
+    one; ``chunk`` is the number of calls per side in one chunk of the main run (the unit of
+    reproducibility, checkpoints and the sequential test's bets).
+    """
+
+    target: str
+    epsilon: float
+    delta: float = 0.0
+    params: dict = field(default_factory=dict)
+    batch: bool = True
+    chunk: int = 1000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, str) or ":" not in self.target:
+            raise ValueError(f"implementation.target must look like '<library>:<function>' or "
+                             f"'package.module:function', got implementation.target="
+                             f"{self.target!r}")
+        check_positive(self.epsilon, "implementation.epsilon")
+        check_in_range("implementation.delta", self.delta, 0.0, 1.0, hi_closed=False)
+        if not isinstance(self.params, dict):
+            raise ValueError(f"implementation.params must be a table, got "
+                             f"implementation.params={self.params!r}")
+        if not isinstance(self.batch, bool):
+            raise ValueError(f"implementation.batch must be true or false, got "
+                             f"implementation.batch={self.batch!r}")
+        check_positive_int(self.chunk, "implementation.chunk")
+        if self.chunk > MAX_CHUNK_CALLS:
+            raise ValueError(f"implementation.chunk must be in [1, {MAX_CHUNK_CALLS}], got "
+                             f"implementation.chunk={self.chunk}")
+
+    def build(self):
+        """The :class:`audit.model.implementation.Implementation` this names."""
+        from audit.adapters import make_implementation
+
+        return make_implementation(self.target, epsilon=self.epsilon, delta=self.delta,
+                                   params=self.params)
+
+
+@dataclass(frozen=True, eq=False)
+class PairConfig:
+    """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
+    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing."""
+
+    z: list
+    z_prime: list
+
+
+@dataclass(frozen=True)
 class AuditConfig:
-    """One audit: scenario, missingness and audit settings."""
+    """One audit: scenario, missingness and audit settings; optionally an implementation
+    under audit and an explicit pair."""
 
     scenario: ScenarioConfig
     missingness: MissingnessConfig
     audit: AuditSettings = field(default_factory=AuditSettings)
     name: str = "audit"
+    implementation: ImplementationConfig | None = None
+    pair: PairConfig | None = None
 
     def with_overrides(self, **audit_overrides: Any) -> AuditConfig:
         """A copy with some ``[audit]`` settings replaced (None values are ignored)."""
@@ -177,16 +256,22 @@ class AuditConfig:
         if qp:
             sc["query_params"] = qp
         au = {k: v for k, v in asdict(self.audit).items() if v is not None}
-        return {
+        out = {
             "name": self.name,
             "scenario": sc,
             "missingness": {"kind": mech.kind, **mech.params()},
             "audit": au,
         }
+        if self.implementation is not None:
+            out["implementation"] = asdict(self.implementation)
+        if self.pair is not None:
+            out["pair"] = {"z": self.pair.z, "z_prime": self.pair.z_prime}
+        return out
 
 
 _SCENARIO_KEYS = {f for f in ScenarioConfig.__dataclass_fields__}
 _AUDIT_KEYS = {f for f in AuditSettings.__dataclass_fields__}
+_IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}
 
 
 def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
@@ -197,15 +282,23 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     """
     if not isinstance(data, dict):
         raise ValueError("config must be a table")
-    _check_keys("config", data, {"name", "scenario", "missingness", "audit"})
+    _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
+                                 "pair"})
     for table in ("scenario", "missingness"):
         if table not in data:
             raise ValueError(f"config is missing the [{table}] table")
+    implementation = _implementation(data.get("implementation"))
     sc = dict(data["scenario"])
     _check_keys("scenario", sc, _SCENARIO_KEYS)
+    if implementation is not None:
+        # The scenario's release only ranks candidate pairs for the search; by default a
+        # Laplace release at the claimed ε.
+        sc.setdefault("mechanism", "laplace")
+        sc.setdefault("epsilon", implementation.epsilon)
     for key in ("mechanism", "epsilon"):
         if key not in sc:
             raise ValueError(f"config is missing the key scenario.{key}")
+    pair = _pair(data.get("pair"), sc)
     scenario = ScenarioConfig(**sc)
     miss = dict(data["missingness"])
     if "kind" not in miss:
@@ -214,10 +307,55 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     missingness = MissingnessConfig(kind, miss)
     au = dict(data.get("audit", {}))
     _check_keys("audit", au, _AUDIT_KEYS)
+    if implementation is not None:
+        au.setdefault("attack", "density-ratio")
     audit = AuditSettings(**au)
-    cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)))
+    cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)),
+                      implementation=implementation, pair=pair)
     validate_components(cfg)
     return cfg
+
+
+def _implementation(table) -> ImplementationConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError("[implementation] must be a table")
+    _check_keys("implementation", table, _IMPLEMENTATION_KEYS)
+    for key in ("target", "epsilon"):
+        if key not in table:
+            raise ValueError(f"config is missing the key implementation.{key}")
+    return ImplementationConfig(**table)
+
+
+def _pair(table, scenario: dict) -> PairConfig | None:
+    """An explicit pair; sets scenario.n and scenario.d from its shape (they must agree)."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError("[pair] must be a table")
+    _check_keys("pair", table, {"z", "z_prime"})
+    arrays = {}
+    for key in ("z", "z_prime"):
+        if key not in table:
+            raise ValueError(f"config is missing the key pair.{key}")
+        try:
+            a = np.asarray(table[key], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"pair.{key} must be an array of numbers (n rows of d values, "
+                             f"nan for a missing value)") from None
+        if a.ndim != 2 or 0 in a.shape:
+            raise ValueError(f"pair.{key} must have shape (n, d), got shape {a.shape}")
+        arrays[key] = a
+    if arrays["z"].shape != arrays["z_prime"].shape:
+        raise ValueError(f"pair.z and pair.z_prime must have the same shape, got "
+                         f"{arrays['z'].shape} and {arrays['z_prime'].shape}")
+    n, d = arrays["z"].shape
+    for key, value in (("n", n), ("d", d)):
+        if scenario.setdefault(key, value) != value:
+            raise ValueError(f"scenario.{key} must match the pair's shape ({n}, {d}), got "
+                             f"scenario.{key}={scenario[key]}")
+    return PairConfig(arrays["z"].tolist(), arrays["z_prime"].tolist())
 
 
 def _components(cfg: AuditConfig):
@@ -254,6 +392,18 @@ def validate_components(cfg: AuditConfig) -> None:
         attack = load_attack(cfg.audit.attack)
     except ValueError as exc:
         raise ValueError(f"[audit] {exc}") from None
+    if cfg.implementation is not None:
+        if attack.white_box:
+            raise ValueError(f"an implementation is a black box: audit.attack must be a "
+                             f"black-box attack (density-ratio, logistic, threshold), got "
+                             f"audit.attack={cfg.audit.attack!r}")
+        try:
+            cfg.implementation.build()
+        except ValueError as exc:
+            raise ValueError(f"[implementation] {exc}") from None
+    elif cfg.audit.mode is AuditMode.SEQUENTIAL:
+        raise ValueError("audit.mode='sequential' tests an implementation's claim: it needs an "
+                         "[implementation] table")
     if cfg.audit.selection is Selection.MODEL:
         if not attack.white_box:
             raise ValueError(f"audit.selection='model' needs a white-box attack (the region is "
