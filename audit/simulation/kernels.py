@@ -26,7 +26,9 @@ Kernel arguments are small flat named tuples (numba passes them by value):
 
 :class:`HistSpec` bundles all but the blocks for Python callers.
 
-Scalar helpers (``_draw``, ``_score``, ``bin_index``) sit under the array kernels, and one
+Scalar helpers (``_draw``, ``_log_mixture``, ``bin_index``) sit under the array kernels. A
+block is drawn, projected and binned in batches of :data:`BATCH` outputs, so the projection
+branches on its mode once per batch (``_project_rows``, also behind :func:`project`), and one
 per-task body (``_hist_task``) serves the parallel (``prange``) and the serial loop.
 
 Plain-numpy references: ``Mixture.sample`` (same law, different stream), the projections'
@@ -76,6 +78,9 @@ MODE_OUTPUT = MODE_CODES[OutputValue]
 MODE_LINEAR = MODE_CODES[LinearProjection]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+#: Outputs a block draws before projecting and binning them. Projecting inside the draw loop
+#: (a branch on the mode and the LLR laws' fields per output) ran at less than half the speed.
+BATCH = 256
 
 
 class Law(NamedTuple):
@@ -196,13 +201,13 @@ def bins_of(edges: np.ndarray) -> Bins:
 
 # ----------------------------------------------------------------------- scalar helpers
 @_jit(inline="always")
-def _draw(state, law, x):
-    """Draw one output of ``law`` into ``x`` (length dim)."""
+def _draw(state, law, x, row):
+    """Draw one output of ``law`` into ``x[row]`` (length dim)."""
     prob = law.prob
     shifts = law.shifts
     scale = law.scale
     K = prob.shape[0]
-    D = x.shape[0]
+    D = shifts.shape[1]
     u = _next_double(state) * K
     i = int(u)
     if i >= K:
@@ -215,7 +220,7 @@ def _draw(state, law, x):
                 e = scale * math.log(2.0 * v)
             else:
                 e = -scale * math.log(2.0 * (1.0 - v))
-            x[j] = shifts[k, j] + e
+            x[row, j] = shifts[k, j] + e
     else:
         j = 0
         while j < D:
@@ -223,9 +228,9 @@ def _draw(state, law, x):
             u2 = _next_double(state)
             r = scale * math.sqrt(-2.0 * math.log(u1))
             th = 2.0 * math.pi * u2
-            x[j] = shifts[k, j] + r * math.cos(th)
+            x[row, j] = shifts[k, j] + r * math.cos(th)
             if j + 1 < D:
-                x[j + 1] = shifts[k, j + 1] + r * math.sin(th)
+                x[row, j + 1] = shifts[k, j + 1] + r * math.sin(th)
             j += 2
 
 
@@ -261,19 +266,6 @@ def _log_mixture(x, law, buf):
     else:
         const = -D * (math.log(scale) + 0.5 * _LOG_2PI)
     return top + math.log(s) + const
-
-
-@_jit(inline="always")
-def _score(x, score, lp, lq, buf):
-    """The statistic of one output ``x``; ``buf`` holds max(K_lp, K_lq) floats."""
-    if score.mode == MODE_OUTPUT:
-        return x[0]
-    if score.mode == MODE_LINEAR:
-        v = score.offset
-        for j in range(x.shape[0]):
-            v += score.weights[j] * x[j]
-        return v
-    return _log_mixture(x, lp, buf) - _log_mixture(x, lq, buf)
 
 
 @_jit(inline="always")
@@ -318,15 +310,39 @@ def _block_len(b, trials, block_trials):
 
 # ------------------------------------------------------------------------ array kernels
 @_jit()
+def _project_rows(x, m, score, lp, lq, buf, out):
+    """The statistic of rows [0, m) of ``x`` into ``out``; ``buf`` holds max(K_lp, K_lq)."""
+    if score.mode == MODE_OUTPUT:
+        for i in range(m):
+            out[i] = x[i, 0]
+    elif score.mode == MODE_LINEAR:
+        for i in range(m):
+            v = score.offset
+            for j in range(x.shape[1]):
+                v += score.weights[j] * x[i, j]
+            out[i] = v
+    else:
+        for i in range(m):
+            out[i] = _log_mixture(x[i], lp, buf) - _log_mixture(x[i], lq, buf)
+
+
+@_jit()
 def _run_block(key, side, block, n, law, score, lp, lq, bins, counts):
     """Run ``n`` trials of block ``block`` of side ``side`` and add them to ``counts``."""
     state = np.empty(4, dtype=np.uint64)
     _seed_state(key, side, block, state)
-    x = np.empty(law.shifts.shape[1], dtype=np.float64)
+    x = np.empty((BATCH, law.shifts.shape[1]), dtype=np.float64)
+    v = np.empty(BATCH, dtype=np.float64)
     buf = np.empty(max(lp.shifts.shape[0], lq.shifts.shape[0]), dtype=np.float64)
-    for _ in range(n):
-        _draw(state, law, x)
-        counts[bin_index(_score(x, score, lp, lq, buf), bins)] += 1
+    done = 0
+    while done < n:
+        m = min(BATCH, n - done)
+        for i in range(m):
+            _draw(state, law, x, i)
+        _project_rows(x, m, score, lp, lq, buf, v)
+        for i in range(m):
+            counts[bin_index(v[i], bins)] += 1
+        done += m
 
 
 @_jit(inline="always")
@@ -367,14 +383,12 @@ def hist_blocks(blocks: Blocks, spec: HistSpec, *, parallel: bool = True) -> np.
 
 @_jit()
 def _sample_blocks(blocks, side, law, out):
-    x = np.empty(law.shifts.shape[1], dtype=np.float64)
     state = np.empty(4, dtype=np.uint64)
     row = 0
     for b in range(blocks.first, blocks.end):
         _seed_state(blocks.key, side, b, state)
         for _ in range(_block_len(b, blocks.trials, blocks.block_trials)):
-            _draw(state, law, x)
-            out[row] = x
+            _draw(state, law, out, row)
             row += 1
 
 
@@ -387,19 +401,13 @@ def sample_blocks(blocks: Blocks, side: int, law: Law) -> np.ndarray:
     return out
 
 
-@_jit()
-def _project_rows(x, score, lp, lq, out):
-    buf = np.empty(max(lp.shifts.shape[0], lq.shifts.shape[0]), dtype=np.float64)
-    for i in range(x.shape[0]):
-        out[i] = _score(x[i], score, lp, lq, buf)
-
-
 def project(x: np.ndarray, spec: HistSpec) -> np.ndarray:
     """The statistic of each output (rows of ``x``, or scalars), exactly as the kernels see it."""
     x = np.asarray(x, dtype=np.float64)
     x = np.ascontiguousarray(x.reshape(x.shape[0], -1))
     out = np.empty(x.shape[0], dtype=np.float64)
-    _project_rows(x, spec.score, spec.lp, spec.lq, out)
+    buf = np.empty(max(spec.lp.shifts.shape[0], spec.lq.shifts.shape[0]), dtype=np.float64)
+    _project_rows(x, x.shape[0], spec.score, spec.lp, spec.lq, buf, out)
     return out
 
 
