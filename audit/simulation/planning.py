@@ -129,7 +129,8 @@ def _cap_workers(n_jobs: int, backend: Backend, n_chunks: int) -> tuple[int, lis
             warnings.warn(notes[-1], ResourceCapWarning, stacklevel=4)
             workers = cpus
     if workers > n_chunks:
-        notes.append(f"{workers} workers capped at the run's {n_chunks} chunks")
+        unit = "chunk" if n_chunks == 1 else "chunks"
+        notes.append(f"{workers} workers capped at the run's {n_chunks} {unit}")
         workers = n_chunks
     return workers, notes
 
