@@ -102,10 +102,13 @@ def main() -> None:
         return
     if a.quick:
         a.trials, a.numpy_trials, a.mem_trials = 5_000_000, 1_000_000, 20_000_000
-    import numba
+    from audit.simulation.engine import provenance
+    from audit.simulation.planning import usable_cpus
 
+    prov = provenance()
     print(f"scenario: d={D}, mcar-iid r={RATE}, sum query, B={BOUND}, Laplace eps={EPS}; "
-          f"cpus={os.cpu_count()}, numba threads available={numba.config.NUMBA_NUM_THREADS}")
+          f"usable cpus={usable_cpus()}, load average {os.getloadavg()[0]:.2f}; "
+          f"numba {prov['numba']}, kernel code {prov['kernel_code']}")
     dt_np = run_numpy(a.numpy_trials)
     rate_np = a.numpy_trials / dt_np
     print(f"numpy baseline : {a.numpy_trials:.3g} trials/side in {dt_np:.2f} s -> "

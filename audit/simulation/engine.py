@@ -3,38 +3,47 @@
 ``run_histograms(P, Q, statistic, trials, seed)`` draws ``trials`` outputs from each side
 (trials are counted per side: a run draws A_D(z) ``trials`` times AND A_D(z') ``trials``
 times), reduces each output to a statistic and counts it into fixed bins. Memory is flat in
-``trials``: the kernel keeps one histogram row per block of the current chunk.
+``trials``: a kernel call keeps one histogram row per block it runs.
 
 Reproducibility: the trials of each side are cut into blocks of ``block_trials``, each with
-its own counter-seeded xoshiro256** stream (``audit.simulation.rng``). Counts are int64 sums of block
-histograms, so the result is identical for any number of numba threads, joblib workers,
-chunks or backend, given (P, Q, statistic, trials, seed, block_trials).
+its own counter-seeded xoshiro256** stream (``audit.simulation.rng``). Counts are int64 sums of
+block histograms, so the result is identical for any number of numba threads, joblib
+workers, chunks or backend, given (P, Q, statistic, trials, seed, block_trials).
 
-Parallelism: blocks of a chunk run over numba threads (``prange``); chunks run over joblib
-workers (``backend="loky"`` processes, ``"threading"`` threads running a serial kernel that
-releases the GIL, or ``"dask"``). For dask, create a ``distributed.Client`` first (dask is an
-optional extra, ``pip install .[dask]``); the engine then runs inside
+Parallelism: blocks of a kernel call run over numba threads (``prange``); chunks of blocks run
+over joblib workers (``backend="loky"`` processes, ``"threading"`` threads running a serial
+kernel that releases the GIL, or ``"dask"``). For dask, create a ``distributed.Client`` first
+(dask is an optional extra, ``pip install .[dask]``); the engine then runs inside
 ``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to that client.
+Workers are capped at the usable CPUs and the number of chunks (``audit.simulation.planning``)
+and never outlive the run's process (``audit.simulation.execution``). Importing this module
+does not import numba: the kernels load when a run needs them.
 
-Checkpoints: with ``checkpoint=DIR`` each finished chunk is saved as
-``DIR/<hash>_<first block>_<end block>.npz``, the hash covering every input that changes the
-counts. A rerun with the same inputs and chunking loads finished chunks instead of redoing
-them, so an interrupted run resumes where it stopped.
+Checkpoints: with ``checkpoint=DIR`` each finished chunk is saved to its own file, named by
+a hash of every input that changes the counts and of the kernel code
+(``audit.simulation.checkpoints``). Chunk boundaries depend on the number of blocks only, so
+a rerun with the same inputs, whatever its workers, loads finished chunks instead of redoing
+them: an interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import math
 import os
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
 from audit._validate import check_positive_int
+from audit.enums import Backend
 from audit.mixture import Mixture, NoiseKind
+from audit.simulation.checkpoints import CODE_TAG, ChunkStore, check_directory, run_hash
+from audit.simulation.planning import (
+    MAX_CHUNK_BLOCKS,
+    ResourceCapWarning,
+    Schedule,
+    make_schedule,
+)
 from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic
 
 __all__ = [
@@ -43,18 +52,24 @@ __all__ = [
     "default_edges",
     "sample_outputs",
     "BACKENDS",
+    "provenance",
+    "MAX_CHUNK_BLOCKS",
+    "ResourceCapWarning",
 ]
 
-BACKENDS = ("loky", "threading", "dask")
-#: Upper bound on the blocks one kernel call (one chunk) handles: bounds memory per call.
-MAX_CHUNK_BLOCKS = 64
+BACKENDS = tuple(b.value for b in Backend)
 
 
 @dataclass(frozen=True, eq=False)
 class HistogramCounts:
     """Counts of one run. ``counts_p``/``counts_q`` (int64, len(edges) + 1): index 0 is the
     underflow bin (v < edges[0]), index i the bin [edges[i−1], edges[i]), the last index the
-    overflow bin (v >= edges[-1]). ``trials`` is per side."""
+    overflow bin (v >= edges[-1]). ``trials`` is per side.
+
+    ``workers`` (the joblib workers the run used; 1: the calling process) and ``notes`` (what
+    the engine capped, for the caller to print) describe the execution, not the result: they
+    are not part of :meth:`to_dict`.
+    """
 
     edges: np.ndarray
     counts_p: np.ndarray
@@ -64,6 +79,8 @@ class HistogramCounts:
     statistic: Statistic | None = None
     block_trials: int = 65536
     key: int = 0
+    workers: int = 1
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {
@@ -78,7 +95,7 @@ class HistogramCounts:
         }
 
 
-# ------------------------------------------------------------------------------- helpers
+# --------------------------------------------------------------------------- validation
 def _check_mixture(name: str, M: object) -> Mixture:
     if hasattr(M, "as_mixture"):  # TEMPORARY until the kernels sample structured laws
         M = M.as_mixture()
@@ -87,49 +104,83 @@ def _check_mixture(name: str, M: object) -> Mixture:
     return M
 
 
-def _pack(M: Mixture) -> tuple:
-    from audit.simulation.kernels import alias_table
-
-    M = _check_mixture("law", M)
-    prob, alias = alias_table(M.weights)
-    return (prob, alias, np.ascontiguousarray(M.shifts, dtype=np.float64),
-            np.ascontiguousarray(np.log(M.weights)), float(M.scale))
-
-
-def _noise_code(M: Mixture) -> int:
-    from audit.simulation.kernels import NOISE_GAUSSIAN, NOISE_LAPLACE
-
-    return NOISE_LAPLACE if M.noise is NoiseKind.LAPLACE else NOISE_GAUSSIAN
-
-
-def _mode(statistic: Statistic, P: Mixture) -> tuple[int, np.ndarray, float, tuple, tuple]:
-    """Kernel mode, linear weights and offset, and the packed laws of an LLR statistic."""
-    from audit.simulation.kernels import MODE_LINEAR, MODE_LLR, MODE_OUTPUT
-
+def _check_laws(P: object, Q: object, statistic: object) -> tuple[Mixture, Mixture]:
+    """P and Q as mixtures of one noise kind and dimension that ``statistic`` can project."""
+    P = _check_mixture("P", P)
+    Q = _check_mixture("Q", Q)
+    if P.noise is not Q.noise:
+        raise ValueError(
+            f"P and Q must have the same noise, got {P.noise.value!r} and {Q.noise.value!r}"
+        )
+    if P.dim != Q.dim:
+        raise ValueError(f"P and Q must have the same output dim, got {P.dim} and {Q.dim}")
     if not isinstance(statistic, Statistic):
         raise ValueError(f"statistic must be an audit.statistics.Statistic, got "
                          f"statistic={statistic!r}")
     proj = statistic.projection
-    kp = kq = _pack(P)
-    if isinstance(proj, OutputValue):
-        if not P.is_scalar:
-            raise ValueError(
-                f"an OutputValue statistic needs scalar outputs, got dim={P.dim}; use an "
-                "ExactLLR or LinearProjection statistic"
-            )
-        return MODE_OUTPUT, np.zeros(1), 0.0, kp, kq
-    if isinstance(proj, ExactLLR):
-        if proj.P.noise is not P.noise or proj.P.dim != P.dim:
-            raise ValueError("the ExactLLR laws must have the sampled laws' noise and dimension")
-        return MODE_LLR, np.zeros(1), 0.0, _pack(proj.P), _pack(proj.Q)
-    if isinstance(proj, LinearProjection):
-        if proj.weights.shape[0] != P.dim:
-            raise ValueError(
-                f"LinearProjection weights must have length dim={P.dim}, got "
-                f"{proj.weights.shape[0]}"
-            )
-        return MODE_LINEAR, proj.weights, proj.offset, kp, kq
-    raise ValueError(f"unknown projection {proj!r}")  # pragma: no cover - Statistic checks
+    if isinstance(proj, OutputValue) and not P.is_scalar:
+        raise ValueError(
+            f"an OutputValue statistic needs scalar outputs, got dim={P.dim}; use an "
+            "ExactLLR or LinearProjection statistic"
+        )
+    if isinstance(proj, ExactLLR) and (proj.P.noise is not P.noise or proj.P.dim != P.dim):
+        raise ValueError("the ExactLLR laws must have the sampled laws' noise and dimension")
+    if isinstance(proj, LinearProjection) and proj.weights.shape[0] != P.dim:
+        raise ValueError(
+            f"LinearProjection weights must have length dim={P.dim}, got "
+            f"{proj.weights.shape[0]}"
+        )
+    return P, Q
+
+
+def _check_n_jobs(n_jobs: object) -> int:
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or (
+        n_jobs < 1 and n_jobs != -1
+    ):
+        raise ValueError(f"n_jobs must be an integer >= 1 or -1, got n_jobs={n_jobs!r}")
+    return int(n_jobs)
+
+
+def _check_backend(backend: object) -> Backend:
+    backend = Backend.parse(backend, "backend")
+    if backend is Backend.DASK:
+        try:
+            import distributed  # noqa: F401
+        except ImportError:  # pragma: no cover
+            msg = "backend='dask' needs the optional extra: pip install .[dask]"
+            raise ValueError(msg) from None
+    return backend
+
+
+def _check_chunk_blocks(chunk_blocks: object) -> int | None:
+    if chunk_blocks is None:
+        return None
+    chunk_blocks = check_positive_int(chunk_blocks, "chunk_blocks")
+    if chunk_blocks > MAX_CHUNK_BLOCKS:
+        raise ValueError(
+            f"chunk_blocks must be in [1, {MAX_CHUNK_BLOCKS}], got chunk_blocks={chunk_blocks}"
+        )
+    return chunk_blocks
+
+
+def _n_blocks(trials: object, block_trials: object, name: str = "trials"
+              ) -> tuple[int, int, int]:
+    """(trials, block_trials, number of blocks per side), checked; ``name`` names trials."""
+    from audit.simulation.rng import MAX_BLOCKS
+
+    trials = check_positive_int(trials, name)
+    block_trials = check_positive_int(block_trials, "block_trials")
+    n_blocks = -(-trials // block_trials)
+    if n_blocks >= MAX_BLOCKS:
+        raise ValueError(f"trials / block_trials must be < 2^48, got {n_blocks} blocks")
+    return trials, block_trials, n_blocks
+
+
+def _check_progress(progress: object, label: object) -> None:
+    if not isinstance(progress, bool):
+        raise ValueError(f"progress must be a bool, got progress={progress!r}")
+    if label is not None and not isinstance(label, str):
+        raise ValueError(f"label must be a str or None, got label={label!r}")
 
 
 def _seed_value(seed) -> int | None:
@@ -140,86 +191,46 @@ def _seed_value(seed) -> int | None:
     return None
 
 
-def _run_hash(P, Q, statistic, trials, key, block_trials) -> str:
-    h = hashlib.sha256()
-    for M in (P, Q):
-        h.update(np.ascontiguousarray(M.weights).tobytes())
-        h.update(np.ascontiguousarray(M.shifts).tobytes())
-        h.update(f"{M.noise.value}|{M.scale!r}|{M.dim}".encode())
-    h.update(json.dumps(statistic.to_dict(), sort_keys=True).encode())
-    # Bump the tag whenever the streams or kernels change, so old chunks are never reused.
-    h.update(f"{trials}|{int(key)}|{block_trials}|v2".encode())
-    return h.hexdigest()[:20]
-
-
-def _chunk_job(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
-               threads, parallel):
-    """One chunk of blocks, run in the caller or a worker; returns (counts_p, counts_q)."""
-    import numba
-
-    from audit.simulation.kernels import hist_blocks
-
-    if parallel and threads is not None:
-        old = numba.get_num_threads()
-        numba.set_num_threads(min(threads, numba.config.NUMBA_NUM_THREADS))
-        try:
-            return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c,
-                               edges, parallel=True)
-        finally:
-            numba.set_num_threads(old)
-    return hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
-                       parallel=parallel)
-
-
-def _save_chunk(path: Path, cp: np.ndarray, cq: np.ndarray) -> None:
-    tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-    np.savez(tmp, counts_p=cp, counts_q=cq)
-    os.replace(tmp, path)
-
-
-def _load_chunk(path: Path, nbins: int):
-    try:
-        with np.load(path) as f:
-            cp, cq = f["counts_p"], f["counts_q"]
-    except (OSError, KeyError, ValueError):
-        return None  # a torn or foreign file: recompute the chunk
-    if cp.shape != (nbins,) or cq.shape != (nbins,):
-        return None
-    return cp.astype(np.int64), cq.astype(np.int64)
-
-
 # ----------------------------------------------------------------------------- public API
-def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jobs: int = 1,
-                   threads: int | None = None, block_trials: int = 65536,
-                   backend: str = "loky", checkpoint: str | os.PathLike | None = None,
-                   progress: bool = False, chunk_blocks: int | None = None) -> HistogramCounts:
+def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, seed, *,
+                   n_jobs: int = 1, threads: int | None = None, block_trials: int = 65536,
+                   backend: Backend | str = "loky",
+                   checkpoint: str | os.PathLike | None = None, progress: bool = False,
+                   chunk_blocks: int | None = None, label: str | None = None
+                   ) -> HistogramCounts:
     """Histogram a statistic of ``trials`` draws from each of P and Q.
 
     Parameters
     ----------
     P, Q : Mixture
         Output laws of A_D(z) and A_D(z'): same noise kind and output dimension.
-    statistic : OutputStatistic, LLRStatistic or LinearStatistic
-        What is counted, with its fixed bin edges.
+    statistic : audit.statistics.Statistic
+        What is counted (OutputValue, ExactLLR or LinearProjection), with its fixed edges.
     trials : int
         Draws per side, ≥ 1.
     seed : int >= 0, SeedSequence or Generator
         Stream seed (``audit.simulation.rng.derive_key``).
     n_jobs : int
-        joblib workers, ≥ 1 (or −1: all CPUs; with ``backend="dask"``, the client's workers).
+        joblib workers, ≥ 1 (or −1: all usable CPUs; with ``backend="dask"``, the client's
+        workers). Capped at the usable CPUs (with a :class:`ResourceCapWarning`) and at the
+        number of chunks; ``HistogramCounts.workers`` is the value used.
     threads : int or None
-        numba threads per chunk, ≥ 1. Default: numba's default with ``n_jobs == 1``, 1 per
-        worker otherwise (the ``threading`` backend always runs serial kernels).
+        numba threads per kernel call, ≥ 1. Default: numba's setting when the run stays in
+        this process, 1 per worker otherwise (the ``threading`` backend always runs serial
+        kernels).
     block_trials : int
         Trials per block, ≥ 1: the unit of reproducibility. Results depend on it.
-    backend : {"loky", "threading", "dask"}
+    backend : Backend or {"loky", "threading", "dask"}
     checkpoint : path or None
         Directory for chunk files; created if missing.
     progress : bool
         Show a tqdm bar over chunks.
     chunk_blocks : int or None
-        Blocks per chunk, in [1, 64]. Default: an even split over the workers, at most 64.
-        Does not change the counts (only the checkpoint file names).
+        Blocks per chunk, in [1, 64]. Default: a function of the number of blocks only
+        (``audit.simulation.planning``). Does not change the counts (only the checkpoint
+        file names).
+    label : str or None
+        Description shown on the progress bar (e.g. ``"main run"``).
 
     Returns
     -------
@@ -230,118 +241,60 @@ def run_histograms(P: Mixture, Q: Mixture, statistic, trials: int, seed, *, n_jo
     ValueError
         On any invalid input, before any sampling starts.
     """
-    from audit.simulation.rng import MAX_BLOCKS, derive_key
+    from audit.simulation.rng import derive_key
 
-    P = _check_mixture("P", P)
-    Q = _check_mixture("Q", Q)
-    if P.noise is not Q.noise:
-        raise ValueError(
-            f"P and Q must have the same noise, got {P.noise.value!r} and {Q.noise.value!r}"
-        )
-    if P.dim != Q.dim:
-        raise ValueError(f"P and Q must have the same output dim, got {P.dim} and {Q.dim}")
-    mode, w, c, lp, lq = _mode(statistic, P)
-    trials = check_positive_int(trials, "trials")
-    block_trials = check_positive_int(block_trials, "block_trials")
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or (
-        n_jobs < 1 and n_jobs != -1
-    ):
-        raise ValueError(f"n_jobs must be an integer >= 1 or -1, got n_jobs={n_jobs!r}")
-    n_jobs = int(n_jobs)
+    P, Q = _check_laws(P, Q, statistic)
+    trials, block_trials, n_blocks = _n_blocks(trials, block_trials)
+    n_jobs = _check_n_jobs(n_jobs)
     if threads is not None:
         threads = check_positive_int(threads, "threads")
-    if backend not in BACKENDS:
-        allowed = ", ".join(repr(b) for b in BACKENDS)
-        raise ValueError(f"backend must be one of {allowed}, got backend={backend!r}")
-    if not isinstance(progress, bool):
-        raise ValueError(f"progress must be a bool, got progress={progress!r}")
-    n_blocks = -(-trials // block_trials)
-    if n_blocks >= MAX_BLOCKS:
-        raise ValueError(f"trials / block_trials must be < 2^48, got {n_blocks} blocks")
-    workers = os.cpu_count() or 1 if n_jobs == -1 else n_jobs
-    if chunk_blocks is None:
-        chunk_blocks = max(1, min(MAX_CHUNK_BLOCKS, -(-n_blocks // max(workers, 1))))
-    else:
-        chunk_blocks = check_positive_int(chunk_blocks, "chunk_blocks")
-        if chunk_blocks > MAX_CHUNK_BLOCKS:
-            raise ValueError(
-                f"chunk_blocks must be in [1, {MAX_CHUNK_BLOCKS}], got chunk_blocks={chunk_blocks}"
-            )
-    ckdir = None
-    if checkpoint is not None:
-        ckdir = Path(checkpoint)
-        if ckdir.exists() and not ckdir.is_dir():
-            raise ValueError(f"checkpoint must be a directory, got checkpoint={str(ckdir)!r}")
-    if backend == "dask":
-        try:
-            import distributed  # noqa: F401
-        except ImportError:  # pragma: no cover
-            msg = "backend='dask' needs the optional extra: pip install .[dask]"
-            raise ValueError(msg) from None
+    backend = _check_backend(backend)
+    _check_progress(progress, label)
+    ckdir = check_directory(checkpoint)
+    chunk_blocks = _check_chunk_blocks(chunk_blocks)
     key = derive_key(seed)  # after the checks: a Generator seed is consumed here
-
-    edges = statistic.edges
-    nbins = edges.shape[0] + 1
-    kp, kq = _pack(P), _pack(Q)
-    noise = _noise_code(P)
-    chunks = [(b, min(b + chunk_blocks, n_blocks)) for b in range(0, n_blocks, chunk_blocks)]
-    total_p = np.zeros(nbins, dtype=np.int64)
-    total_q = np.zeros(nbins, dtype=np.int64)
-    run_hash = _run_hash(P, Q, statistic, trials, key, block_trials)
-    pending = []
-    for b0, b1 in chunks:
-        loaded = None
-        if ckdir is not None:
-            path = ckdir / f"{run_hash}_{b0:012d}_{b1:012d}.npz"
-            if path.is_file():
-                loaded = _load_chunk(path, nbins)
-        if loaded is None:
-            pending.append((b0, b1))
-        else:
-            total_p += loaded[0]
-            total_q += loaded[1]
+    schedule = make_schedule(n_blocks, n_jobs=n_jobs, threads=threads, backend=backend,
+                             chunk_blocks=chunk_blocks)
+    store = None
     if ckdir is not None:
-        ckdir.mkdir(parents=True, exist_ok=True)
+        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials),
+                           statistic.n_bins)
+    cp, cq = _count(P, Q, statistic, trials, block_trials, key, schedule, store,
+                    label if progress else False)
+    return HistogramCounts(statistic.edges, cp, cq, trials, _seed_value(seed), statistic,
+                           block_trials, int(key), schedule.workers, schedule.notes)
 
-    parallel_kernel = backend != "threading"
-    per_chunk_threads = threads if (threads is not None or n_jobs == 1) else 1
-    args = (trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges, per_chunk_threads,
-            parallel_kernel)
+
+def _count(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, block_trials: int,
+           key: np.uint64, schedule: Schedule, store: ChunkStore | None,
+           label: str | None | bool) -> tuple[np.ndarray, np.ndarray]:
+    """Run the schedule; ``label`` False: no progress bar."""
+    from audit.simulation.execution import Tally, execute
+    from audit.simulation.kernels import spec_of
 
     bar = None
-    if progress:
+    if label is not False:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(chunks), initial=len(chunks) - len(pending), unit="chunk")
-
-    def consume(results):
-        nonlocal total_p, total_q
-        for (b0, b1), (cp, cq) in zip(pending, results, strict=True):
-            if ckdir is not None:
-                _save_chunk(ckdir / f"{run_hash}_{b0:012d}_{b1:012d}.npz", cp, cq)
-            total_p += cp
-            total_q += cq
-            if bar is not None:
-                bar.update(1)
-
+        bar = tqdm(total=len(schedule.plan), unit="chunk", desc=label)
+    tally = Tally(statistic.n_bins, store, bar)
     try:
-        if pending and n_jobs == 1 and backend != "dask":
-            consume(_chunk_job(key, b0, b1, *args) for b0, b1 in pending)
-        elif pending:
-            import joblib
-
-            if backend == "loky":
-                # Compile (or load the cache) once here so workers load cached kernels.
-                _chunk_job(key, 0, 0, *args)
-            with joblib.parallel_config(backend=backend):
-                par = joblib.Parallel(n_jobs=n_jobs, return_as="generator")
-                consume(par(joblib.delayed(_chunk_job)(key, b0, b1, *args)
-                            for b0, b1 in pending))
+        execute(schedule, spec_of(P, Q, statistic), key, trials, block_trials, tally)
     finally:
         if bar is not None:
             bar.close()
-    return HistogramCounts(edges, total_p, total_q, trials, _seed_value(seed), statistic,
-                           block_trials, int(key))
+    return tally.counts_p, tally.counts_q
+
+
+def provenance() -> dict[str, str]:
+    """What decides the counts besides the inputs: the numba version and the kernel code.
+
+    ``kernel_code`` is :data:`audit.simulation.checkpoints.CODE_TAG`, the digest of the
+    stream and kernel sources. Reading them does not import numba.
+    """
+    from importlib.metadata import version
+
+    return {"numba": version("numba"), "kernel_code": CODE_TAG}
 
 
 def default_edges(P: Mixture, Q: Mixture, n_bins: int = 1000, *, tail: float | None = None
@@ -381,7 +334,7 @@ def sample_outputs(M: Mixture, n: int, seed, *, side: int = 0,
     """Raw draws of a mixture through the engine's kernels (for pilots).
 
     The draws are exactly the first ``n`` outputs of stream ``side`` of ``seed``: a histogram
-    of ``sample_outputs(P, T, s)`` equals ``run_histograms(P, Q, OutputStatistic(e), T,
+    of ``sample_outputs(P, T, s)`` equals ``run_histograms(P, Q, Statistic.output(e), T,
     s).counts_p``. Use seeds independent of the main run's for pilots.
 
     Returns
@@ -389,16 +342,13 @@ def sample_outputs(M: Mixture, n: int, seed, *, side: int = 0,
     ndarray
         Shape (n,) for a scalar mixture, else (n, dim).
     """
-    from audit.simulation.kernels import sample_blocks
+    from audit.simulation.kernels import Blocks, law_of, sample_blocks
     from audit.simulation.rng import derive_key
 
     M = _check_mixture("M", M)
-    n = check_positive_int(n, "n")
-    block_trials = check_positive_int(block_trials, "block_trials")
+    n, block_trials, n_blocks = _n_blocks(n, block_trials, "n")
     if side not in (0, 1):
         raise ValueError(f"side must be in {{0, 1}}, got side={side!r}")
     key = derive_key(seed)
-    prob, alias, shifts, _, scale = _pack(M)
-    x = sample_blocks(key, side, 0, -(-n // block_trials), n, block_trials, prob, alias, shifts,
-                      scale, _noise_code(M))
+    x = sample_blocks(Blocks(key, 0, n_blocks, n, block_trials), int(side), law_of(M))
     return x[:, 0] if M.is_scalar else x

@@ -1,7 +1,7 @@
 """numba kernels: draw outputs of a shifted-noise mixture, reduce them to a statistic, histogram.
 
-Every kernel works block by block (see ``audit.simulation.rng`` for the stream scheme). One trial of a
-mixture Σ_k w_k · Noise(s_k, scale) consumes, from its block's xoshiro256** stream:
+Every kernel works block by block (see ``audit.simulation.rng`` for the stream scheme). One
+trial of a mixture Σ_k w_k · Noise(s_k, scale) consumes, from its block's xoshiro256** stream:
 
 1. one uniform u for the component, through a Walker/Vose alias table
    (k = ⌊uK⌋, kept if the fractional part is below prob[k], else alias[k]);
@@ -9,47 +9,136 @@ mixture Σ_k w_k · Noise(s_k, scale) consumes, from its block's xoshiro256** st
    b·ln(2u) for u < 1/2 and −b·ln(2(1 − u)) otherwise; Gaussian by Box–Muller, one pair of
    uniforms per two coordinates (the spare of an odd last coordinate is discarded).
 
-The statistic of an output x is selected by ``mode``: ``MODE_OUTPUT`` (x itself, scalar
-outputs), ``MODE_LINEAR`` (w·x + c) or ``MODE_LLR`` (exact ln p(x) − ln q(x) of the two
+The statistic of an output x is selected by the score's ``mode``: ``MODE_OUTPUT`` (x itself,
+scalar outputs), ``MODE_LINEAR`` (w·x + c) or ``MODE_LLR`` (exact ln p(x) − ln q(x) of two
 mixtures, log-sum-exp over components). Histogram bins are ``numpy.searchsorted(edges, v,
 side="right")``: 0 is the underflow bin (v < edges[0]), len(edges) the overflow bin
 (v >= edges[-1]); uniform edges are located in O(1) and corrected against the edge array so
 the two paths agree exactly.
 
-Plain-numpy references: ``Mixture.sample`` (same law, different stream) and
-``numpy.searchsorted``; the tests compare both.
+Kernel arguments are small flat named tuples (numba passes them by value):
+
+- :class:`Blocks`: the stream key and the blocks [first, end) of ``trials`` per side;
+- :class:`Law`: one mixture (noise code, alias table, shifts, log-weights, scale), for each
+  sampled side and for each law of an exact likelihood ratio;
+- :class:`Score`: the projection (mode, linear weights and offset);
+- :class:`Bins`: the edges and their O(1) lookup data.
+
+:class:`HistSpec` bundles all but the blocks for Python callers.
+
+Scalar helpers (``_draw``, ``_log_mixture``, ``bin_index``) sit under the array kernels. A
+block is drawn, projected and binned in batches of :data:`BATCH` outputs, so the projection
+branches on its mode once per batch (``_project_rows``, also behind :func:`project`), and one
+per-task body (``_hist_task``) serves the parallel (``prange``) and the serial loop.
+
+Plain-numpy references: ``Mixture.sample`` (same law, different stream), the projections'
+``evaluate`` and ``audit.statistics.histogram``; the tests compare against them.
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numba
 import numpy as np
 
+from audit.enums import NoiseKind
+from audit.mixture import Mixture
 from audit.simulation.rng import _jit, _next_double, _next_open, _seed_state
+from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic, check_edges
 
 __all__ = [
-    "MODE_OUTPUT",
-    "MODE_LINEAR",
-    "MODE_LLR",
-    "NOISE_LAPLACE",
-    "NOISE_GAUSSIAN",
+    "NOISE_CODES",
+    "MODE_CODES",
+    "Law",
+    "Score",
+    "Bins",
+    "HistSpec",
+    "Blocks",
     "alias_table",
+    "law_of",
+    "spec_of",
+    "bins_of",
+    "bin_index",
     "hist_blocks",
     "sample_blocks",
-    "bin_index",
+    "project",
+    "bin_indices",
 ]
 
-MODE_OUTPUT = 0
-MODE_LINEAR = 1
-MODE_LLR = 2
-NOISE_LAPLACE = 0
-NOISE_GAUSSIAN = 1
+#: The one integer encoding of what the kernels branch on. Listed here rather than taken from
+#: the enum's declaration order: numba's on-disk cache freezes these globals into the compiled
+#: kernels and is invalidated only when this file changes.
+NOISE_CODES: dict[NoiseKind, int] = {NoiseKind.LAPLACE: 0, NoiseKind.GAUSSIAN: 1}
+MODE_CODES: dict[type, int] = {OutputValue: 0, LinearProjection: 1, ExactLLR: 2}
+
+NOISE_LAPLACE = NOISE_CODES[NoiseKind.LAPLACE]
+MODE_OUTPUT = MODE_CODES[OutputValue]
+MODE_LINEAR = MODE_CODES[LinearProjection]
 
 _LOG_2PI = math.log(2.0 * math.pi)
+#: Outputs a block draws before projecting and binning them. Projecting inside the draw loop
+#: (a branch on the mode and the LLR laws' fields per output) ran at less than half the speed.
+BATCH = 256
 
 
+class Law(NamedTuple):
+    """A mixture Σ_k w_k · Noise(shifts[k], scale) as the kernels read it."""
+
+    noise: int  # NOISE_CODES value
+    prob: np.ndarray  # float64 (K,): alias-table acceptance probabilities
+    alias: np.ndarray  # int64 (K,)
+    shifts: np.ndarray  # float64 (K, dim), C-contiguous
+    logw: np.ndarray  # float64 (K,): ln w_k
+    scale: float
+
+
+class Score(NamedTuple):
+    """The projection of an output to one number (the LLR laws travel beside it)."""
+
+    mode: int  # MODE_CODES value
+    weights: np.ndarray  # float64 (dim,): w of MODE_LINEAR
+    offset: float  # c of MODE_LINEAR
+
+
+class Bins(NamedTuple):
+    """Histogram edges and their O(1) lookup data (``uniform``: equally spaced edges)."""
+
+    edges: np.ndarray  # float64, strictly increasing
+    uniform: bool
+    lo: float
+    inv_width: float
+
+
+class HistSpec(NamedTuple):
+    """What a histogram kernel draws and counts: everything but the blocks.
+
+    ``p``/``q`` are the sampled laws of side 0 (A_D(z)) and side 1 (A_D(z')); ``lp``/``lq``
+    the numerator and denominator laws of ``MODE_LLR`` (read only in that mode). The kernels
+    take these fields as separate arguments: a ``prange`` body cannot capture a tuple that
+    holds tuples (numba issue #10139).
+    """
+
+    p: Law
+    q: Law
+    score: Score
+    lp: Law
+    lq: Law
+    bins: Bins
+
+
+class Blocks(NamedTuple):
+    """Blocks [first, end) of a run of ``trials`` per side cut into ``block_trials`` blocks."""
+
+    key: np.uint64
+    first: int
+    end: int
+    trials: int
+    block_trials: int
+
+
+# ------------------------------------------------------------------ Python-side packing
 def alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vose's alias table for a probability vector (deterministic, plain numpy).
 
@@ -74,24 +163,66 @@ def alias_table(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return prob, alias
 
 
+def law_of(M: Mixture) -> Law:
+    """The kernels' view of a mixture."""
+    if hasattr(M, "as_mixture"):  # TEMPORARY until the kernels sample structured laws
+        M = M.as_mixture()
+    prob, alias = alias_table(M.weights)
+    return Law(NOISE_CODES[M.noise], prob, alias,
+               np.ascontiguousarray(M.shifts, dtype=np.float64),
+               np.ascontiguousarray(np.log(M.weights)), float(M.scale))
+
+
+def spec_of(P: Mixture, Q: Mixture, statistic: Statistic) -> HistSpec:
+    """The kernels' view of a run: draws from P (side 0) and Q (side 1), counted by ``statistic``.
+
+    Shapes are assumed checked (``audit.simulation.engine``). A non-LLR statistic carries P
+    as its LLR laws: never read, but they keep one kernel type for every mode.
+    """
+    proj = statistic.projection
+    p, q = law_of(P), law_of(Q)
+    mode = MODE_CODES[type(proj)]
+    lp = lq = p
+    weights, offset = np.zeros(1), 0.0
+    if isinstance(proj, ExactLLR):
+        lp, lq = law_of(proj.P), law_of(proj.Q)
+    elif isinstance(proj, LinearProjection):
+        weights = np.ascontiguousarray(proj.weights, dtype=np.float64)
+        offset = float(proj.offset)
+    return HistSpec(p, q, Score(mode, weights, offset), lp, lq, bins_of(statistic.edges))
+
+
+def bins_of(edges: np.ndarray) -> Bins:
+    """The kernels' view of bin edges (checked: finite, strictly increasing, ≥ 2)."""
+    edges = np.ascontiguousarray(check_edges(edges), dtype=np.float64)
+    widths = np.diff(edges)
+    uniform = bool(np.all(np.abs(widths - widths[0]) <= 1e-9 * abs(widths[0])))
+    inv_width = 1.0 / float(widths[0]) if uniform else 0.0
+    return Bins(edges, uniform, float(edges[0]), inv_width)
+
+
+# ----------------------------------------------------------------------- scalar helpers
 @_jit(inline="always")
-def _draw(state, prob, alias, shifts, noise, scale, x):
-    """Draw one output of the mixture into ``x`` (length dim)."""
+def _draw(state, law, x, row):
+    """Draw one output of ``law`` into ``x[row]`` (length dim)."""
+    prob = law.prob
+    shifts = law.shifts
+    scale = law.scale
     K = prob.shape[0]
-    D = x.shape[0]
+    D = shifts.shape[1]
     u = _next_double(state) * K
     i = int(u)
     if i >= K:
         i = K - 1
-    k = i if (u - i) < prob[i] else alias[i]
-    if noise == NOISE_LAPLACE:
+    k = i if (u - i) < prob[i] else law.alias[i]
+    if law.noise == NOISE_LAPLACE:
         for j in range(D):
             v = _next_open(state)
             if v < 0.5:
                 e = scale * math.log(2.0 * v)
             else:
                 e = -scale * math.log(2.0 * (1.0 - v))
-            x[j] = shifts[k, j] + e
+            x[row, j] = shifts[k, j] + e
     else:
         j = 0
         while j < D:
@@ -99,21 +230,24 @@ def _draw(state, prob, alias, shifts, noise, scale, x):
             u2 = _next_double(state)
             r = scale * math.sqrt(-2.0 * math.log(u1))
             th = 2.0 * math.pi * u2
-            x[j] = shifts[k, j] + r * math.cos(th)
+            x[row, j] = shifts[k, j] + r * math.cos(th)
             if j + 1 < D:
-                x[j + 1] = shifts[k, j + 1] + r * math.sin(th)
+                x[row, j + 1] = shifts[k, j + 1] + r * math.sin(th)
             j += 2
 
 
 @_jit(inline="always")
-def _log_mixture(x, shifts, logw, scale, noise, buf):
+def _log_mixture(x, law, buf):
     """ln Σ_k w_k φ(x − s_k) with the full normalising constants."""
+    shifts = law.shifts
+    scale = law.scale
+    laplace = law.noise == NOISE_LAPLACE
     K = shifts.shape[0]
     D = x.shape[0]
     top = -np.inf
     for k in range(K):
         acc = 0.0
-        if noise == NOISE_LAPLACE:
+        if laplace:
             for j in range(D):
                 acc += abs(x[j] - shifts[k, j])
             acc = -acc / scale
@@ -122,14 +256,14 @@ def _log_mixture(x, shifts, logw, scale, noise, buf):
                 d = x[j] - shifts[k, j]
                 acc += d * d
             acc = -0.5 * acc / (scale * scale)
-        acc += logw[k]
+        acc += law.logw[k]
         buf[k] = acc
         if acc > top:
             top = acc
     s = 0.0
     for k in range(K):
         s += math.exp(buf[k] - top)
-    if noise == NOISE_LAPLACE:
+    if laplace:
         const = -D * math.log(2.0 * scale)
     else:
         const = -D * (math.log(scale) + 0.5 * _LOG_2PI)
@@ -137,16 +271,17 @@ def _log_mixture(x, shifts, logw, scale, noise, buf):
 
 
 @_jit(inline="always")
-def bin_index(v, edges, uniform, lo, inv_width):
-    """``numpy.searchsorted(edges, v, side='right')`` (O(1) for uniform edges).
+def bin_index(v, bins):
+    """``numpy.searchsorted(bins.edges, v, side='right')`` (O(1) for uniform edges).
 
     NaN goes to the overflow bin, as numpy sorts it (and never to a negative index).
     """
+    edges = bins.edges
     nE = edges.shape[0]
     if v != v:
         return nE
-    if uniform:
-        t = (v - lo) * inv_width
+    if bins.uniform:
+        t = (v - bins.lo) * bins.inv_width
         if t < 0.0:
             j = 0
         elif t >= nE:
@@ -170,125 +305,123 @@ def bin_index(v, edges, uniform, lo, inv_width):
 
 
 @_jit()
-def _run_block(key, side, block, n, prob, alias, shifts, scale, noise, mode, w, c,
-               shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-               edges, uniform, lo, inv_width, counts):
-    """Run ``n`` trials of block ``block`` of side ``side`` and add them to ``counts``."""
-    state = np.empty(4, dtype=np.uint64)
-    _seed_state(key, side, block, state)
-    D = shifts.shape[1]
-    x = np.empty(D, dtype=np.float64)
-    buf = np.empty(max(shifts_p.shape[0], shifts_q.shape[0]), dtype=np.float64)
-    for _ in range(n):
-        _draw(state, prob, alias, shifts, noise, scale, x)
-        if mode == MODE_OUTPUT:
-            v = x[0]
-        elif mode == MODE_LINEAR:
-            v = c
-            for j in range(D):
-                v += w[j] * x[j]
-        else:
-            v = _log_mixture(x, shifts_p, logw_p, scale_p, noise, buf) - _log_mixture(
-                x, shifts_q, logw_q, scale_q, noise, buf
-            )
-        counts[bin_index(v, edges, uniform, lo, inv_width)] += 1
-
-
-@_jit()
 def _block_len(b, trials, block_trials):
     rest = trials - b * block_trials
     return block_trials if rest > block_trials else rest
 
 
+# ------------------------------------------------------------------------ array kernels
+@_jit()
+def _project_rows(x, m, score, lp, lq, buf, out):
+    """The statistic of rows [0, m) of ``x`` into ``out``; ``buf`` holds max(K_lp, K_lq)."""
+    if score.mode == MODE_OUTPUT:
+        for i in range(m):
+            out[i] = x[i, 0]
+    elif score.mode == MODE_LINEAR:
+        for i in range(m):
+            v = score.offset
+            for j in range(x.shape[1]):
+                v += score.weights[j] * x[i, j]
+            out[i] = v
+    else:
+        for i in range(m):
+            out[i] = _log_mixture(x[i], lp, buf) - _log_mixture(x[i], lq, buf)
+
+
+@_jit()
+def _run_block(key, side, block, n, law, score, lp, lq, bins, counts):
+    """Run ``n`` trials of block ``block`` of side ``side`` and add them to ``counts``."""
+    state = np.empty(4, dtype=np.uint64)
+    _seed_state(key, side, block, state)
+    x = np.empty((BATCH, law.shifts.shape[1]), dtype=np.float64)
+    v = np.empty(BATCH, dtype=np.float64)
+    buf = np.empty(max(lp.shifts.shape[0], lq.shifts.shape[0]), dtype=np.float64)
+    done = 0
+    while done < n:
+        m = min(BATCH, n - done)
+        for i in range(m):
+            _draw(state, law, x, i)
+        _project_rows(x, m, score, lp, lq, buf, v)
+        for i in range(m):
+            counts[bin_index(v[i], bins)] += 1
+        done += m
+
+
+@_jit(inline="always")
+def _hist_task(t, blocks, p, q, score, lp, lq, bins, out):
+    """Task t of a chunk: side t // nb, block first + t % nb, counted into row t of ``out``."""
+    nb = blocks.end - blocks.first
+    side = t // nb
+    b = blocks.first + t % nb
+    n = _block_len(b, blocks.trials, blocks.block_trials)
+    _run_block(blocks.key, side, b, n, p if side == 0 else q, score, lp, lq, bins, out[t])
+
+
 @_jit(parallel=True)
-def _hist_blocks_parallel(key, b0, b1, trials, block_trials,
-                          prob_p, alias_p, sp, sc_p, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
-                          shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                          edges, uniform, lo, inv_width, out):
-    nb = b1 - b0
-    for t in numba.prange(2 * nb):
-        side = t // nb
-        b = b0 + t % nb
-        n = _block_len(b, trials, block_trials)
-        if side == 0:
-            _run_block(key, side, b, n, prob_p, alias_p, sp, sc_p, noise, mode, w, c,
-                       shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                       edges, uniform, lo, inv_width, out[t])
-        else:
-            _run_block(key, side, b, n, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
-                       shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                       edges, uniform, lo, inv_width, out[t])
+def _hist_parallel(blocks, p, q, score, lp, lq, bins, out):
+    for t in numba.prange(2 * (blocks.end - blocks.first)):
+        _hist_task(t, blocks, p, q, score, lp, lq, bins, out)
 
 
 @_jit()
-def _hist_blocks_serial(key, b0, b1, trials, block_trials,
-                        prob_p, alias_p, sp, sc_p, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
-                        shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                        edges, uniform, lo, inv_width, out):
-    nb = b1 - b0
-    for t in range(2 * nb):
-        side = t // nb
-        b = b0 + t % nb
-        n = _block_len(b, trials, block_trials)
-        if side == 0:
-            _run_block(key, side, b, n, prob_p, alias_p, sp, sc_p, noise, mode, w, c,
-                       shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                       edges, uniform, lo, inv_width, out[t])
-        else:
-            _run_block(key, side, b, n, prob_q, alias_q, sq, sc_q, noise, mode, w, c,
-                       shifts_p, logw_p, scale_p, shifts_q, logw_q, scale_q,
-                       edges, uniform, lo, inv_width, out[t])
+def _hist_serial(blocks, p, q, score, lp, lq, bins, out):
+    for t in range(2 * (blocks.end - blocks.first)):
+        _hist_task(t, blocks, p, q, score, lp, lq, bins, out)
 
 
-def hist_blocks(key, b0, b1, trials, block_trials, kp, kq, lp, lq, noise, mode, w, c, edges,
-                *, parallel=True):
-    """Histogram counts of blocks [b0, b1) of both sides.
+def hist_blocks(blocks: Blocks, spec: HistSpec, *, parallel: bool = True) -> np.ndarray:
+    """Histogram counts of blocks [blocks.first, blocks.end) of both sides.
 
-    ``kp``/``kq`` are ``(prob, alias, shifts, logw, scale)`` tuples of the two sampled
-    mixtures, ``lp``/``lq`` those of the laws whose log-likelihood ratio ``MODE_LLR`` computes
-    (float64/int64 C-contiguous arrays). Returns ``(counts_p, counts_q)``, int64 arrays of
-    length len(edges) + 1. Inputs are assumed validated (see ``audit.simulation.engine``).
+    Returns an int64 array of shape (2, end − first, len(edges) + 1): the counts of each side
+    and block, so a caller can sum any run of consecutive blocks. ``parallel`` runs the tasks
+    over numba threads (``prange``), else serially in the calling thread (the GIL is released
+    either way). Inputs are assumed validated (see ``audit.simulation.engine``).
     """
-    edges = np.ascontiguousarray(edges, dtype=np.float64)
-    widths = np.diff(edges)
-    uniform = bool(
-        edges.shape[0] >= 2 and np.all(np.abs(widths - widths[0]) <= 1e-9 * abs(widths[0]))
-    )
-    lo = float(edges[0])
-    inv_width = 1.0 / float(widths[0]) if uniform else 0.0
-    nb = int(b1) - int(b0)
-    out = np.zeros((2 * nb, edges.shape[0] + 1), dtype=np.int64)
-    fn = _hist_blocks_parallel if parallel else _hist_blocks_serial
-    fn(np.uint64(key), np.int64(b0), np.int64(b1), np.int64(trials), np.int64(block_trials),
-       kp[0], kp[1], kp[2], float(kp[4]), kq[0], kq[1], kq[2], float(kq[4]),
-       np.int64(noise), np.int64(mode), np.ascontiguousarray(w, dtype=np.float64), float(c),
-       lp[2], lp[3], float(lp[4]), lq[2], lq[3], float(lq[4]),
-       edges, uniform, lo, inv_width, out)
-    return out[:nb].sum(axis=0), out[nb:].sum(axis=0)
+    nb = int(blocks.end) - int(blocks.first)
+    out = np.zeros((2 * nb, spec.bins.edges.shape[0] + 1), dtype=np.int64)
+    (_hist_parallel if parallel else _hist_serial)(blocks, *spec, out)  # nb = 0: compiles only
+    return out.reshape(2, nb, out.shape[1])
 
 
 @_jit()
-def _sample_blocks(key, side, b0, b1, trials, block_trials, prob, alias, shifts, scale, noise,
-                   out):
-    D = shifts.shape[1]
-    x = np.empty(D, dtype=np.float64)
+def _sample_blocks(blocks, side, law, out):
     state = np.empty(4, dtype=np.uint64)
     row = 0
-    for b in range(b0, b1):
-        _seed_state(key, side, b, state)
-        n = _block_len(b, trials, block_trials)
-        for _ in range(n):
-            _draw(state, prob, alias, shifts, noise, scale, x)
-            for j in range(D):
-                out[row, j] = x[j]
+    for b in range(blocks.first, blocks.end):
+        _seed_state(blocks.key, side, b, state)
+        for _ in range(_block_len(b, blocks.trials, blocks.block_trials)):
+            _draw(state, law, out, row)
             row += 1
 
 
-def sample_blocks(key, side, b0, b1, trials, block_trials, prob, alias, shifts, scale, noise):
-    """Raw outputs of blocks [b0, b1) of one side: array (rows, dim)."""
-    n = sum(min(block_trials, trials - b * block_trials) for b in range(int(b0), int(b1)))
-    out = np.empty((n, shifts.shape[1]), dtype=np.float64)
-    _sample_blocks(np.uint64(key), np.int64(side), np.int64(b0), np.int64(b1), np.int64(trials),
-                   np.int64(block_trials), prob, alias, shifts, float(scale), np.int64(noise),
-                   out)
+def sample_blocks(blocks: Blocks, side: int, law: Law) -> np.ndarray:
+    """Raw outputs of blocks [blocks.first, blocks.end) of one side: array (rows, dim)."""
+    bt, trials = int(blocks.block_trials), int(blocks.trials)
+    n = sum(min(bt, trials - b * bt) for b in range(int(blocks.first), int(blocks.end)))
+    out = np.empty((n, law.shifts.shape[1]), dtype=np.float64)
+    _sample_blocks(blocks, np.int64(side), law, out)
+    return out
+
+
+def project(x: np.ndarray, spec: HistSpec) -> np.ndarray:
+    """The statistic of each output (rows of ``x``, or scalars), exactly as the kernels see it."""
+    x = np.asarray(x, dtype=np.float64)
+    x = np.ascontiguousarray(x.reshape(x.shape[0], -1))
+    out = np.empty(x.shape[0], dtype=np.float64)
+    buf = np.empty(max(spec.lp.shifts.shape[0], spec.lq.shifts.shape[0]), dtype=np.float64)
+    _project_rows(x, x.shape[0], spec.score, spec.lp, spec.lq, buf, out)
+    return out
+
+
+@_jit()
+def _bin_rows(v, bins, out):
+    for i in range(v.shape[0]):
+        out[i] = bin_index(v[i], bins)
+
+
+def bin_indices(values: np.ndarray, bins: Bins) -> np.ndarray:
+    """The kernels' bin index of each value (int64), as ``numpy.searchsorted(..., 'right')``."""
+    v = np.ascontiguousarray(values, dtype=np.float64).reshape(-1)
+    out = np.empty(v.shape[0], dtype=np.int64)
+    _bin_rows(v, bins, out)
     return out

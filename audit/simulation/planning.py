@@ -1,0 +1,154 @@
+"""How a run is cut into chunks, and how many workers run them.
+
+Chunks are the unit of checkpointing and of dispatch to joblib workers. Their boundaries are
+a function of the number of blocks only (or of an explicit ``chunk_blocks``), never of the
+workers, so a run resumed with another ``n_jobs`` or ``threads`` finds the chunk files of the
+first (``audit.simulation.checkpoints``). A plan is index arithmetic, never a list: a run of
+10^15 trials has 2.4·10^8 chunks and costs nothing to plan.
+
+Short runs are cut into up to :data:`TARGET_CHUNKS` chunks, so that many workers stay busy
+(joblib hands chunks to whichever worker is free); long runs use chunks of
+:data:`MAX_CHUNK_BLOCKS` blocks, which bounds the memory of one kernel call. A run executed in
+the calling process groups consecutive pending chunks into one kernel call of up to
+:data:`MAX_CHUNK_BLOCKS` blocks, so its numba threads have as many tasks as before.
+
+The workers are capped at the CPUs this process may use and at the number of chunks:
+``n_jobs=1000`` never starts 1000 processes. A cap is reported in the schedule's ``notes``
+and, when ``n_jobs`` asked for more CPUs than there are, by a :class:`ResourceCapWarning`.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from audit.enums import Backend
+
+__all__ = [
+    "MAX_CHUNK_BLOCKS",
+    "TARGET_CHUNKS",
+    "ResourceCapWarning",
+    "ChunkPlan",
+    "Schedule",
+    "usable_cpus",
+    "make_schedule",
+]
+
+#: Upper bound on the blocks of one chunk and of one kernel call: bounds memory per call.
+MAX_CHUNK_BLOCKS = 64
+#: Short runs are cut into this many chunks (fewer if there are fewer blocks).
+TARGET_CHUNKS = 64
+
+
+class ResourceCapWarning(UserWarning):
+    """``n_jobs`` asked for more workers than this machine gives the process."""
+
+
+@dataclass(frozen=True)
+class ChunkPlan:
+    """Blocks [0, n_blocks) cut into chunks of ``chunk_blocks`` (the last one may be shorter).
+
+    Behaves as a read-only sequence of (first block, end block) pairs, computed on demand.
+    """
+
+    n_blocks: int
+    chunk_blocks: int
+
+    @classmethod
+    def for_blocks(cls, n_blocks: int, chunk_blocks: int | None = None) -> ChunkPlan:
+        """The plan of ``n_blocks``; ``chunk_blocks`` None picks the default below."""
+        if chunk_blocks is None:
+            chunk_blocks = min(MAX_CHUNK_BLOCKS, max(1, math.ceil(n_blocks / TARGET_CHUNKS)))
+        return cls(int(n_blocks), int(chunk_blocks))
+
+    def __len__(self) -> int:
+        return -(-self.n_blocks // self.chunk_blocks)
+
+    def __getitem__(self, i: int) -> tuple[int, int]:
+        n = len(self)
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(f"chunk index {i} out of range for {n} chunks")
+        b0 = i * self.chunk_blocks
+        return b0, min(b0 + self.chunk_blocks, self.n_blocks)
+
+    def __iter__(self) -> Iterator[tuple[int, int]]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Where and how the chunks of a plan run.
+
+    ``workers``: joblib workers (−1: all of a dask client's); 1 with a local backend runs the
+    chunks in the calling process. ``threads``: numba threads per kernel call (None: numba's
+    current setting). ``parallel_kernel``: whether kernel calls use numba's ``prange``
+    (the threading backend runs serial, GIL-free kernels). ``group_blocks``: consecutive
+    pending chunks run as one kernel call of up to this many blocks. ``notes``: what was
+    capped, for the caller to print.
+    """
+
+    plan: ChunkPlan
+    backend: Backend
+    workers: int
+    threads: int | None
+    parallel_kernel: bool
+    group_blocks: int
+    notes: tuple[str, ...] = ()
+
+    @property
+    def in_process(self) -> bool:
+        return self.workers == 1 and self.backend is not Backend.DASK
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _cap_workers(n_jobs: int, backend: Backend, n_chunks: int) -> tuple[int, list[str]]:
+    """Effective workers and the notes saying what was capped."""
+    notes: list[str] = []
+    if backend is Backend.DASK:
+        if n_jobs == -1:  # the client's workers: joblib asks the scheduler
+            return -1, notes
+        workers = n_jobs
+    else:
+        cpus = usable_cpus()
+        workers = cpus if n_jobs == -1 else n_jobs
+        if workers > cpus:
+            notes.append(f"n_jobs={n_jobs} capped at the {cpus} CPUs this process may use")
+            warnings.warn(notes[-1], ResourceCapWarning, stacklevel=4)
+            workers = cpus
+    if workers > n_chunks:
+        unit = "chunk" if n_chunks == 1 else "chunks"
+        notes.append(f"{workers} workers capped at the run's {n_chunks} {unit}")
+        workers = n_chunks
+    return workers, notes
+
+
+def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: Backend,
+                  chunk_blocks: int | None = None) -> Schedule:
+    """The plan and execution of a run (inputs already validated by the engine).
+
+    Warns :class:`ResourceCapWarning` when ``n_jobs`` exceeds :func:`usable_cpus` with a
+    local backend.
+    """
+    plan = ChunkPlan.for_blocks(n_blocks, chunk_blocks)
+    workers, notes = _cap_workers(n_jobs, backend, len(plan))
+    parallel_kernel = backend is not Backend.THREADING
+    local = workers == 1 and backend is not Backend.DASK
+    if threads is None and not local:
+        threads = 1  # one numba thread per worker: the workers are the parallelism
+    # In the calling process consecutive chunks share a kernel call (more prange tasks);
+    # across workers each chunk is its own job, so joblib can balance them.
+    group = MAX_CHUNK_BLOCKS if local else plan.chunk_blocks
+    return Schedule(plan, backend, workers, threads, parallel_kernel, group, tuple(notes))
