@@ -23,8 +23,8 @@ LAYERS: dict[str, set[str]] = {
     "model": {"shared", "theory"},
     "simulation": {"shared", "model"},
     "estimation": {"shared"},
-    "pipeline": {"shared", "theory", "model", "simulation", "estimation"},
-    "cli": {"shared", "theory", "model", "simulation", "estimation", "pipeline"},
+    "pipeline": {"shared", "theory", "model", "simulation", "estimation", "adapters"},
+    "cli": {"shared", "theory", "model", "simulation", "estimation", "adapters", "pipeline"},
     "adapters": {"shared", "model"},
 }
 #: third-party packages only one layer may import (None: no layer of the core)
