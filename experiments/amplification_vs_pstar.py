@@ -2,7 +2,7 @@
 
 For p* from 0.05 to 1, the audited pair's exact ε (ε_pair), the empirical lower bound ε_lower
 (exact likelihood-ratio attack, one-sided Clopper–Pearson at 95 %), and the upper bounds of
-[RPS] Theorem 3.2 (ρ ignored), Theorem 4.5 (ρ used) and the f-DP bound of THEORY §7.
+[RPS] Theorem 3.2 (ρ ignored), Theorem 4.5 (ρ used) and the f-DP bound of docs/THEORY.md §7.
 """
 
 from __future__ import annotations

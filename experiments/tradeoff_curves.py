@@ -44,7 +44,7 @@ REFERENCE = "§7"  # the Gaussian panel's curves are drawn as differences from t
 
 
 def alpha_grid(n: int = 400) -> np.ndarray:
-    """α grid dense near 0 and 1 (THEORY §6: steep curves need log-spaced ends)."""
+    """α grid dense near 0 and 1 (docs/THEORY.md §6: steep curves need log-spaced ends)."""
     tail = np.logspace(-8, np.log10(0.05), n // 4)
     mid = np.linspace(0.05, 0.95, n // 2)
     return np.unique(np.concatenate([[0.0], tail, mid, 1.0 - tail[::-1], [1.0]]))

@@ -45,7 +45,7 @@ def format_result(r: dict) -> str:
         f"  eps_lower  {_fmt(r['eps_lower'])}   (one-sided Clopper-Pearson, empirical)",
         f"  eps_pair   {_fmt(r['eps_pair'])}   (exact privacy of the audited pair)",
         f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
-        f"  eps_fdp    {_fmt(r['eps_fdp'])}   (f-DP amplification, THEORY section 7)",
+        f"  eps_fdp    {_fmt(r['eps_fdp'])}   (f-DP amplification, docs/THEORY.md §7)",
         f"  eps_base   {_fmt(r['eps_base'])}   (the mechanism without missingness)",
     ]
     if r.get("eps_mar_formula") is not None:
@@ -56,8 +56,8 @@ def format_result(r: dict) -> str:
 
 def main(args: argparse.Namespace) -> int:
     from audit.pipeline.config import load_config
-    from audit.pipeline.results import save_json
     from audit.pipeline.plan import plan_audit
+    from audit.pipeline.results import save_json
     from audit.pipeline.runner import run_audit
 
     try:

@@ -1,6 +1,6 @@
 """Missing-feature mechanisms F: a record z ∈ R^d → a random mask m ∈ {0, 1}^d (True = missing).
 
-THEORY.md §1–§2. The dataset mechanism D = F^{⊗n} masks records independently. A mechanism
+docs/THEORY.md §1–§2. The dataset mechanism D = F^{⊗n} masks records independently. A mechanism
 is MCAR if P[F(z) = m] does not depend on z, MAR if P[F(z) = m] = P[F(z') = m] whenever z and
 z' agree on obs(m) = {j : m_j = 0}, MNAR otherwise (no amplification result holds for MNAR).
 
@@ -16,7 +16,7 @@ Each mechanism is a frozen dataclass reporting
 - ``sample_masks(records, rng)``: one mask per record, plain numpy.
 
 Records may hold NaN for features that are already NA (a record of Z_miss). Mechanisms whose
-probabilities read feature values read such an NA as 0, the query convention of THEORY.md §1.
+probabilities read feature values read such an NA as 0, the query convention of docs/THEORY.md §1.
 
 ==============  ======  ===========================  ==========================  =====
 kind            class   parameters                   p*                          ρ
@@ -214,7 +214,7 @@ class MCARIid(_IndependentFeatures):
 class NeverMask(_IndependentFeatures):
     """[RPS] B.3's D0: feature ``j0`` never masked, the others missing i.i.d. with ``rate``.
 
-    MCAR in the sense of THEORY.md §1 (P[F(z) = m] is free of z), hence also MAR; reported as
+    MCAR in the sense of docs/THEORY.md §1 (P[F(z) = m] is free of z), hence also MAR; reported as
     MAR as in [RPS] B.3. p* = 1: no amplification.
     """
 
@@ -523,7 +523,7 @@ def is_mar_by_enumeration(mech: _Mechanism, d: int, values, *, atol: float = 1e-
     """Check the MAR definition on every record with entries in ``values``.
 
     For every mask m and every two records z, z' ∈ values^d that agree on obs(m), checks
-    |P[F(z) = m] − P[F(z') = m]| ≤ ``atol`` (THEORY.md §1). MCAR passes trivially.
+    |P[F(z) = m] − P[F(z') = m]| ≤ ``atol`` (docs/THEORY.md §1). MCAR passes trivially.
 
     Parameters
     ----------

@@ -46,7 +46,7 @@ class Release:
             ℓ2 sensitivity C_2 > 0.
         epsilon, delta : float
             Target (ε, δ); the classical calibration needs ε ∈ (0, 1] and δ ∈ (0, 1)
-            (THEORY.md §5).
+            (docs/THEORY.md §5).
         calibration : {"classical", "analytic"}
             σ = C_2 √(2 ln(1.25/δ))/ε ([RPS] Theorem 4.7) or Balle–Wang's analytic σ.
 

@@ -53,7 +53,7 @@ from audit.theory.tradeoff import (
 
 __all__ = ["BoundRow", "all_bounds"]
 
-_SECTION7 = "THEORY §7 (derived here)"
+_SECTION7 = "docs/THEORY.md §7 (derived here)"
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ Calibration maps (sensitivity, ε[, δ]) to a noise scale:
 
 - Laplace: b = C_1 / ε ([RPS] Theorem 4.5, Dwork–Roth Thm 3.6).
 - Classical Gaussian: σ = C_2 √(2 ln(1.25/δ)) / ε, valid for ε ∈ (0, 1], δ ∈ (0, 1)
-  (Dwork–Roth Thm A.1; docs/THEORY.md §5 — the extracted seed drops the square in c²).
+  (Dwork–Roth Thm A.1; docs/THEORY.md §5: a text extraction of [RPS] drops the square in c²).
 - Analytic Gaussian (Balle & Wang 2018, Thm 8): the smallest σ with exact δ(ε) ≤ δ, rounded
   in the safe direction (the profile re-evaluated at the returned σ is ≤ δ).
 

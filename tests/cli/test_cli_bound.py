@@ -27,7 +27,7 @@ def test_table_output():
     res = _run("--mechanism", "laplace", "--epsilon", "1", "--p-star", "0.5", "--rho", "0.5")
     assert res.returncode == 0, res.stderr
     out = res.stdout
-    for ref in ("[RPS] Thm 3.2", "[RPS] Thm 4.5", "[RPS] Cor 4.6", "THEORY §7"):
+    for ref in ("[RPS] Thm 3.2", "[RPS] Thm 4.5", "[RPS] Cor 4.6", "docs/THEORY.md §7"):
         assert ref in out
     assert f"{math.log1p(0.5 * math.expm1(1.0)):.6g}" in out  # Thm 3.2 ε'
     assert res.stderr == ""
@@ -47,7 +47,7 @@ def test_json_output_parses_and_matches_library():
     e47, d47 = acc.gaussian_fwl_bound(0.5, 1e-5, 0.3, 0.4)
     assert by["[RPS] Thm 4.7"]["epsilon"] == pytest.approx(e47, rel=1e-12)
     assert by["[RPS] Thm 4.7"]["delta"] == pytest.approx(d47, rel=1e-12)
-    assert by["THEORY §7 (derived here)"]["epsilon"] <= e47
+    assert by["docs/THEORY.md §7 (derived here)"]["epsilon"] <= e47
 
 
 def test_not_applicable_row_in_table():
@@ -93,6 +93,6 @@ def test_large_epsilon_section7_row_equals_theorem_3_2(eps):
     rows = json.loads(res.stdout)["bounds"]
     e32 = next(r["epsilon"] for r in rows if r["reference"] == "[RPS] Thm 3.2")
     s7 = [r["epsilon"] for r in rows
-          if r["reference"].startswith("THEORY §7") and r["epsilon"] is not None]
+          if r["reference"].startswith("docs/THEORY.md §7") and r["epsilon"] is not None]
     assert e32 == pytest.approx(float(eps) + math.log(0.5), rel=1e-15)
     assert s7 == [e32]

@@ -1,6 +1,6 @@
 """Regression grid: the theory is never violated (issue 5, item 4).
 
-Every scenario of a fixed grid (mechanism × query × missingness × ε × p*, THEORY §3–§8) is
+Every scenario of a fixed grid (mechanism × query × missingness × ε × p*, docs/THEORY.md §3–§8) is
 built as a config dict through :func:`audit.pipeline.config.config_from_dict`, audited end to
 end with :func:`audit.pipeline.runner.run_audit`, and checked by one shared function,
 :func:`check_theory_holds`:
@@ -20,7 +20,7 @@ implementation. Every audit here runs at ``confidence = 1 − FAMILY_ALPHA / N_S
 (Bonferroni over the whole family: every grid audit plus every trade-off audit, which is at
 least as strict as 1 − 1e-3/len(GRID)), so the whole grid fails spuriously with probability
 ≤ FAMILY_ALPHA = 1e-3. Seeds are fixed, so a run is reproducible; a failure is evidence of a
-bug, in the code or in the theory it implements (THEORY §7–§8), not noise to re-run away.
+bug, in the code or in the theory it implements (docs/THEORY.md §7–§8), not noise to re-run away.
 
 The grid's check can fail: ``test_broken_*`` monkeypatch the accountant functions the runner
 calls (``runner`` does ``from audit import accountant as acc``, so patching the attributes

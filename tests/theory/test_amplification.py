@@ -95,7 +95,7 @@ def test_theorem_4_7(eps, delta, p):
 
 # ----------------------------------------------------------------------------- §7
 def test_fdp_closed_form_values_from_theory_sheet():
-    """THEORY §6: C_0.2(f_{3, 0.1}) min error sum 0.8171; (1.5722, 0.02) gives 0.3369."""
+    """docs/THEORY.md §6: C_0.2(f_{3, 0.1}) min error sum 0.8171; (1.5722, 0.02) gives 0.3369."""
     curve = amp.fdp_missing(tradeoff_dp(3.0, 0.1), 0.2)
     assert float(min_error_sum(curve)) == pytest.approx(0.8171, abs=2e-4)
     assert dp_min_error_sum(*amp.amplify(3, 0.1, 0.2)) == pytest.approx(0.3369, abs=1e-4)

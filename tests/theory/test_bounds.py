@@ -26,7 +26,7 @@ def test_all_bounds_laplace():
     assert by["[RPS] Thm 3.2"].epsilon == pytest.approx(amp.amplify(1.0, 0, 0.5)[0])
     assert by["[RPS] Thm 4.5"].epsilon == pytest.approx(amp.laplace_fwl_bound(1, 0.5, 0.5))
     assert by["[RPS] Cor 4.6"].epsilon == pytest.approx(amp.corollary_4_6(1, 0.5, 0.5, 10))
-    s7 = [r for r in rows if r.reference.startswith("THEORY §7")]
+    s7 = [r for r in rows if r.reference.startswith("docs/THEORY.md §7")]
     assert s7[0].epsilon <= by["[RPS] Thm 4.5"].epsilon + 1e-9
     assert s7[-1].epsilon is None and s7[-1].min_error_sum > 0
 
@@ -46,7 +46,7 @@ def test_all_bounds_gaussian():
     e47, d47 = amp.gaussian_fwl_bound(1.0, 1e-5, 0.5, 0.3)
     assert by["[RPS] Thm 4.7"].epsilon == pytest.approx(e47)
     assert by["[RPS] Thm 4.7"].delta == pytest.approx(d47)
-    s7 = by["THEORY §7 (derived here)"]
+    s7 = by["docs/THEORY.md §7 (derived here)"]
     assert s7.delta == pytest.approx(d47)
     assert s7.epsilon <= e47
     assert all(r.reference != "[RPS] Cor 4.6" for r in rows)
@@ -116,7 +116,7 @@ P_STARS = [1e-3, 0.1, 0.5, 0.9, 1.0]
 def _theorem_and_section7(rows):
     by_ref = {r.reference: r for r in rows}
     s7 = {r.delta: r.epsilon for r in rows
-          if r.reference.startswith("THEORY §7") and r.epsilon is not None}
+          if r.reference.startswith("docs/THEORY.md §7") and r.epsilon is not None}
     return by_ref, s7
 
 
@@ -131,7 +131,7 @@ def test_laplace_section7_equals_theorem_3_2_at_delta_0(eps, p, scalar):
     assert math.isfinite(s7[0.0]) and math.isfinite(s7[1e-6])
     assert s7[0.0] == pytest.approx(e32, rel=1e-15, abs=1e-300)
     assert s7[1e-6] <= e32
-    assert 0.0 <= by_ref["THEORY §7 (derived here)"].min_error_sum <= 1.0
+    assert 0.0 <= by_ref["docs/THEORY.md §7 (derived here)"].min_error_sum <= 1.0
 
 
 @settings(derandomize=True, max_examples=150, deadline=None)

@@ -258,7 +258,7 @@ class SubsampledDPTradeoff(_Subsampled):
     ε' = ln(1 − p + p e^ε), δ' = pδ.
 
     The factor (1 − δ) in the middle line comes from the fixed point x* = (1 − δ)/(1 + e^ε)
-    of f_{ε,δ}; the seed note omits it, which gives a valid but weaker curve
+    of f_{ε,δ}; a secondary summary of [DRS] omits it, which gives a valid but weaker curve
     (docs/THEORY.md §6).
 
     Parameters

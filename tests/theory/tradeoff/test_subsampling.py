@@ -38,7 +38,7 @@ from .common import GRID, PROP, TOL_CLOSED, TOL_NUM, UNIFORM, base_strategy
 
 # ---------------------------------------------------------------- seed example
 class TestSeedExample:
-    """ε = 3, δ = 0.1, p = 0.2 (docs/THEORY.md §6; the seed note on [DRS] Section 4)."""
+    """ε = 3, δ = 0.1, p = 0.2 (docs/THEORY.md §6; a summary of [DRS] §4 drops (1 − δ))."""
 
     eps, delta, p = 3.0, 0.1, 0.2
 
@@ -165,7 +165,7 @@ def test_cp_end_points(f):
 def test_cp_matches_eq14_and_profile_identity(f, p):
     c = SubsampledTradeoff(f, p)
     assert np.max(np.abs(c(GRID) - subsampled_closed_form(f, p)(GRID))) <= TOL_CLOSED
-    # [DRS] proof of Thm 4.2 / THEORY §7: δ_{C_p f}(ln(1 − p + p e^ε)) = p δ_f(ε). The
+    # [DRS] proof of Thm 4.2 / docs/THEORY.md §7: δ_{C_p f}(ln(1 − p + p e^ε)) = p δ_f(ε). The
     # conversions use this identity, so it is checked against the numerical biconjugate of
     # the hull (the curve's own values), with no use of the identity.
     for eps in (0.0, 0.7, 2.0):
