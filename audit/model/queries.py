@@ -203,17 +203,22 @@ class LinearQuery(_Query):
         return np.unique(np.concatenate([base, signs, -signs]), axis=0)
 
 
-@dataclass(frozen=True, eq=False)
-class VectorSum(_Query):
-    """Vector sum Σ_i x_i ∈ R^d."""
+class _Coordinatewise(_Query):
+    """Output coordinate j is g_j(x_ij) summed over records, with g_j(0) = 0: a separable
+    query (its law over masks factorises, ``audit.laws``); output dimension d."""
 
-    name: ClassVar[str] = "vector-sum"
+    def output_dim(self, d):
+        return self._check_d(d)
 
     def separable_values(self, record, n: int) -> np.ndarray:
         return self._separable(record, n)
 
-    def output_dim(self, d):
-        return self._check_d(d)
+
+@dataclass(frozen=True, eq=False)
+class VectorSum(_Coordinatewise):
+    """Vector sum Σ_i x_i ∈ R^d."""
+
+    name: ClassVar[str] = "vector-sum"
 
     def _g(self, rows, n):
         return rows.copy()
@@ -224,16 +229,10 @@ class VectorSum(_Query):
 
 
 @dataclass(frozen=True, eq=False)
-class BoundedMean(_Query):
+class BoundedMean(_Coordinatewise):
     """Mean of bounded vectors (1/n) Σ_i x_i ∈ R^d."""
 
     name: ClassVar[str] = "bounded-mean"
-
-    def separable_values(self, record, n: int) -> np.ndarray:
-        return self._separable(record, n)
-
-    def output_dim(self, d):
-        return self._check_d(d)
 
     def _g(self, rows, n):
         return rows / n
@@ -243,7 +242,7 @@ class BoundedMean(_Query):
 
 
 @dataclass(frozen=True, eq=False)
-class ClippedMean(_Query):
+class ClippedMean(_Coordinatewise):
     """Coordinate-wise clipped mean (1/n) Σ_i clip_c(x_i); the FWL bound is min(B, c): a
     clipped feature of a record bounded by B lies in [−min(B, c), min(B, c)]."""
 
@@ -253,12 +252,6 @@ class ClippedMean(_Query):
     def __post_init__(self) -> None:
         object.__setattr__(self, "clip", check_positive(self.clip, "clip"))
 
-    def separable_values(self, record, n: int) -> np.ndarray:
-        return self._separable(record, n)
-
-    def output_dim(self, d):
-        return self._check_d(d)
-
     def _g(self, rows, n):
         return np.clip(rows, -self.clip, self.clip) / n
 
@@ -267,17 +260,11 @@ class ClippedMean(_Query):
 
 
 @dataclass(frozen=True, eq=False)
-class Histogram(_Query):
+class Histogram(_Coordinatewise):
     """Histogram of one categorical attribute encoded one-hot over the d features: the
     vector of counts Σ_i x_i. Records should be one-hot (or all NA)."""
 
     name: ClassVar[str] = "histogram"
-
-    def separable_values(self, record, n: int) -> np.ndarray:
-        return self._separable(record, n)
-
-    def output_dim(self, d):
-        return self._check_d(d)
 
     def _g(self, rows, n):
         return rows.copy()

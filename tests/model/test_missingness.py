@@ -100,3 +100,10 @@ def test_factory_errors():
         make_missingness("mcar-fixed", observed=5).mask_distribution(np.zeros(3))
     with pytest.raises(ValueError, match="record length d must be in"):
         make_missingness("mcar-iid").mask_distribution(np.zeros(21))
+
+
+def test_every_mechanism_satisfies_the_protocol():
+    from audit.protocols import MissingnessMechanism
+
+    for kind in MISSINGNESS_KINDS:
+        assert isinstance(make_missingness(kind), MissingnessMechanism), kind

@@ -58,3 +58,11 @@ def test_errors():
         make_query("sum").evaluate(np.zeros(3))
     with pytest.raises(ValueError, match="query 'linear'"):
         make_query("linear")
+
+
+def test_every_catalogue_query_satisfies_the_protocol():
+    from audit.protocols import Query
+
+    examples = {"linear": {"weights": [1.0, 2.0]}, "projected-mean": {"A": [[1.0, 0.0]]}}
+    for name in QUERY_KINDS:
+        assert isinstance(make_query(name, **examples.get(name, {})), Query), name
