@@ -150,9 +150,13 @@ class Score:
         return np.asarray(self.transform(v), dtype=np.float64)
 
     def per_bin(self, edges: np.ndarray) -> np.ndarray:
-        """Score of every bin of a histogram of projected values (underflow, overflow too),
-        evaluated at :func:`audit.statistics.bin_representatives`."""
-        return self.of_projected(bin_representatives(edges))
+        """Score of every bin of a histogram of projected values (underflow, overflow and NaN
+        too), evaluated at :func:`audit.statistics.bin_representatives`. A score that is NaN
+        (the NaN bin, for a transform that does not score NaN) becomes −inf: that bin then
+        joins only the regions {score ≤ t}, a choice made before any data, so it is valid."""
+        with np.errstate(invalid="ignore"):
+            s = self.of_projected(bin_representatives(edges))
+        return np.where(np.isnan(s), -np.inf, s)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Score of raw outputs (pilot samples)."""

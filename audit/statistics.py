@@ -10,9 +10,11 @@ query's output dimension) to one real number, plus fixed histogram ``edges``:
 
 Each projection has a plain-numpy ``evaluate`` (the reference the numba kernels are tested
 against, and what pilots are scored with), and :func:`histogram` is the numpy reference of the
-kernels' binning. Counts always have ``len(edges) + 1`` entries: index 0 is the underflow bin
-(v < edges[0]), index i the bin [edges[i−1], edges[i]), the last index the overflow bin
-(v ≥ edges[-1], and NaN, as numpy sorts it).
+kernels' binning. Counts always have ``len(edges) + 2`` entries: index 0 is the underflow bin
+(v < edges[0], −inf included), index i the bin [edges[i−1], edges[i]), index len(edges) the
+overflow bin (v ≥ edges[-1], +inf included), and the last index the NaN bin: an implementation
+audited as a black box may release NaN, which is a value like any other (an output that is NaN
+on one dataset and a number on the other is a distinguishing event).
 """
 
 from __future__ import annotations
@@ -52,20 +54,23 @@ def check_edges(edges: object) -> np.ndarray:
 
 
 def bin_representatives(edges: np.ndarray) -> np.ndarray:
-    """One point per histogram bin: underflow, each bin's centre, overflow.
+    """One point per histogram bin: underflow, each bin's centre, overflow, NaN.
 
     The underflow and overflow bins are represented by their finite edge, so a score is
-    evaluated where those bins begin.
+    evaluated where those bins begin; the NaN bin by NaN.
     """
     edges = np.asarray(edges, dtype=np.float64)
     centres = 0.5 * (edges[:-1] + edges[1:])
-    return np.concatenate([[edges[0]], centres, [edges[-1]]])
+    return np.concatenate([[edges[0]], centres, [edges[-1], np.nan]])
 
 
 def histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Counts of ``values`` in the engine's layout (left-closed bins, underflow, overflow)."""
-    idx = np.searchsorted(edges, np.asarray(values, dtype=np.float64), side="right")
-    return np.bincount(idx, minlength=len(edges) + 1).astype(np.int64)
+    """Counts of ``values`` in the engine's layout (underflow, left-closed bins, overflow,
+    NaN)."""
+    v = np.asarray(values, dtype=np.float64).reshape(-1)
+    idx = np.searchsorted(edges, v, side="right")
+    idx[np.isnan(v)] = len(edges) + 1
+    return np.bincount(idx, minlength=len(edges) + 2).astype(np.int64)
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -180,8 +185,8 @@ class Statistic:
 
     @property
     def n_bins(self) -> int:
-        """Number of counters, ``len(edges) + 1`` (underflow and overflow included)."""
-        return int(self.edges.shape[0] + 1)
+        """Number of counters, ``len(edges) + 2`` (underflow, overflow and NaN included)."""
+        return int(self.edges.shape[0] + 2)
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """The projected values of raw outputs (plain numpy)."""

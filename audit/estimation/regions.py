@@ -251,9 +251,10 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
 
 
 def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
-    """Exact probability of every bin (underflow and overflow included) under a scalar law."""
+    """Exact probability of every bin (underflow, overflow and the NaN bin, which a mixture
+    never reaches) under a scalar law."""
     cdf = M.cdf(edges)
-    return np.diff(np.concatenate([[0.0], cdf, [1.0]])).clip(min=0.0)
+    return np.append(np.diff(np.concatenate([[0.0], cdf, [1.0]])).clip(min=0.0), 0.0)
 
 
 def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, delta: float,
@@ -271,8 +272,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     alpha = check_alpha(alpha)
     edges = np.asarray(edges, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
-    if scores.size != edges.size + 1:
-        raise ValueError(f"scores must have length len(edges)+1={edges.size + 1}, "
+    if scores.size != edges.size + 2:
+        raise ValueError(f"scores must have length len(edges)+2={edges.size + 2}, "
                          f"got {scores.size}")
     if np.isnan(scores).any():
         raise ValueError("scores must not contain NaN")

@@ -82,7 +82,7 @@ class ChunkStore:
     run_hash : str
         See :func:`run_hash`.
     n_bins : int
-        Counters per side, ``len(edges) + 1``: files of another shape are ignored.
+        Counters per side, ``len(edges) + 2``: files of another shape are ignored.
     """
 
     def __init__(self, directory: Path, run_hash: str, n_bins: int) -> None:

@@ -36,6 +36,7 @@ import numpy as np
 
 from audit._validate import check_positive_int
 from audit.enums import Backend
+from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
 from audit.simulation.checkpoints import CODE_TAG, ChunkStore, check_directory, run_hash
 from audit.simulation.planning import (
@@ -62,9 +63,10 @@ BACKENDS = tuple(b.value for b in Backend)
 
 @dataclass(frozen=True, eq=False)
 class HistogramCounts:
-    """Counts of one run. ``counts_p``/``counts_q`` (int64, len(edges) + 1): index 0 is the
-    underflow bin (v < edges[0]), index i the bin [edges[i−1], edges[i]), the last index the
-    overflow bin (v >= edges[-1]). ``trials`` is per side.
+    """Counts of one run. ``counts_p``/``counts_q`` (int64, len(edges) + 2): index 0 is the
+    underflow bin (v < edges[0]), index i the bin [edges[i−1], edges[i]), index len(edges)
+    the overflow bin (v >= edges[-1]), the last index the NaN bin (``audit.statistics``).
+    ``trials`` is per side.
 
     ``workers`` (the joblib workers the run used; 1: the calling process) and ``notes`` (what
     the engine capped, for the caller to print) describe the execution, not the result: they
@@ -96,16 +98,15 @@ class HistogramCounts:
 
 
 # --------------------------------------------------------------------------- validation
-def _check_mixture(name: str, M: object) -> Mixture:
-    if hasattr(M, "as_mixture"):  # TEMPORARY until the kernels sample structured laws
-        M = M.as_mixture()
-    if not isinstance(M, Mixture):
-        raise ValueError(f"{name} must be an audit.mixture.Mixture, got {name}={M!r}")
+def _check_mixture(name: str, M: object) -> Law:
+    if not isinstance(M, Mixture | ProductMixture | SubsetMixture):
+        raise ValueError(f"{name} must be an output law (audit.mixture.Mixture, or "
+                         f"audit.laws.ProductMixture or SubsetMixture), got {name}={M!r}")
     return M
 
 
-def _check_laws(P: object, Q: object, statistic: object) -> tuple[Mixture, Mixture]:
-    """P and Q as mixtures of one noise kind and dimension that ``statistic`` can project."""
+def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
+    """P and Q as laws of one noise kind and dimension that ``statistic`` can project."""
     P = _check_mixture("P", P)
     Q = _check_mixture("Q", Q)
     if P.noise is not Q.noise:

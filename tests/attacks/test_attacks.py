@@ -84,8 +84,9 @@ class AttackContract:
         score = _fit(self.attack, _input(SCALAR_P, SCALAR_Q))
         edges = np.linspace(-10, 10, 51)
         s = score.per_bin(edges)
-        assert s.shape == (52,)  # underflow, 50 bins, overflow
-        assert np.all(np.isfinite(s))
+        assert s.shape == (53,)  # underflow, 50 bins, overflow, NaN
+        assert np.all(np.isfinite(s[:-1]))
+        assert not np.isnan(s[-1])  # the NaN bin is scored (−inf when the attack cannot)
 
 
 class TestExactLR(AttackContract):

@@ -56,7 +56,7 @@ def test_run_job_returns_each_chunk():
     spec = kernels.spec_of(P, Q, Statistic.output(EDGES))
     key = np.uint64(5)
     got = execution.run_job(plan, range(0, 3), execution.Work(key, 6500, 1000, spec, 2, True))
-    assert got.shape == (3, 2, EDGES.size + 1)
+    assert got.shape == (3, 2, EDGES.size + 2)
     for i, (b0, b1) in enumerate(plan):
         rows = kernels.hist_blocks(kernels.Blocks(key, b0, b1, 6500, 1000), spec)
         np.testing.assert_array_equal(got[i], rows.sum(axis=1))
