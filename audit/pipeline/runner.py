@@ -7,9 +7,15 @@ loaded by name). For a correct implementation, with probability ≥ confidence,
 
     eps_lower ≤ eps_pair ≤ eps_theory,   eps_lower ≤ eps_pair ≤ eps_fdp.
 
-Randomness: ``SeedSequence(seed)`` is spawned into three independent streams (pilot of z,
-pilot of z', main run); the main run never reuses pilot randomness, so a region chosen on the
-pilot is independent of the counts it is evaluated on.
+Randomness: ``SeedSequence(seed)`` is spawned into three independent streams: the raw pilot
+sample an attack is fitted on (and the statistic's range read from), the selection pilot
+(histogram counts from which a region is chosen) and the main run. The main run never reuses
+pilot randomness, so a region chosen on the pilot is independent of the counts it is
+evaluated on.
+
+Memory is flat in the trial counts: the raw pilot is capped at :data:`MAX_RAW_PILOT` draws
+per side, and the selection pilot, like the main run, is counted by the kernels into fixed
+bins as it is drawn.
 """
 
 from __future__ import annotations
@@ -39,6 +45,9 @@ __all__ = ["run_audit", "run_tradeoff_audit", "TradeoffAudit", "resolve_selectio
 
 #: Number of pilot quantiles a Bonferroni grid declares (thresholds; two directions each).
 GRID_QUANTILES = 41
+#: Most raw pilot draws per side an audit keeps in memory (attack fit, statistic range, grid
+#: quantiles); the rest of the pilot is counted by the kernels.
+MAX_RAW_PILOT = 100_000
 
 
 class _Timer:
@@ -61,7 +70,7 @@ class _Timer:
 
 
 def _streams(seed: int) -> tuple[int, int, int]:
-    """Independent 63-bit seeds for the two pilots and the main run."""
+    """Independent 63-bit seeds: raw pilot, selection pilot, main run."""
     children = np.random.SeedSequence(seed).spawn(3)
     return tuple(int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children)
 
@@ -75,23 +84,34 @@ def resolve_selection(selection: Selection, attack: Attack, scalar: bool) -> Sel
     return selection
 
 
-def _draw_pilot(plan: AuditPlan, size: int, seeds: tuple[int, int]) -> Pilot:
+def _draw_pilot(plan: AuditPlan, size: int, seed: int) -> Pilot:
+    """Raw pilot draws of both sides (side 0: A_D(z), side 1: A_D(z') of one stream key)."""
     from audit.simulation.engine import sample_outputs
 
-    return Pilot(sample_outputs(plan.P, size, seeds[0]), sample_outputs(plan.Q, size, seeds[1]))
+    return Pilot(sample_outputs(plan.P, size, seed, side=0),
+                 sample_outputs(plan.Q, size, seed, side=1))
 
 
-def _fit(attack: Attack, pilot: Pilot, plan: AuditPlan) -> tuple[Score, Pilot]:
-    """Fit the attack; return its score and the pilot part left for choosing the region.
+def _pilot_sizes(attack: Attack, selection: Selection, size: int) -> tuple[int, int]:
+    """(raw draws per side, counted selection draws per side) of a pilot of ``size``.
 
-    Black-box attacks are fitted on one half of the pilot and the region is chosen on the other
-    half, so the region is not tuned to the noise the score was fitted to. White-box attacks
-    see the laws and the whole pilot.
+    A black-box attack is fitted on raw draws and the region chosen on other draws, so the
+    region is not tuned to the noise the score was fitted to; a white-box attack needs raw
+    draws only for the statistic's range. Model selection draws no pilot at all.
     """
+    if selection is Selection.MODEL:
+        return 0, 0
     if attack.white_box:
-        return attack.fit(pilot, Laws(plan.P, plan.Q)), pilot
-    fit_part, select_part = pilot.split(len(pilot.p) // 2)
-    return attack.fit(fit_part), select_part
+        return min(size, MAX_RAW_PILOT), size
+    fit = min(size // 2, MAX_RAW_PILOT)
+    return fit, size - fit
+
+
+def _fit(attack: Attack, pilot: Pilot, plan: AuditPlan) -> Score:
+    """Fit the attack on the raw pilot; white-box attacks also see the laws."""
+    if attack.white_box:
+        return attack.fit(pilot, Laws(plan.P, plan.Q))
+    return attack.fit(pilot)
 
 
 def _statistic(score: Score, plan: AuditPlan, pilot: Pilot, bins: int) -> Statistic:
@@ -115,30 +135,32 @@ def _grid_thresholds(score: Score, pilot: Pilot) -> np.ndarray:
 
 
 def _bound(selection: Selection, plan: AuditPlan, score: Score, statistic: Statistic,
-           pilot: Pilot, counts, alpha: float) -> EpsLowerResult:
+           raw: Pilot, selection_counts, counts, alpha: float) -> EpsLowerResult:
     """Choose the region as ``selection`` says (never from the main counts) and bound it."""
     bin_scores = score.per_bin(statistic.edges)
     cp, cq, delta = counts.counts_p, counts.counts_q, plan.audit_delta
     if selection is Selection.GRID:
-        return regions.grid_bound(cp, cq, bin_scores, _grid_thresholds(score, pilot), delta,
+        return regions.grid_bound(cp, cq, bin_scores, _grid_thresholds(score, raw), delta,
                                   alpha)
     if selection is Selection.MODEL:
         region = regions.select_region_by_model(plan.P, plan.Q, statistic.edges, bin_scores,
                                                 counts.trials, delta, alpha)
     else:
         region = regions.select_region_on_pilot(
-            statistic.counts(pilot.p), statistic.counts(pilot.q), bin_scores, delta,
+            selection_counts.counts_p, selection_counts.counts_q, bin_scores, delta,
             pilot_alpha=regions.PILOT_GUARD_ALPHA)
     return regions.region_bound(cp, cq, bin_scores, region, delta, alpha,
                                 method=selection.value)
 
 
-def _main_run(plan: AuditPlan, statistic: Statistic, seed: int, progress: bool):
+def _count(plan: AuditPlan, statistic: Statistic, trials: int, seed: int, progress: bool,
+           label: str, checkpoint: str | None = None):
+    """Histogram counts of ``trials`` draws per side, counted by the kernels as drawn."""
     from audit.simulation.engine import run_histograms
 
-    au = plan.config.audit
-    return run_histograms(plan.P, plan.Q, statistic, au.trials, seed, n_jobs=au.jobs,
-                          progress=progress, checkpoint=au.checkpoint)
+    return run_histograms(plan.P, plan.Q, statistic, trials, seed,
+                          n_jobs=plan.config.audit.jobs, progress=progress, label=label,
+                          checkpoint=checkpoint)
 
 
 def run_audit(cfg: AuditConfig, *, progress: bool = False,
@@ -164,19 +186,22 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False,
         plan = plan if plan is not None else plan_audit(cfg)
         attack = load_attack(au.attack)
         selection = resolve_selection(au.selection, attack, plan.is_scalar)
-    seed_pp, seed_pq, seed_main = _streams(au.seed)
-    # Model selection on scalar outputs decides everything from the laws: no pilot is drawn.
-    m = 0 if selection is Selection.MODEL else au.pilot_size
+    seed_raw, seed_select, seed_main = _streams(au.seed)
+    n_raw, n_select = _pilot_sizes(attack, selection, au.pilot_size)
     with timer.phase("pilot"):
-        pilot = _draw_pilot(plan, m, (seed_pp, seed_pq)) if m else Pilot(np.empty(0),
-                                                                          np.empty(0))
+        raw = _draw_pilot(plan, n_raw, seed_raw) if n_raw else Pilot(np.empty(0), np.empty(0))
     with timer.phase("fit"):
-        score, select_pilot = _fit(attack, pilot, plan)
-        statistic = _statistic(score, plan, select_pilot, au.bins)
+        score = _fit(attack, raw, plan)
+        statistic = _statistic(score, plan, raw, au.bins)
+    with timer.phase("pilot"):
+        selection_counts = (_count(plan, statistic, n_select, seed_select, progress, "pilot")
+                            if n_select else None)
     with timer.phase("main run"):
-        counts = _main_run(plan, statistic, seed_main, progress)
+        counts = _count(plan, statistic, au.trials, seed_main, progress, "main run",
+                        au.checkpoint)
     with timer.phase("selection and bound"):
-        res = _bound(selection, plan, score, statistic, select_pilot, counts, au.alpha)
+        res = _bound(selection, plan, score, statistic, raw, selection_counts, counts,
+                     au.alpha)
     return AuditResult(
         name=cfg.name, eps_lower=float(res.eps_lower), eps_point=res.plug_in(),
         eps_pair=plan.eps_pair, eps_pair_error=plan.eps_pair_error,
@@ -184,7 +209,8 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False,
         eps_base=plan.eps_base, eps_mar_formula=plan.eps_mar_formula, delta=plan.audit_delta,
         p_star=plan.p_star, rho=plan.rho, missing_class=plan.missing_class.name,
         noise_scale=plan.noise_scale, attack=au.attack, selection=selection.value,
-        trials=au.trials, pilot_trials=m, seconds=timer.total, confidence=au.confidence,
+        trials=au.trials, pilot_trials=n_raw + n_select, seconds=timer.total,
+        confidence=au.confidence,
         seed=au.seed, witness=to_jsonable(res), config=cfg.to_dict(), timings=timer.phases,
     )
 
@@ -219,13 +245,14 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     plan = plan if plan is not None else plan_audit(cfg)
     if not plan.is_scalar:
         raise ValueError("run_tradeoff_audit needs a scalar output")
-    seed_pp, seed_pq, seed_main = _streams(cfg.audit.seed)
-    pilot = _draw_pilot(plan, cfg.audit.pilot_size, (seed_pp, seed_pq))
-    score, _ = _fit(load_attack("exact-lr"), pilot, plan)
+    seed_raw, _, seed_main = _streams(cfg.audit.seed)
+    pilot = _draw_pilot(plan, min(cfg.audit.pilot_size, MAX_RAW_PILOT), seed_raw)
+    score = _fit(load_attack("exact-lr"), pilot, plan)
     statistic = Statistic(score.projection, default_edges(plan.P, plan.Q, cfg.audit.bins))
     pooled = score(np.concatenate([pilot.p, pilot.q]))
     thresholds = np.unique(np.quantile(pooled, np.linspace(0.02, 0.98, n_thresholds)))
-    counts = _main_run(plan, statistic, seed_main, progress)
+    counts = _count(plan, statistic, cfg.audit.trials, seed_main, progress, "main run",
+                    cfg.audit.checkpoint)
     points = empirical_tradeoff_points(counts.counts_p, counts.counts_q,
                                        score.per_bin(statistic.edges), thresholds,
                                        cfg.audit.alpha)
