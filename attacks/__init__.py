@@ -4,10 +4,28 @@ Each attack subclasses :class:`audit.protocols.BlackBoxAttack` (``fit(pilot) -> 
 :class:`audit.protocols.WhiteBoxAttack` (``fit(pilot, laws) -> Score``) and is registered by
 name under the ``audit.attacks`` entry-point group in ``pyproject.toml``, the one registry:
 ``audit.protocols.load_attack(name)`` instantiates it.
+
+The classes are exported lazily, so loading one attack does not import the others'
+dependencies (statsmodels is needed only by the logistic attack).
 """
 
-from attacks.exact import ExactLikelihoodRatio
-from attacks.fitted import DensityRatio, LogisticRegression
-from attacks.threshold import OutputThreshold
+from __future__ import annotations
 
-__all__ = ["DensityRatio", "ExactLikelihoodRatio", "LogisticRegression", "OutputThreshold"]
+import importlib
+
+_EXPORTS = {
+    "ExactLikelihoodRatio": "attacks.exact",
+    "DensityRatio": "attacks.fitted",
+    "LogisticRegression": "attacks.fitted",
+    "OutputThreshold": "attacks.threshold",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'attacks' has no attribute {name!r}")
+    value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    globals()[name] = value
+    return value

@@ -14,9 +14,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-import statsmodels.api as sm
 from scipy.ndimage import gaussian_filter1d
-from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
 from audit._validate import check_in_range, check_positive_int
 from audit.protocols import BlackBoxAttack, Pilot, Score
@@ -137,6 +135,9 @@ class LogisticRegression(BlackBoxAttack):
 
     def _logit(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
         import warnings
+
+        import statsmodels.api as sm  # imported here: only this attack needs statsmodels
+        from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)

@@ -14,11 +14,18 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-from scipy import stats
+
+try:  # the Boost quantile scipy.stats.beta.ppf itself calls, without importing scipy.stats
+    from scipy.special._ufuncs import _beta_ppf as _beta_quantile
+except ImportError:  # pragma: no cover - a SciPy that moved it
+    from scipy.stats import beta as _beta
+
+    _beta_quantile = _beta.ppf
 
 from audit._validate import check_delta, check_in_range
 
-__all__ = ["cp_upper", "cp_lower", "cp_upper_array", "cp_lower_array", "eps_from_bounds",
+__all__ = ["beta_quantile", "cp_upper", "cp_lower", "cp_upper_array", "cp_lower_array",
+           "eps_from_bounds",
            "eps_lower_bound", "check_alpha", "check_count"]
 
 
@@ -42,12 +49,18 @@ def _check_kn(k: object, n: object, kname: str = "k", nname: str = "n") -> tuple
     return k, n
 
 
+def beta_quantile(q, a, b) -> np.ndarray:
+    """The q-quantile of Beta(a, b): ``scipy.stats.beta.ppf(q, a, b)``, bit for bit."""
+    q, a, b = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (q, a, b)))
+    return np.asarray(_beta_quantile(q, a, b), dtype=np.float64)
+
+
 def cp_upper_array(k, n, alpha: float) -> np.ndarray:
     """Vectorised :func:`cp_upper` on validated arrays (1 where k = n)."""
     k = np.asarray(k)
     n = np.asarray(n)
     with np.errstate(invalid="ignore"):
-        out = stats.beta.ppf(1.0 - alpha, k + 1, np.maximum(n - k, 1))
+        out = beta_quantile(1.0 - alpha, k + 1, np.maximum(n - k, 1))
     return np.where(k >= n, 1.0, out)
 
 
@@ -56,7 +69,7 @@ def cp_lower_array(k, n, alpha: float) -> np.ndarray:
     k = np.asarray(k)
     n = np.asarray(n)
     with np.errstate(invalid="ignore"):
-        out = stats.beta.ppf(alpha, np.maximum(k, 1), n - k + 1)
+        out = beta_quantile(alpha, np.maximum(k, 1), n - k + 1)
     return np.where(k <= 0, 0.0, out)
 
 

@@ -24,11 +24,11 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from audit._validate import check_delta, check_positive_int
 from audit.enums import Direction
 from audit.estimation.binomial import (
+    beta_quantile,
     check_alpha,
     cp_lower_array,
     cp_upper_array,
@@ -291,8 +291,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
         k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
         k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lo = np.where(k_num > 0, stats.beta.ppf(a, k_num, n - k_num + 1), 0.0)
-            hi = np.where(k_den < n, stats.beta.isf(a, k_den + 1, n - k_den), 1.0)
+            lo = np.where(k_num > 0, beta_quantile(a, k_num, n - k_num + 1), 0.0)
+            hi = np.where(k_den < n, beta_quantile(1.0 - a, k_den + 1, n - k_den), 1.0)
             pred = np.where(lo > delta, np.log((lo - delta) / hi), -np.inf)
         i = int(np.argmax(pred))
         if pred[i] > best:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from audit.enums import TradeoffOrder
 from audit.estimation.binomial import check_alpha, cp_upper_array
@@ -110,6 +110,6 @@ def gdp_mu_lower_bound(points: TradeoffPoints) -> float:
     if not isinstance(points, TradeoffPoints):
         raise ValueError(f"points must be TradeoffPoints, got points={points!r}")
     with np.errstate(divide="ignore", invalid="ignore"):
-        mu = stats.norm.isf(points.alpha_hi) - stats.norm.ppf(points.beta_hi)
+        mu = -special.ndtri(points.alpha_hi) - special.ndtri(points.beta_hi)
     mu = mu[np.isfinite(mu)]
     return float(max(0.0, mu.max())) if mu.size else 0.0

@@ -30,7 +30,7 @@ from audit.statistics import Statistic
 __all__ = ["CODE_TAG", "code_tag", "run_hash", "check_directory", "ChunkStore"]
 
 #: The modules whose source decides the draws and their binning.
-_CODE_FILES = ("rng.py", "kernels.py")
+_CODE_FILES = ("rng.py", "packing.py", "densities.py", "kernels.py")
 
 
 def code_tag(files: tuple[str, ...] = _CODE_FILES) -> str:
