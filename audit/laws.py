@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import gammaln, logsumexp
+from scipy.special import gammaln
 
 from audit._validate import check_positive_int, check_probability
 from audit.enums import NoiseKind
@@ -120,7 +120,9 @@ class ProductMixture:
         for a in range(0, x.shape[0], step):
             comp = noise_logpdf(x[a:a + step, :, None] - self.shifts[None], self.noise,
                                 self.scale) + logw
-            out[a:a + step] = logsumexp(comp, axis=2).sum(axis=1)
+            top = comp.max(axis=2, keepdims=True)  # finite: each row has a positive weight
+            lse = top[:, :, 0] + np.log(np.exp(comp - top).sum(axis=2))
+            out[a:a + step] = lse.sum(axis=1)
         return out
 
     def sample(self, n: int, rng=None) -> np.ndarray:

@@ -233,13 +233,27 @@ def _law_key(M: Law) -> tuple:
     return (type(M).__name__, *(np.round(a, 12).tobytes() for a in arrays))
 
 
-def _score_pilot(P: Mixture, Q: Mixture, trials: int, seed: int) -> float:
-    """Symmetrised KL divergence KL(P‖Q) + KL(Q‖P), estimated on a pilot (ranking only)."""
-    xp = P.sample(trials, seed)
-    xq = Q.sample(trials, seed + 1)
-    kl_pq = np.mean(P.logpdf(xp) - Q.logpdf(xp))
-    kl_qp = np.mean(Q.logpdf(xq) - P.logpdf(xq))
-    return float(kl_pq + kl_qp)
+class _PilotKL:
+    """Symmetrised KL divergence KL(P‖Q) + KL(Q‖P) of candidate laws, estimated on pilots
+    (a ranking, not a privacy parameter). Law i's pilot as P (seed) and as Q (seed + 1) and
+    its own log density on them are drawn once and reused for every pair it is in."""
+
+    def __init__(self, laws: list, trials: int, seed: int) -> None:
+        self.laws, self.trials, self.seed = laws, trials, seed
+        self._pilots: dict[tuple[int, int], tuple[np.ndarray, np.ndarray]] = {}
+
+    def _pilot(self, i: int, offset: int) -> tuple[np.ndarray, np.ndarray]:
+        if (i, offset) not in self._pilots:
+            x = self.laws[i].sample(self.trials, self.seed + offset)
+            self._pilots[i, offset] = (x, self.laws[i].logpdf(x))
+        return self._pilots[i, offset]
+
+    def __call__(self, a: int, b: int) -> float:
+        xp, lp = self._pilot(a, 0)
+        xq, lq = self._pilot(b, 1)
+        kl_pq = np.mean(lp - self.laws[b].logpdf(xp))
+        kl_qp = np.mean(lq - self.laws[a].logpdf(xq))
+        return float(kl_pq + kl_qp)
 
 
 def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: Release,
@@ -299,13 +313,10 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
         return NeighbourPair(_pair_dataset(cands[0], n, index),
                              _pair_dataset(cands[1 % len(cands)], n, index),
                              index, query, missingness, B, score=0.0)
-    def exact(P, Q) -> float:
-        return float(pair_epsilon(P, Q, delta).value)
+    def exact(a: int, b: int) -> float:
+        return float(pair_epsilon(laws[a], laws[b], delta).value)
 
-    def proxy(P, Q) -> float:  # a ranking only, not a privacy parameter
-        return _score_pilot(P, Q, pilot_trials, seed)
-
-    score = exact if laws[0].is_scalar else proxy
+    score = exact if laws[0].is_scalar else _PilotKL(laws, pilot_trials, seed)
     if laws[0].is_scalar and release.noise is NoiseKind.GAUSSIAN and len(todo) > _EXACT_TOP:
         # The exact Gaussian pair ε costs root finding per pair: rank all pairs by a cheap
         # divergence first and compute the exact ε for the leading ones only.
@@ -313,7 +324,7 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
         todo = [todo[i] for i in np.argsort(kl)[::-1][:_EXACT_TOP]]
     best = (-np.inf, 0, 1)
     for a, b in todo:
-        value = score(laws[a], laws[b])
+        value = score(a, b)
         if value > best[0]:
             best = (value, a, b)
     s, a, b = best

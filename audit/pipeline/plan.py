@@ -10,6 +10,7 @@ theorem's hypotheses is refused here, before any Monte Carlo work.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 from audit.enums import Calibration, MissingnessClass, NoiseKind
@@ -49,6 +50,7 @@ class AuditPlan:
     eps_mar_formula: float | None
     fdp_curve: TradeoffFunction | None
     eps_fdp: float | None
+    seconds: float = 0.0
 
     @property
     def is_scalar(self) -> bool:
@@ -116,6 +118,7 @@ def _fdp(cfg: AuditConfig, sens_tilde: float, scale: float, p_star: float, scala
 
 def plan_audit(cfg: AuditConfig) -> AuditPlan:
     """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
+    t0 = time.perf_counter()
     sc = cfg.scenario
     mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
     query = make_query(sc.query, **sc.query_params)
@@ -139,4 +142,4 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     curve, eps_fdp = _fdp(cfg, sens_tilde, scale, p_star, P.is_scalar, mclass, audit_delta)
     return AuditPlan(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale,
                      audit_delta, float(eps_base), eps_pair, eps_pair_error, eps_theory,
-                     theory, eps_mar, curve, eps_fdp)
+                     theory, eps_mar, curve, eps_fdp, time.perf_counter() - t0)

@@ -117,12 +117,13 @@ def _fit(attack: Attack, pilot: Pilot, plan: AuditPlan) -> Score:
 def _statistic(score: Score, plan: AuditPlan, pilot: Pilot, bins: int) -> Statistic:
     """The engine statistic with fixed edges, decided before the main run: the output's own
     range for scalar outputs, the pilot's projected range for kernel statistics."""
-    from audit.simulation.engine import default_edges
+    from audit.simulation.engine import default_edges, project_outputs
 
     if isinstance(score.projection, OutputValue):
         return Statistic(score.projection, default_edges(plan.P, plan.Q, bins))
-    values = np.concatenate([score.projection.evaluate(pilot.p),
-                             score.projection.evaluate(pilot.q)])
+    provisional = Statistic(score.projection, [0.0, 1.0])  # edges are not read to project
+    values = np.concatenate([project_outputs(plan.P, plan.Q, provisional, pilot.p),
+                             project_outputs(plan.P, plan.Q, provisional, pilot.q)])
     return Statistic(score.projection, edges_spanning(values, bins))
 
 
@@ -182,8 +183,9 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False,
     """
     timer = _Timer()
     au = cfg.audit
+    plan = plan if plan is not None else plan_audit(cfg)
+    timer.phases["plan"] = plan.seconds  # measured where it was built
     with timer.phase("plan"):
-        plan = plan if plan is not None else plan_audit(cfg)
         attack = load_attack(au.attack)
         selection = resolve_selection(au.selection, attack, plan.is_scalar)
     seed_raw, seed_select, seed_main = _streams(au.seed)

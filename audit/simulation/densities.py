@@ -72,41 +72,79 @@ def _log_mixture(x, law, buf):
 
 @_jit(inline="always")
 def _log_product(x, law):
-    """Σ_j ln Σ_k w_jk φ(x_j − s_jk), normalising constants left out."""
+    """Σ_j ln Σ_k w_jk φ(x_j − s_jk), normalising constants left out.
+
+    Per coordinate, with a_k = ln w_jk + ln φ(x_j − s_jk) and h = max_k a_k, the term is
+    h + ln Σ_k e^{a_k − h}; the sums (each in [1, K]) are multiplied together and their
+    logarithm taken once per law, so a coordinate costs K − 1 exponentials and no logarithm.
+    """
     laplace = law.noise == NOISE_LAPLACE
     K = law.shifts.shape[1]
     total = 0.0
+    prod = 1.0
     for j in range(law.dim):
-        top = -np.inf
-        for k in range(K):
-            a = law.logw2[j, k] + _kernel_log(x[j] - law.shifts[j, k], laplace, law.scale)
-            if a > top:
-                top = a
-        s = 0.0
-        for k in range(K):
-            s += math.exp(law.logw2[j, k]
-                          + _kernel_log(x[j] - law.shifts[j, k], laplace, law.scale) - top)
-        total += top + math.log(s)
-    return total
+        if K == 2:
+            a0 = law.logw2[j, 0] + _kernel_log(x[j] - law.shifts[j, 0], laplace, law.scale)
+            a1 = law.logw2[j, 1] + _kernel_log(x[j] - law.shifts[j, 1], laplace, law.scale)
+            h = max(a0, a1)
+            total += h
+            prod *= 1.0 + math.exp(min(a0, a1) - h)
+        else:
+            h = -np.inf
+            for k in range(K):
+                h = max(h, law.logw2[j, k]
+                        + _kernel_log(x[j] - law.shifts[j, k], laplace, law.scale))
+            s = 0.0
+            for k in range(K):
+                s += math.exp(law.logw2[j, k]
+                              + _kernel_log(x[j] - law.shifts[j, k], laplace, law.scale) - h)
+            total += h
+            prod *= s
+        if prod > 1e250:  # at most K^dim: fold into the sum long before it could overflow
+            total += math.log(prod)
+            prod = 1.0
+    return total + math.log(prod)
 
 
 @_jit(inline="always")
 def _log_subset(x, law, buf):
     """ln Π_j φ(x_j) + ln[(1 − p) + p e_k(r)/C(d, k)], r_j = φ(x_j − v_j)/φ(x_j), constants
-    left out; e_k by the recurrence e_m ← e_m + r_j e_{m−1} in log space (``buf``: k + 1)."""
+    left out (``buf``: dim + observed + 1 floats).
+
+    e_k by the recurrence e_m ← e_m + r_j e_{m−1}, in linear space on r_j e^{−c}, c = max_j
+    ln r_j (so every term is ≤ 1 and e_m ≤ C(d, m): no overflow), one exponential per
+    coordinate; in log space (logaddexp per step) only if that underflows to 0.
+    """
     laplace = law.noise == NOISE_LAPLACE
     k = law.observed
-    buf[0] = 0.0
-    for m in range(1, k + 1):
-        buf[m] = -np.inf
+    D = law.dim
+    lr = buf[:D]
+    E = buf[D:D + k + 1]
     base = 0.0
-    for j in range(law.dim):
+    c = -np.inf
+    for j in range(D):
         b = _kernel_log(x[j], laplace, law.scale)
-        lr = _kernel_log(x[j] - law.shifts[0, j], laplace, law.scale) - b
+        lr[j] = _kernel_log(x[j] - law.shifts[0, j], laplace, law.scale) - b
         base += b
+        c = max(c, lr[j])
+    E[0] = 1.0
+    for m in range(1, k + 1):
+        E[m] = 0.0
+    for j in range(D):
+        r = math.exp(lr[j] - c)
         for m in range(min(j + 1, k), 0, -1):
-            buf[m] = _logaddexp(buf[m], buf[m - 1] + lr)
-    return base + _logaddexp(law.log_off, law.log_on + buf[k])
+            E[m] += r * E[m - 1]
+    if E[k] > 0.0:
+        log_ek = math.log(E[k]) + k * c
+    else:
+        E[0] = 0.0
+        for m in range(1, k + 1):
+            E[m] = -np.inf
+        for j in range(D):
+            for m in range(min(j + 1, k), 0, -1):
+                E[m] = _logaddexp(E[m], E[m - 1] + lr[j])
+        log_ek = E[k]
+    return base + _logaddexp(law.log_off, law.log_on + log_ek)
 
 
 @_jit(inline="always")
@@ -127,6 +165,6 @@ def log_law(x, law, buf):
 @_jit(inline="always")
 def scratch(lp, lq):
     """Floats of buffer :func:`log_law` needs for either of two laws."""
-    a = lp.shifts.shape[0] if lp.kind == LAW_MIXTURE else lp.observed + 1
-    b = lq.shifts.shape[0] if lq.kind == LAW_MIXTURE else lq.observed + 1
+    a = lp.shifts.shape[0] if lp.kind == LAW_MIXTURE else lp.dim + lp.observed + 1
+    b = lq.shifts.shape[0] if lq.kind == LAW_MIXTURE else lq.dim + lq.observed + 1
     return max(a, b, 1)

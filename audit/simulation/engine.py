@@ -52,6 +52,7 @@ __all__ = [
     "run_histograms",
     "default_edges",
     "sample_outputs",
+    "project_outputs",
     "BACKENDS",
     "provenance",
     "MAX_CHUNK_BLOCKS",
@@ -353,3 +354,16 @@ def sample_outputs(M: Mixture, n: int, seed, *, side: int = 0,
     key = derive_key(seed)
     x = sample_blocks(Blocks(key, 0, n_blocks, n, block_trials), int(side), law_of(M))
     return x[:, 0] if M.is_scalar else x
+
+
+def project_outputs(P: Law, Q: Law, statistic: Statistic, x: np.ndarray) -> np.ndarray:
+    """The statistic of raw outputs ``x`` (rows), computed by the kernels exactly as a run
+    computes it (an exact LLR through the laws' fast densities, in O(1) extra memory).
+
+    ``P`` and ``Q`` are the sampled laws the statistic is checked against (as for
+    :func:`run_histograms`).
+    """
+    from audit.simulation.kernels import project, spec_of
+
+    P, Q = _check_laws(P, Q, statistic)
+    return project(x, spec_of(P, Q, statistic))

@@ -96,7 +96,9 @@ class Law(NamedTuple):
     @property
     def scratch(self) -> int:
         """Floats one log-density evaluation of this law needs in its buffer."""
-        return self.shifts.shape[0] if self.kind == LAW_MIXTURE else self.observed + 1
+        if self.kind == LAW_MIXTURE:
+            return self.shifts.shape[0]
+        return self.dim + self.observed + 1
 
 
 class Score(NamedTuple):

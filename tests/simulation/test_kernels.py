@@ -168,3 +168,24 @@ def test_gaussian_uses_every_normal_it_draws():
         th = 2.0 * np.pi * u[4 * i + 2]
         np.testing.assert_allclose(x[2 * i:2 * i + 2], sigma * r * np.array(
             [np.cos(th), np.sin(th)]), rtol=1e-13)
+
+
+def test_structured_llr_stays_exact_in_the_far_tails():
+    # Gaussian subset law far in the tails: the linear-space recurrence underflows and the
+    # kernel falls back to log space; the product law's per-coordinate sums stay in [1, K].
+    from audit.laws import ProductMixture, SubsetMixture
+    from audit.statistics import Statistic
+
+    d = 6
+    sub = SubsetMixture(np.linspace(-3.0, 3.0, d), 3, 0.5, "gaussian", 0.05)
+    sub2 = SubsetMixture(np.linspace(3.0, -3.0, d), 3, 0.5, "gaussian", 0.05)
+    prod = ProductMixture(np.tile([0.6, 0.4], (d, 1)),
+                          np.column_stack([np.linspace(-3, 3, d), np.zeros(d)]), "gaussian", 0.05)
+    prod2 = ProductMixture(np.tile([0.4, 0.6], (d, 1)),
+                           np.column_stack([np.linspace(3, -3, d), np.zeros(d)]), "gaussian", 0.05)
+    x = np.array([[40.0, -35.0, 2.0, -3.0, 30.0, 0.5], [1.0, 1.0, 1.0, 1.0, 1.0, 1.0]])
+    for A, B in ((sub, sub2), (prod, prod2)):
+        spec = kernels.spec_of(A, B, Statistic.llr(A, B, np.linspace(-5, 5, 11)))
+        want = A.logpdf(x) - B.logpdf(x)
+        assert np.all(np.isfinite(want))
+        np.testing.assert_allclose(kernels.project(x, spec), want, rtol=1e-12, atol=1e-9)
