@@ -37,6 +37,7 @@ __all__ = [
     "check_edges",
     "bin_representatives",
     "histogram",
+    "bin_indices",
     "edges_spanning",
 ]
 
@@ -64,13 +65,19 @@ def bin_representatives(edges: np.ndarray) -> np.ndarray:
     return np.concatenate([[edges[0]], centres, [edges[-1], np.nan]])
 
 
-def histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """Counts of ``values`` in the engine's layout (underflow, left-closed bins, overflow,
-    NaN)."""
+def bin_indices(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The bin of each value in the engine's layout (underflow, left-closed bins, overflow,
+    NaN): ``numpy.searchsorted(edges, v, side="right")``, and len(edges) + 1 for NaN."""
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     idx = np.searchsorted(edges, v, side="right")
     idx[np.isnan(v)] = len(edges) + 1
-    return np.bincount(idx, minlength=len(edges) + 2).astype(np.int64)
+    return idx
+
+
+def histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Counts of ``values`` in the engine's layout (underflow, left-closed bins, overflow,
+    NaN)."""
+    return np.bincount(bin_indices(values, edges), minlength=len(edges) + 2).astype(np.int64)
 
 
 def _digest(*arrays: np.ndarray) -> str:

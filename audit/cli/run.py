@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 
@@ -13,16 +12,23 @@ __all__ = ["add_parser", "main", "format_result"]
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "run", help="run one audit from a TOML config",
-        description="Run one audit from a TOML config (README, 'Config schema').",
+        description="Run one audit from a TOML config (README, 'Config schema'). Exit status: "
+                    "0 = every ceiling holds, 1 = a ceiling (a theorem, the exact pair, or an "
+                    "implementation's claim) is violated at the stated confidence, 2 = bad "
+                    "input, 130 = interrupted.",
     )
     p.add_argument("config", help="path to the TOML config")
     p.add_argument("--trials", type=int, help="trials per side (overrides audit.trials)")
     p.add_argument("--seed", type=int, help="seed (overrides audit.seed)")
-    p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs)")
+    p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs; capped at "
+                                            "the CPUs this process may use)")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="save finished chunks here; rerunning resumes an interrupted run")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
-    p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
+    p.add_argument("--max-hours", type=float, default=24.0, metavar="H",
+                   help="refuse a run expected to take longer than H hours at the rate "
+                        "measured before it starts (default: 24)")
+    p.add_argument("--no-progress", action="store_true", help="hide the progress bars")
     return p
 
 
@@ -35,50 +41,117 @@ def _fmt(v) -> str:
 
 
 def format_result(r: dict) -> str:
-    """A readable summary of an :class:`audit.pipeline.runner.AuditResult` dict."""
+    """A readable summary of an :class:`audit.pipeline.results.AuditResult` dict."""
     w = r["witness"]
+    method = w.get("method", "")
+    how = ("anytime-valid betting test" if method.startswith("sequential")
+           else "one-sided Clopper-Pearson")
     lines = [
         f"audit {r['name']}: {r['trials']:,} trials per side, attack {r['attack']}, "
         f"selection {r['selection']}, seed {r['seed']}, {r['seconds']:.1f} s",
         f"  p* = {r['p_star']:.4g}, rho = {r['rho']:.4g} ({r['missing_class']}), "
         f"delta = {r['delta']:.3g}, confidence = {r['confidence']}",
-        f"  eps_lower  {_fmt(r['eps_lower'])}   (one-sided Clopper-Pearson, empirical)",
-        f"  eps_pair   {_fmt(r['eps_pair'])}   (exact privacy of the audited pair)",
-        f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
-        f"  eps_fdp    {_fmt(r['eps_fdp'])}   (f-DP amplification, docs/THEORY.md §7)",
-        f"  eps_base   {_fmt(r['eps_base'])}   (the mechanism without missingness)",
+        f"  eps_lower  {_fmt(r['eps_lower'])}   ({how}, empirical)",
     ]
+    if r.get("eps_claim") is not None:
+        claim = r["claim"]
+        lines += [
+            f"  eps_claim  {_fmt(r['eps_claim'])}   (claimed by {claim['implementation']}, "
+            f"delta = {claim['delta']:.3g})",
+            f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
+        ]
+    else:
+        lines += [
+            f"  eps_pair   {_fmt(r['eps_pair'])}   (exact privacy of the audited pair)",
+            f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
+            f"  eps_fdp    {_fmt(r['eps_fdp'])}   (f-DP amplification, docs/THEORY.md §7)",
+            f"  eps_base   {_fmt(r['eps_base'])}   (the mechanism without missingness)",
+        ]
     if r.get("eps_mar_formula") is not None:
         lines.append(f"  MAR formula {_fmt(r['eps_mar_formula'])}   (not a bound: MNAR)")
     lines.append("  witness: " + ", ".join(f"{k}={v}" for k, v in w.items()))
     return "\n".join(lines)
 
 
-def main(args: argparse.Namespace) -> int:
+def _prepare(args: argparse.Namespace):
+    """Config, output checks, plan and expected duration: every refusal before any work."""
+    from audit.pipeline.budget import LARGE_RUN_TRIALS, expected_seconds, format_duration
     from audit.pipeline.config import load_config
+    from audit.pipeline.results import check_output_dir, check_output_file
+    from audit.simulation.planning import usable_cpus
+
+    if args.jobs is not None and args.jobs < 1:
+        raise ValueError(f"--jobs must be an integer >= 1, got --jobs={args.jobs}")
+    if not args.max_hours > 0:
+        raise ValueError(f"--max-hours must be > 0, got --max-hours={args.max_hours}")
+    jobs = args.jobs
+    if jobs is not None and jobs > usable_cpus():
+        print(f"note: --jobs {jobs} capped at {usable_cpus()}, the CPUs this process may use",
+              file=sys.stderr)
+        jobs = usable_cpus()
+    cfg = load_config(args.config).with_overrides(
+        trials=args.trials, seed=args.seed, jobs=jobs, checkpoint=args.checkpoint)
+    if args.json_out is not None:
+        check_output_file(args.json_out, "--json")
+    if cfg.audit.checkpoint is not None:
+        check_output_dir(cfg.audit.checkpoint, "--checkpoint")
+    plan = _plan(cfg)
+    if cfg.audit.trials >= LARGE_RUN_TRIALS:
+        seconds, rate = expected_seconds(cfg, plan)
+        unit = "calls" if cfg.implementation is not None else "draws"
+        if seconds > args.max_hours * 3600:
+            raise ValueError(
+                f"--trials {cfg.audit.trials:.3g} would take about {format_duration(seconds)} "
+                f"at {rate:.3g} {unit}/s measured here, more than --max-hours "
+                f"{args.max_hours:g}; lower --trials, or raise --max-hours (and use "
+                "--checkpoint DIR so that an interrupted run resumes)")
+        print(f"expected duration about {format_duration(seconds)} at {rate:.3g} {unit}/s "
+              "measured here", file=sys.stderr)
+    return cfg, plan
+
+
+def _plan(cfg):
+    if cfg.implementation is not None:
+        from audit.pipeline.implementation import plan_implementation_audit
+
+        return plan_implementation_audit(cfg)
     from audit.pipeline.plan import plan_audit
+
+    return plan_audit(cfg)
+
+
+def _interrupted(cfg) -> str:
+    """One line saying what an interrupted run kept and how to resume it."""
+    if cfg.audit.checkpoint is None:
+        return ("interrupted: nothing was saved (rerun with --checkpoint DIR to make a long "
+                "run resumable)")
+    chunks = len(list(Path(cfg.audit.checkpoint).glob("*.npz")))
+    return (f"interrupted: {chunks} finished chunk file(s) are in {cfg.audit.checkpoint}; "
+            "rerun the same command to resume from them")
+
+
+def main(args: argparse.Namespace) -> int:
     from audit.pipeline.results import save_json
     from audit.pipeline.runner import run_audit
 
     try:
-        cfg = load_config(args.config).with_overrides(
-            trials=args.trials, seed=args.seed, jobs=args.jobs, checkpoint=args.checkpoint)
-        if args.json_out is not None:
-            out = Path(args.json_out)
-            if out.exists() and out.is_dir():
-                raise ValueError(f"--json must name a file, got a directory: {out}")
-        # The pair and every ceiling, before any sampling: a setting outside the theorems'
-        # hypotheses is refused here, not after the Monte Carlo run.
-        plan = plan_audit(cfg)
+        cfg, plan = _prepare(args)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-
-    result = run_audit(cfg, progress=not args.no_progress, plan=plan).to_dict()
+    try:
+        result = run_audit(cfg, progress=not args.no_progress, plan=plan).to_dict()
+    except KeyboardInterrupt:
+        print(_interrupted(cfg), file=sys.stderr)
+        return 130
+    except ValueError as exc:  # an implementation failing mid-run
+        kept = _interrupted(cfg).replace("interrupted: ", "")
+        print(f"error: {' '.join(str(exc).split())}; {kept}", file=sys.stderr)
+        return 2
     print(format_result(result))
     if args.json_out is not None:
         save_json(result, args.json_out)
         print(f"wrote {args.json_out}")
-    else:
-        json.dumps(result)  # fail loudly here rather than later if a value is not JSON-able
-    return 0
+    for line in result["violations"]:
+        print(f"VIOLATION: {line}")
+    return 1 if result["violations"] else 0

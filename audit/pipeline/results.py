@@ -150,7 +150,10 @@ class AuditResult:
     """What one audit found, with every ceiling beside it (JSON via :meth:`to_dict`).
 
     ``timings`` holds the seconds spent in each phase (plan, pilot, fit, selection, main run,
-    bound); ``seconds`` is their total.
+    bound); ``seconds`` is their total. For an implementation audited as a black box,
+    ``eps_claim`` is the ε it claims (``claim`` says what and at which δ), ``eps_theory`` that
+    claim amplified by [RPS] Theorem 3.2 under the audit's missingness (where MAR holds), and
+    ``eps_pair``/``eps_fdp`` are None (the law of a black box is unknown).
     """
 
     name: str
@@ -178,6 +181,8 @@ class AuditResult:
     witness: dict
     config: dict
     timings: dict = field(default_factory=dict)
+    eps_claim: float | None = None
+    claim: dict | None = None
     versions: dict = field(default_factory=package_versions)
 
     def to_dict(self) -> dict:
@@ -200,4 +205,7 @@ class AuditResult:
                        f"({self.theory})")
         if self.eps_fdp is not None and self.eps_lower > self.eps_fdp:
             out.append(f"eps_lower={self.eps_lower:.6g} > eps_fdp={self.eps_fdp:.6g}")
+        if self.eps_claim is not None and self.eps_lower > self.eps_claim:
+            out.append(f"eps_lower={self.eps_lower:.6g} > claimed epsilon="
+                       f"{self.eps_claim:.6g}: the implementation's claim is refuted")
         return out

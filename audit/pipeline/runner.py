@@ -175,12 +175,17 @@ def run_audit(cfg: AuditConfig, *, progress: bool = False,
     progress : bool
         Show a progress bar over the main run's chunks.
     plan : AuditPlan, optional
-        A precomputed :func:`plan_audit` for this config (saves rebuilding it).
+        A precomputed :func:`plan_audit` (or, for a config with an ``[implementation]``,
+        :func:`audit.pipeline.implementation.plan_implementation_audit`) for this config.
 
     Returns
     -------
     AuditResult
     """
+    if cfg.implementation is not None:
+        from audit.pipeline.implementation import run_implementation_audit
+
+        return run_implementation_audit(cfg, progress=progress, plan=plan)
     timer = _Timer()
     au = cfg.audit
     plan = plan if plan is not None else plan_audit(cfg)

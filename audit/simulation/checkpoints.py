@@ -24,10 +24,11 @@ from pathlib import Path
 
 import numpy as np
 
-from audit.mixture import Mixture
+from audit.laws import Law
 from audit.statistics import Statistic
 
-__all__ = ["CODE_TAG", "code_tag", "run_hash", "check_directory", "ChunkStore"]
+__all__ = ["CODE_TAG", "code_tag", "run_hash", "check_directory", "ChunkStore", "save_arrays",
+           "load_arrays"]
 
 #: The modules whose source decides the draws and their binning.
 _CODE_FILES = ("rng.py", "packing.py", "densities.py", "kernels.py")
@@ -47,13 +48,14 @@ def code_tag(files: tuple[str, ...] = _CODE_FILES) -> str:
 CODE_TAG = code_tag()
 
 
-def run_hash(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, key: int,
+def run_hash(P: Law, Q: Law, statistic: Statistic, trials: int, key: int,
              block_trials: int, *, tag: str = CODE_TAG) -> str:
     """The 20-hex-digit name prefix of a run's chunk files."""
     h = hashlib.sha256()
     for M in (P, Q):
-        h.update(np.ascontiguousarray(M.weights).tobytes())
-        h.update(np.ascontiguousarray(M.shifts).tobytes())
+        h.update(type(M).__name__.encode())
+        for a in M.arrays():
+            h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
         h.update(f"{M.noise.value}|{M.scale!r}|{M.dim}".encode())
     h.update(json.dumps(statistic.to_dict(), sort_keys=True).encode())
     h.update(f"{int(trials)}|{int(key)}|{int(block_trials)}|{tag}".encode())
@@ -96,29 +98,43 @@ class ChunkStore:
 
     def load(self, b0: int, b1: int) -> tuple[np.ndarray, np.ndarray] | None:
         """The counts of chunk [b0, b1), or None if it has no whole, well-shaped file."""
-        path = self.path(b0, b1)
-        if not path.is_file():
-            return None
-        try:
-            with np.load(path) as f:
-                cp, cq = f["counts_p"], f["counts_q"]
-        except (OSError, KeyError, ValueError, EOFError):
-            return None  # a torn or foreign file: recompute the chunk
+        arrays = load_arrays(self.path(b0, b1), ("counts_p", "counts_q"))
+        if arrays is None:
+            return None  # no file, or a torn or foreign one: recompute the chunk
+        cp, cq = arrays["counts_p"], arrays["counts_q"]
         if cp.shape != (self.n_bins,) or cq.shape != (self.n_bins,):
             return None
         return cp.astype(np.int64), cq.astype(np.int64)
 
     def save(self, b0: int, b1: int, cp: np.ndarray, cq: np.ndarray) -> None:
         """Write chunk [b0, b1) atomically: a temporary file, then ``os.replace``."""
-        path = self.path(b0, b1)
-        fd, tmp = tempfile.mkstemp(dir=self.directory, prefix=path.name + ".", suffix=".tmp")
-        try:
-            with os.fdopen(fd, "wb") as f:
-                np.savez(f, counts_p=cp, counts_q=cq)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
-            raise
+        save_arrays(self.path(b0, b1), counts_p=cp, counts_q=cq)
+
+
+def save_arrays(path: Path, **arrays: np.ndarray) -> None:
+    """Write an ``.npz`` atomically (a temporary file in the same folder, fsync, then
+    ``os.replace``): a reader finds the whole file or none."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            np.savez(f, **arrays)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def load_arrays(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
+    """The named arrays of an ``.npz``, or None when it is missing, torn or foreign."""
+    path = Path(path)
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as f:
+            return {name: f[name] for name in names}
+    except (OSError, KeyError, ValueError, EOFError):
+        return None

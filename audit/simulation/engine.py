@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import os
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -53,6 +54,7 @@ __all__ = [
     "default_edges",
     "sample_outputs",
     "project_outputs",
+    "measure_rate",
     "BACKENDS",
     "provenance",
     "MAX_CHUNK_BLOCKS",
@@ -367,3 +369,19 @@ def project_outputs(P: Law, Q: Law, statistic: Statistic, x: np.ndarray) -> np.n
 
     P, Q = _check_laws(P, Q, statistic)
     return project(x, spec_of(P, Q, statistic))
+
+
+def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.2,
+                 threads: int | None = None) -> float:
+    """Draws per second (both sides) of ``run_histograms`` on these laws on this machine,
+    measured on a short warm run of about ``seconds`` (for expected durations)."""
+    P, Q = _check_laws(P, Q, statistic)
+    run_histograms(P, Q, statistic, 1024, 0, threads=threads)  # compile or load the cache
+    trials, elapsed = 65_536, 0.0
+    while True:
+        t = time.perf_counter()
+        run_histograms(P, Q, statistic, trials, 0, threads=threads)
+        elapsed = time.perf_counter() - t
+        if elapsed >= seconds or trials >= 1 << 26:
+            return 2.0 * trials / max(elapsed, 1e-9)
+        trials *= 4

@@ -170,3 +170,22 @@ def test_store_roundtrip(tmp_path):
 def test_check_directory_refuses_non_paths(bad):
     with pytest.raises(ValueError, match="checkpoint must be"):
         checkpoints.check_directory(bad)
+
+
+def test_structured_laws_checkpoint_and_resume(tmp_path):
+    # Product and subset laws (not mixtures) hash their own parameters into the file names
+    from audit.laws import ProductMixture, SubsetMixture
+    from audit.simulation import engine
+    from audit.statistics import Statistic
+
+    A = SubsetMixture([1.0, -1.0, 0.5], 2, 0.6, "laplace", 1.0)
+    B = SubsetMixture([-1.0, 1.0, 0.5], 2, 0.6, "laplace", 1.0)
+    C = ProductMixture([[0.7, 0.3]] * 3, [[1.0, 0.0]] * 3, "laplace", 1.0)
+    for P, Q in ((A, B), (C, A)):
+        stat = Statistic.llr(P, Q, np.linspace(-3, 3, 31))
+        first = engine.run_histograms(P, Q, stat, 5000, 2, block_trials=1000,
+                                      checkpoint=tmp_path / type(P).__name__)
+        again = engine.run_histograms(P, Q, stat, 5000, 2, block_trials=1000,
+                                      checkpoint=tmp_path / type(P).__name__)
+        np.testing.assert_array_equal(first.counts_p, again.counts_p)
+        assert len(list((tmp_path / type(P).__name__).glob("*.npz"))) > 0
