@@ -220,15 +220,16 @@ def _main(plan, statistic, score, region, seed, progress) -> _MainRun:
     return state
 
 
-def _bound(plan, state: _MainRun, score, statistic, region) -> tuple[float, dict]:
-    """(ε_lower, witness): Clopper–Pearson on the region (fixed mode), or the anytime-valid
-    bound of the betting test (sequential mode: the fixed-n interval is not valid after a
-    data-dependent stop)."""
+def _bound(plan, state: _MainRun, score, statistic, region
+           ) -> tuple[float, float | None, dict]:
+    """(ε_lower, plug-in estimate, witness): Clopper–Pearson on the region (fixed mode), or
+    the anytime-valid bound of the betting test (sequential mode: the fixed-n interval is not
+    valid after a data-dependent stop, and no plug-in estimate is reported)."""
     alpha, delta = plan.config.audit.alpha, plan.claim.delta
     if state.test is None:
         res = regions.region_bound(state.counts_p, state.counts_q,
                                    score.per_bin(statistic.edges), region, delta, alpha)
-        return float(res.eps_lower), to_jsonable(res)
+        return float(res.eps_lower), res.plug_in(), to_jsonable(res)
     summary = state.test.summary()
     witness = {"eps_lower": summary["eps_lower"], "direction": region.direction.value,
                "threshold": region.threshold, "method": "sequential betting e-process",
@@ -236,7 +237,21 @@ def _bound(plan, state: _MainRun, score, statistic, region) -> tuple[float, dict
                "stopped_early": state.trials < plan.config.audit.trials,
                "claims_tested": summary["epsilons"], "stopped_at": summary["stopped_at"],
                "max_log_wealth": summary["max_log_wealth"]}
-    return summary["eps_lower"], witness
+    return summary["eps_lower"], None, witness
+
+
+def _refutations(plan: ImplementationPlan, state: _MainRun) -> list[str]:
+    """The claims the sequential test rejected: each proves ε > that claim at level α."""
+    if state.test is None:
+        return []
+    out = []
+    for label, eps in (("the claim", plan.claim.epsilon),
+                       ("the amplified claim (eps_theory)", plan.eps_amplified)):
+        if eps is not None and eps > 0 and state.test.refuted(eps):
+            out.append(f"{label} epsilon={eps:.6g} refuted by the sequential test after "
+                       f"{state.trials:,} calls per side (eps > {eps:.6g} at "
+                       f"{1 - plan.config.audit.alpha:.0%} confidence)")
+    return out
 
 
 def run_implementation_audit(cfg: AuditConfig, *, progress: bool = False,
@@ -264,17 +279,17 @@ def run_implementation_audit(cfg: AuditConfig, *, progress: bool = False,
     with timer.phase("main run"):
         state = _main(plan, statistic, score, region, seed_main, progress)
     with timer.phase("selection and bound"):
-        eps_lower, witness = _bound(plan, state, score, statistic, region)
+        eps_lower, eps_point, witness = _bound(plan, state, score, statistic, region)
     impl = plan.implementation
     return AuditResult(
-        name=cfg.name, eps_lower=eps_lower, eps_point=None, eps_pair=None,
+        name=cfg.name, eps_lower=eps_lower, eps_point=eps_point, eps_pair=None,
         eps_pair_error=None, eps_theory=plan.eps_amplified, theory=plan.theory, eps_fdp=None,
         eps_base=plan.claim.epsilon, eps_mar_formula=None, delta=plan.claim.delta,
         p_star=plan.p_star, rho=plan.rho, missing_class=plan.missing_class.name,
         noise_scale=float("nan"), attack=au.attack, selection=f"pilot ({au.mode.value})",
         trials=state.trials, pilot_trials=plan.pilot_size, seconds=timer.total,
         confidence=au.confidence, seed=au.seed, witness=witness, config=cfg.to_dict(),
-        timings=timer.phases, eps_claim=plan.claim.epsilon,
+        timings=timer.phases, eps_claim=plan.claim.epsilon, refutations=_refutations(plan, state),
         claim={"epsilon": plan.claim.epsilon, "delta": plan.claim.delta,
                "note": plan.claim.note, "implementation": getattr(impl, "name", "?")},
     )

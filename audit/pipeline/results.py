@@ -153,7 +153,9 @@ class AuditResult:
     bound); ``seconds`` is their total. For an implementation audited as a black box,
     ``eps_claim`` is the ε it claims (``claim`` says what and at which δ), ``eps_theory`` that
     claim amplified by [RPS] Theorem 3.2 under the audit's missingness (where MAR holds), and
-    ``eps_pair``/``eps_fdp`` are None (the law of a black box is unknown).
+    ``eps_pair``/``eps_fdp`` are None (the law of a black box is unknown). ``refutations``
+    lists the claims a sequential test rejected (it proves ε > the claim, which ε_lower, a
+    grid value, may only equal).
     """
 
     name: str
@@ -183,6 +185,7 @@ class AuditResult:
     timings: dict = field(default_factory=dict)
     eps_claim: float | None = None
     claim: dict | None = None
+    refutations: list = field(default_factory=list)
     versions: dict = field(default_factory=package_versions)
 
     def to_dict(self) -> dict:
@@ -208,4 +211,4 @@ class AuditResult:
         if self.eps_claim is not None and self.eps_lower > self.eps_claim:
             out.append(f"eps_lower={self.eps_lower:.6g} > claimed epsilon="
                        f"{self.eps_claim:.6g}: the implementation's claim is refuted")
-        return out
+        return out + [r for r in self.refutations if r not in out]
