@@ -46,6 +46,26 @@ def _implementation(mechanism, epsilon: float, delta: float):
                                   name=name, batch_func=getattr(mechanism, "batch", None))
 
 
+def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode, chunk):
+    """The audit config of :func:`assert_private` (checked as a TOML config would be)."""
+    scenario = {"mechanism": "laplace", "epsilon": impl.claim.epsilon, "bound": bound,
+                "query": query or "sum", "n": n}
+    doc = {"scenario": scenario, "missingness": miss, "audit": audit}
+    if pair is not None:
+        z, z_prime = (np.asarray(a, dtype=np.float64) for a in pair)
+        doc["pair"] = {"z": z.tolist(), "z_prime": z_prime.tolist()}
+        scenario.pop("n")
+    elif d is None:
+        raise ValueError("d must be given (features per record) when no pair is given")
+    else:
+        scenario["d"] = d
+    cfg = config_from_dict(doc, name=getattr(impl, "name", "mechanism"))
+    return dataclasses.replace(
+        cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")),
+        implementation=ImplementationConfig("python:assert_private", impl.claim.epsilon,
+                                            impl.claim.delta, chunk=chunk))
+
+
 def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: float,
                    delta: float = 0.0, missingness=None, d: int | None = None,
                    n: int = 20, bound: float = 1.0, trials: int = 20_000,
@@ -98,24 +118,10 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
     impl = _implementation(mechanism, epsilon, delta)
     miss = {"kind": "mcar-iid", "rate": 0.0} if missingness is None else (
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))
-    scenario = {"mechanism": "laplace", "epsilon": impl.claim.epsilon, "bound": bound,
-                "query": query or "sum", "n": n}
-    doc = {"scenario": scenario, "missingness": miss,
-           "audit": {"trials": trials, "confidence": confidence, "seed": seed, "jobs": jobs,
-                     "attack": attack}}
-    if pair is not None:
-        z, z_prime = (np.asarray(a, dtype=np.float64) for a in pair)
-        doc["pair"] = {"z": z.tolist(), "z_prime": z_prime.tolist()}
-        scenario.pop("n")
-    else:
-        if d is None:
-            raise ValueError("d must be given (features per record) when no pair is given")
-        scenario["d"] = d
-    cfg = config_from_dict(doc, name=getattr(impl, "name", "mechanism"))
-    cfg = dataclasses.replace(
-        cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")),
-        implementation=ImplementationConfig("python:assert_private", impl.claim.epsilon,
-                                            impl.claim.delta, chunk=chunk))
+    audit = {"trials": trials, "confidence": confidence, "seed": seed, "jobs": jobs,
+             "attack": attack}
+    cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode,
+                  chunk=chunk)
     result = run_implementation_audit(cfg, implementation=impl)
     refuted = [v for v in result.ceiling_violations()
                if amplified or ("eps_theory" not in v and "amplified" not in v)]

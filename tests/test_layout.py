@@ -27,6 +27,9 @@ LAYERS: dict[str, set[str]] = {
     "cli": {"shared", "theory", "model", "simulation", "estimation", "adapters", "pipeline"},
     "adapters": {"shared", "model"},
 }
+#: modules at the top of ``audit`` that are entry points for users, over every layer: the lazy
+#: exports, ``python -m audit`` and ``assert_private`` for users' test suites
+FACADE = {"__main__", "testing"}
 #: third-party packages only one layer may import (None: no layer of the core)
 EXCLUSIVE = {"numba": "simulation", "matplotlib": None}
 #: third-party packages a layer is limited to (layers not listed may use any dependency)
@@ -41,8 +44,8 @@ def layer_of(module: str) -> str | None:
     parts = module.split(".")
     if parts[0] != "audit":
         return None
-    if len(parts) == 1 or parts[1] == "__main__":
-        return "facade"  # the package's entry points: lazy exports and ``python -m audit``
+    if len(parts) == 1 or parts[1] in FACADE:
+        return "facade"  # the package's entry points
     return parts[1] if parts[1] in LAYERS else "shared"
 
 

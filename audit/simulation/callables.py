@@ -180,7 +180,7 @@ def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
 
 
 def _check_picklable(run: CallableRun) -> None:
-    from joblib.externals import cloudpickle
+    import cloudpickle  # what joblib's loky workers pickle with (a joblib dependency)
 
     try:
         cloudpickle.dumps(run)

@@ -24,3 +24,8 @@ noisy_sum.batch = _noisy_sum_batch
 
 #: not callable, for the error test
 NOT_A_FUNCTION = 3
+
+
+def explode(data, rng):
+    """A mechanism that always raises (for the bad-input tests)."""
+    raise RuntimeError("this mechanism always fails")

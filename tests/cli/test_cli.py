@@ -74,3 +74,27 @@ def test_setting_outside_the_theorems_exits_2_before_sampling(tmp_path, capsys):
     assert main(["run", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "rho" in err
+
+
+def test_run_implementation_config_refuses_a_failing_implementation(tmp_path, capsys):
+    cfg = tmp_path / "impl.toml"
+    cfg.write_text(to_toml({
+        "implementation": {"target": "tests.adapters.example_mechanisms:explode",
+                           "epsilon": 1.0},
+        "scenario": {"query": "sum", "d": 2},
+        "missingness": {"kind": "mcar-iid", "rate": 0.2},
+        "audit": {"trials": 1000}}))
+    assert main(["run", str(cfg), "--no-progress"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("error: ")
+    assert "raised" in err[0] or "explode" in err[0]
+
+
+def test_run_unknown_adapter_lists_the_available_ones(tmp_path, capsys):
+    cfg = tmp_path / "impl.toml"
+    cfg.write_text(to_toml({
+        "implementation": {"target": "diffprivlib:median", "epsilon": 1.0},
+        "scenario": {"query": "sum", "d": 2}, "missingness": {"kind": "mcar-iid"}}))
+    assert main(["run", str(cfg)]) == 2
+    err = capsys.readouterr().err
+    assert "nanmean" in err and err.count("\n") == 1
