@@ -1,23 +1,33 @@
-"""``python -m audit suite``: the main job (every experiment, then the report)."""
+"""``python -m audit suite``: the main job (every experiment, then the report).
+
+Exit status: 0 when no audit of the project's own model violates a ceiling (the exact pair,
+a theorem, the §7 bound), 1 when one does (a bug in the code or the theory, listed), 2 on bad
+input, 130 when interrupted. An implementation refuting its own claim (``library_audit``) is
+a finding of the report, not a failure of the suite.
+"""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-__all__ = ["add_parser", "main"]
+__all__ = ["add_parser", "main", "violations"]
 
 
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "suite", help="run every experiment and draw the report (the main job)",
-        description="Run every experiment at its default size (<= 10 minutes on 2 cores), "
-                    "write results/*.json, then draw results/figures/ and results/REPORT.md.",
+        description="Run every experiment at its default size (about two minutes on 2 cores), "
+                    "write results/*.json, then draw results/figures/ and results/REPORT.md. "
+                    "Exit status: 0 = every ceiling holds, 1 = an audit of the model violates "
+                    "a ceiling, 2 = bad input, 130 = interrupted.",
     )
     p.add_argument("--full", action="store_true",
-                   help="paper-size run (10-20x the default trials per audit)")
+                   help="paper-size run (10-20x the default trials per audit; about half an "
+                        "hour on 2 cores)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
-    p.add_argument("--jobs", type=int, default=1, help="joblib processes per audit")
+    p.add_argument("--jobs", type=int, default=1,
+                   help="joblib processes per audit (capped at the CPUs this process may use)")
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--resume", action="store_true",
                    help="skip experiments whose results file already exists at this size")
@@ -27,23 +37,66 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+def violations(doc) -> list[str]:
+    """Every ceiling violation an experiment's results record for the model's own audits
+    (results with ``violations`` and no implementation claim)."""
+    out: list[str] = []
+    if isinstance(doc, dict):
+        if isinstance(doc.get("violations"), list) and doc.get("eps_claim") is None:
+            out += [f"{doc.get('name', '?')}: {v}" for v in doc["violations"]]
+        for value in doc.values():
+            out += violations(value)
+    elif isinstance(doc, list):
+        for value in doc:
+            out += violations(value)
+    return out
+
+
+def _check(args: argparse.Namespace) -> int:
+    from audit.pipeline.results import check_output_dir
+    from audit.simulation.planning import usable_cpus
+    from experiments.suite import experiment_names
+
+    if args.jobs < 1:
+        raise ValueError(f"--jobs must be an integer >= 1, got --jobs={args.jobs}")
+    known = experiment_names()
+    for name in args.only or []:
+        if name not in known:
+            raise ValueError(f"unknown experiment {name!r} (known: {', '.join(known)})")
+    check_output_dir(args.results, "--results")
+    if args.checkpoint is not None:
+        check_output_dir(args.checkpoint, "--checkpoint")
+    if args.jobs > usable_cpus():
+        print(f"note: --jobs {args.jobs} capped at {usable_cpus()}, the CPUs this process may "
+              "use", file=sys.stderr)
+    return min(args.jobs, usable_cpus())
+
+
 def main(args: argparse.Namespace) -> int:
     from experiments.report import write_report
-    from experiments.suite import experiment_names, run_suite
+    from experiments.suite import run_suite
 
     try:
-        if args.jobs < 1:
-            raise ValueError(f"--jobs must be an integer >= 1, got --jobs={args.jobs}")
-        known = experiment_names()
-        for name in args.only or []:
-            if name not in known:
-                raise ValueError(f"unknown experiment {name!r} (known: {', '.join(known)})")
+        jobs = _check(args)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
-    run_suite(args.results, size="full" if args.full else "default", only=args.only,
-              jobs=args.jobs, resume=args.resume, progress=not args.no_progress,
-              checkpoint=args.checkpoint)
+    finished: list = []
+    try:
+        docs = run_suite(args.results, size="full" if args.full else "default",
+                         only=args.only, jobs=jobs, resume=args.resume,
+                         progress=not args.no_progress, checkpoint=args.checkpoint,
+                         finished=finished)
+    except KeyboardInterrupt:
+        names = ", ".join(p.stem for p in finished) or "none"
+        print(f"interrupted: finished experiments kept in {args.results}: {names}; rerun with "
+              "--resume to skip them" + (f" (chunks of the unfinished one are in "
+                                         f"{args.checkpoint})" if args.checkpoint else ""),
+              file=sys.stderr)
+        return 130
     report = write_report(args.results)
     print(f"[suite] report: {report}")
-    return 0
+    found = [v for doc in docs for v in violations(doc)]
+    for line in found:
+        print(f"VIOLATION: {line}")
+    return 1 if found else 0

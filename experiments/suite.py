@@ -33,11 +33,14 @@ def experiment_names() -> list[str]:
 def run_suite(results_dir: str | Path = "results", *, size: str = "default",
               only: list[str] | None = None, jobs: int = 1, resume: bool = False,
               progress: bool = True, checkpoint: str | Path | None = None,
-              log=print) -> list[Path]:
-    """Run the experiments and write their results; return the files written.
+              log=print, finished: list | None = None) -> list[dict]:
+    """Run the experiments and write their results; return their documents.
 
     ``checkpoint`` is a directory where every audit's main run saves its finished chunks, so
-    rerunning an interrupted ``--full`` suite redoes no finished chunk.
+    rerunning an interrupted ``--full`` suite redoes no finished chunk. ``finished`` (a list)
+    receives the path of each results file as soon as it is written, so a caller interrupted
+    mid-suite knows what was saved. With ``progress`` an overall bar counts the experiments
+    (each audit's own bars, labelled with its name and phase, come and go under it).
     """
     exps = _experiments()
     from experiments.common import check_size, configure
@@ -49,20 +52,44 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     check_size(size)
     configure(checkpoint=None if checkpoint is None else str(checkpoint))
     results_dir = Path(results_dir)
-    written = []
-    for name in names:
-        path = results_dir / f"{name}.json"
-        if resume and path.is_file():
-            try:
-                if load_json(path).get("size") == size:
-                    log(f"[suite] {name}: kept existing {path}")
-                    continue
-            except ValueError:
-                pass
-        t0 = time.perf_counter()
-        log(f"[suite] {name}: running ({size})")
-        doc = exps[name].run(size=size, jobs=jobs, progress=progress)
-        doc["seconds"] = time.perf_counter() - t0
-        written.append(save_json(doc, path))
-        log(f"[suite] {name}: {doc['seconds']:.1f} s -> {path}")
-    return written
+    finished = [] if finished is None else finished
+    docs = []
+    bar = _suite_bar(len(names), progress)
+    try:
+        for i, name in enumerate(names, 1):
+            path = results_dir / f"{name}.json"
+            if resume and path.is_file():
+                try:
+                    doc = load_json(path)
+                    if doc.get("size") == size:
+                        log(f"[suite] {i}/{len(names)} {name}: kept existing {path}")
+                        docs.append(doc)
+                        _advance(bar)
+                        continue
+                except ValueError:
+                    pass
+            t0 = time.perf_counter()
+            log(f"[suite] {i}/{len(names)} {name}: running ({size})")
+            doc = exps[name].run(size=size, jobs=jobs, progress=progress)
+            doc["seconds"] = time.perf_counter() - t0
+            finished.append(save_json(doc, path))
+            docs.append(doc)
+            log(f"[suite] {i}/{len(names)} {name}: {doc['seconds']:.1f} s -> {path}")
+            _advance(bar)
+    finally:
+        if bar is not None:
+            bar.close()
+    return docs
+
+
+def _suite_bar(total: int, progress: bool):
+    if not progress:
+        return None
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc="suite", unit="experiment", position=0)
+
+
+def _advance(bar) -> None:
+    if bar is not None:
+        bar.update(1)

@@ -56,7 +56,8 @@ def example_doc(name: str) -> dict:
 
 
 def to_toml(doc: dict) -> str:
-    """TOML text of a config document (flat tables of strings, numbers and booleans)."""
+    """TOML text of a config document (tables of strings, numbers, booleans, lists and
+    inline tables)."""
     lines = []
     for table, values in doc.items():
         if not isinstance(values, dict):
@@ -68,6 +69,8 @@ def to_toml(doc: dict) -> str:
 
 
 def _toml_value(v) -> str:
+    if isinstance(v, dict):  # an inline table
+        return "{" + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + "}"
     if isinstance(v, bool):
         return "true" if v else "false"
     if isinstance(v, str):

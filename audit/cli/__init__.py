@@ -40,10 +40,15 @@ def _command_modules():
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from audit import __version__
+
     parser = _Parser(
         prog="python -m audit",
-        description="Empirical privacy auditing of DP releases under missing data.",
+        description="Empirical privacy auditing of DP releases under missing data. The same "
+                    "commands are installed as the `missingness-audit` script.",
     )
+    parser.add_argument("--version", action="version",
+                        version=f"missingness-audit {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():

@@ -138,14 +138,14 @@ def _bar(total: int, label: str, progress: bool):
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc=label, unit="chunk")
+    return tqdm(total=total, desc=label, unit="chunk", leave=False)
 
 
 def _draw_pilot(plan: ImplementationPlan, size: int, seed: int, progress: bool) -> Pilot:
     from audit.simulation.callables import iter_chunks
 
     run = _run(plan, size, seed)
-    bar = _bar(run.n_chunks, "pilot", progress)
+    bar = _bar(run.n_chunks, f"{plan.config.name}: pilot", progress)
     try:
         chunks = list(iter_chunks(run, n_jobs=plan.config.audit.jobs,
                                   on_chunk=None if bar is None else lambda c: bar.update(1)))
@@ -206,7 +206,7 @@ def _main(plan, statistic, score, region, seed, progress) -> _MainRun:
     au = plan.config.audit
     state = _MainRun(plan, statistic, score, region, au.mode is AuditMode.SEQUENTIAL)
     run = _run(plan, au.trials, seed)
-    bar = _bar(run.n_chunks, "main run", progress)
+    bar = _bar(run.n_chunks, f"{plan.config.name}: main run", progress)
     chunks = iter_chunks(run, n_jobs=au.jobs, checkpoint=au.checkpoint,
                          on_chunk=None if bar is None else lambda c: bar.update(1))
     try:

@@ -280,7 +280,7 @@ def _count(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, block_tria
     if label is not False:
         from tqdm.auto import tqdm
 
-        bar = tqdm(total=len(schedule.plan), unit="chunk", desc=label)
+        bar = tqdm(total=len(schedule.plan), unit="chunk", desc=label, leave=False)
     tally = Tally(statistic.n_bins, store, bar)
     try:
         execute(schedule, spec_of(P, Q, statistic), key, trials, block_trials, tally)

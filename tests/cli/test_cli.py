@@ -98,3 +98,85 @@ def test_run_unknown_adapter_lists_the_available_ones(tmp_path, capsys):
     assert main(["run", str(cfg)]) == 2
     err = capsys.readouterr().err
     assert "nanmean" in err and err.count("\n") == 1
+
+
+# ------------------------------------------------------------------ the real command, as users
+def _command(args, **kw):
+    return subprocess.run([sys.executable, "-m", "audit", *args], capture_output=True,
+                          text=True, timeout=600, **kw)
+
+
+def test_version_and_console_script():
+    out = _command(["--version"])
+    assert out.returncode == 0 and out.stdout.startswith("missingness-audit ")
+
+
+def test_jobs_1000_is_capped_once_and_runs(tmp_path):
+    cfg = _write(tmp_path, GOOD)
+    out = _command(["run", str(cfg), "--jobs", "1000", "--no-progress"])
+    assert out.returncode == 0, out.stderr
+    assert out.stderr.count("capped at") == 1 and "Traceback" not in out.stderr
+
+
+def test_trials_beyond_what_can_run_are_refused_before_work(tmp_path):
+    cfg = _write(tmp_path, GOOD)
+    for trials, needle in ((10**15, "would take about"), (10**20, "at most 1e+18"),
+                           (2**63 - 1, "at most 1e+18")):
+        out = _command(["run", str(cfg), "--trials", str(trials), "--no-progress"])
+        assert out.returncode == 2, (trials, out.stderr)
+        assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: ")
+        assert needle in out.stderr
+
+
+def test_exit_status_1_when_a_ceiling_is_violated(tmp_path):
+    # A noisy sum claiming ε = 1 with the noise of ε = 4: the audit refutes the claim
+    def cfg(scale):
+        return _write(tmp_path, to_toml({
+            "implementation": {"target": "tests.adapters.example_mechanisms:noisy_sum",
+                               "epsilon": 1.0, "params": {"bound": 1.0, "scale": scale}},
+            "scenario": {"query": "sum", "d": 2, "n": 10},
+            "missingness": {"kind": "mcar-iid", "rate": 0.2},
+            "audit": {"trials": 20000}}), name=f"s{scale}.toml")
+
+    out = tmp_path / "r.json"
+    bad = _command(["run", str(cfg(1.0)), "--json", str(out), "--no-progress"])
+    assert bad.returncode == 1, bad.stderr
+    assert "VIOLATION: " in bad.stdout and json.loads(out.read_text())["violations"]
+    good = _command(["run", str(cfg(4.0)), "--json", str(out), "--no-progress"])
+    assert good.returncode == 0 and json.loads(out.read_text())["violations"] == []
+
+
+def _interrupt(args, tmp_path, wait_for):
+    import signal
+    import time
+
+    proc = subprocess.Popen([sys.executable, "-m", "audit", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and not wait_for():
+        time.sleep(0.1)
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    return proc.returncode, err
+
+
+def test_ctrl_c_on_run_says_what_was_kept_and_how_to_resume(tmp_path):
+    cfg = _write(tmp_path, GOOD)
+    ck = tmp_path / "ck"
+    code, err = _interrupt(["run", str(cfg), "--trials", "3000000000", "--checkpoint", str(ck),
+                            "--no-progress", "--max-hours", "100"], tmp_path,
+                           lambda: ck.is_dir() and any(ck.glob("*.npz")))
+    assert code == 130 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: ") and "rerun the same command to resume" in last
+    assert "finished chunk file(s)" in last
+
+
+def test_ctrl_c_on_suite_says_what_was_kept(tmp_path):
+    results = tmp_path / "results"
+    code, err = _interrupt(["suite", "--results", str(results), "--no-progress"], tmp_path,
+                           lambda: results.is_dir() and any(results.glob("*.json")))
+    assert code == 130 and "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("interrupted: finished experiments kept in") and "--resume" in last
