@@ -40,7 +40,7 @@ def _command_modules():
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from audit import __version__
+    from importlib.metadata import version
 
     parser = _Parser(
         prog="python -m audit",
@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "commands are installed as the `missingness-audit` script.",
     )
     parser.add_argument("--version", action="version",
-                        version=f"missingness-audit {__version__}")
+                        version=f"missingness-audit {version('missingness-audit')}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
