@@ -161,6 +161,42 @@ def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
     return m, (tuple(float(v) for v in value) if gaussian else float(value))
 
 
+class _Release:
+    """The release: one OpenDP measurement chain per dataset shape, built on first use.
+
+    Picklable for worker processes: the compiled chains (ctypes handles) are not sent, each
+    process rebuilds them (the calibration is deterministic).
+    """
+
+    def __init__(self, target: str, function: str, epsilon: float, delta: float,
+                 checked: dict) -> None:
+        self.target, self.function = target, function
+        self.epsilon, self.delta, self.checked = epsilon, delta, checked
+        self._chains: dict[tuple[int, int], object] = {}
+
+    def chain(self, shape: tuple[int, int], with_value: bool = False):
+        """The measurement for datasets of ``shape`` (and its privacy map's value)."""
+        if shape not in self._chains or with_value:
+            self._chains[shape], value = build_chain(
+                self.function, epsilon=self.epsilon, delta=self.delta, params=self.checked,
+                n=shape[0], d=shape[1])
+            if with_value:
+                return value
+        return self._chains[shape]
+
+    def __call__(self, data, rng: np.random.Generator):  # rng unused: OpenDP is not seedable
+        x = _common.as_data(self.target, data)
+        values = _common.selected(self.target, x, self.checked["column"])
+        fixed = self.checked["shape"]
+        if fixed is not None and x.shape != fixed:
+            raise ValueError(f"{self.target}: built for datasets of shape {fixed} (parameter "
+                             f"'shape'), got shape {x.shape}")
+        return float(self.chain(x.shape)(values))
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_chains": {}}
+
+
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``opendp:<function>`` (see the module docstring)."""
@@ -187,27 +223,14 @@ def make(function: str, *, epsilon: float, delta: float,
                          f"constant={checked['constant']!r}")
     _prelude(target)  # fails here, not at the first call, when OpenDP is missing
 
-    chains: dict[tuple[int, int], object] = {}
     fixed = checked["shape"]
+    release = _Release(target, function, epsilon, delta, checked)
     claim_eps, claim_delta = epsilon, delta
     how = "calibrated per dataset shape so that"
     if fixed is not None:
-        chains[fixed], value = build_chain(function, epsilon=epsilon, delta=delta,
-                                           params=checked, n=fixed[0], d=fixed[1])
+        value = release.chain(fixed, with_value=True)
         claim_eps, claim_delta = value if gaussian else (value, 0.0)
         how = f"for shape {fixed}:"
-
-    def release(data, rng: np.random.Generator):  # rng unused: OpenDP cannot be seeded
-        x = _common.as_data(target, data)
-        values = _common.selected(target, x, checked["column"])
-        m = chains.get(x.shape)
-        if m is None:
-            if fixed is not None:
-                raise ValueError(f"{target}: built for datasets of shape {fixed} (parameter "
-                                 f"'shape'), got shape {x.shape}")
-            m = chains[x.shape] = build_chain(function, epsilon=epsilon, delta=delta,
-                                              params=checked, n=x.shape[0], d=x.shape[1])[0]
-        return float(m(values))
 
     k = "d" if checked["column"] is None else "1"
     note = (f"OpenDP {_common.version(DISTRIBUTION)} {function} chain (nan={checked['nan']}, "

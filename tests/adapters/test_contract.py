@@ -94,6 +94,16 @@ class AdapterContract:
         self.make()(data, np.random.default_rng(3))
         np.testing.assert_array_equal(data, NAN_ENTRIES)
 
+    def test_can_be_sent_to_worker_processes(self):
+        # the process pool pickles the implementation with cloudpickle (as joblib's loky does)
+        import cloudpickle
+
+        impl = self.make()
+        impl(COMPLETE, np.random.default_rng(4))  # builds any per-shape cache first
+        copy = cloudpickle.loads(cloudpickle.dumps(impl))
+        assert copy.claim == impl.claim and copy.name == impl.name
+        self.check_output(copy(COMPLETE, np.random.default_rng(5)), "finite")
+
     def test_claim_is_what_was_asked(self):
         impl = self.make()
         assert (impl.claim.epsilon, impl.claim.delta) == (self.epsilon, self.delta)
