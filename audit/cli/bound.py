@@ -84,6 +84,7 @@ def format_table(rows) -> str:
 
 def main(args: argparse.Namespace) -> int:
     """Run the ``bound`` subcommand; return the exit status (0 ok, 2 bad parameters)."""
+    from audit.pipeline.results import to_jsonable
     from audit.theory.accountant import all_bounds
 
     try:
@@ -115,17 +116,9 @@ def main(args: argparse.Namespace) -> int:
                 "scalar_output": not args.vector_output,
                 "missingness_class": str(args.missingness_class).lower(),
             },
-            "bounds": [{k: _jsonable(v) for k, v in r.to_dict().items()} for r in rows],
+            "bounds": [to_jsonable(r.to_dict()) for r in rows],
         }
         print(json.dumps(payload, indent=2, allow_nan=False))
     else:
         print(format_table(rows))
     return 0
-
-
-# TODO(pipeline): use audit.pipeline.results json encoder
-def _jsonable(x):
-    """Non-finite floats become the strings "inf"/"-inf"/"nan" (strict JSON has no infinity)."""
-    if isinstance(x, float) and not math.isfinite(x):
-        return str(x)
-    return x
