@@ -38,13 +38,14 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from audit._validate import check_positive_int, check_probability, check_real
 from audit.enums import MissingnessClass
+from audit.model.catalogue import build, config_params
 
 __all__ = [
     "MissingnessClass",
@@ -130,7 +131,7 @@ class _Mechanism:
     def params(self) -> dict:
         """Every parameter under its config key, defaults included
         (``make_missingness(kind, **params())`` rebuilds the mechanism)."""
-        return {_CONFIG_KEYS.get(k, k): v for k, v in asdict(self).items()}
+        return config_params(self, _CONFIG_KEYS)
 
     def check_dimension(self, d: int) -> int:
         """Check that the mechanism is defined for records of length ``d``; return d."""
@@ -480,8 +481,8 @@ MISSINGNESS_KINDS: dict[str, type[_Mechanism]] = {
 
 # Config names that differ from the dataclass field names (a field cannot share the name of
 # the p_star(d) method), and short aliases accepted on input.
-_ALIASES = {"p_star": "p_star_value", "r": "rate", "k": "observed"}
 _CONFIG_KEYS = {"p_star_value": "p_star"}
+_ALIASES = {"r": "rate", "k": "observed"}
 
 
 def make_missingness(kind: str, **params) -> _Mechanism:
@@ -501,22 +502,8 @@ def make_missingness(kind: str, **params) -> _Mechanism:
     ValueError
         Unknown kind, unknown parameter, or a parameter out of range.
     """
-    if kind not in MISSINGNESS_KINDS:
-        allowed = ", ".join(repr(k) for k in MISSINGNESS_KINDS)
-        raise ValueError(f"kind must be one of {allowed}, got kind={kind!r}")
-    cls = MISSINGNESS_KINDS[kind]
-    names = {f.name for f in fields(cls)}
-    kwargs = {}
-    keys = {_CONFIG_KEYS.get(n, n): n for n in names}  # documented config key -> field
-    for key, value in params.items():
-        name = keys.get(key) or (_ALIASES[key] if _ALIASES.get(key) in names else None)
-        if name is None:
-            allowed = ", ".join(sorted(keys)) or "(none)"
-            raise ValueError(
-                f"unknown parameter {key!r} for missingness kind {kind!r}; allowed: {allowed}"
-            )
-        kwargs[name] = value
-    return cls(**kwargs)
+    return build(MISSINGNESS_KINDS, kind, params, what="missingness kind", param="kind",
+                 config_keys=_CONFIG_KEYS, aliases=_ALIASES)
 
 
 def is_mar_by_enumeration(mech: _Mechanism, d: int, values, *, atol: float = 1e-12) -> bool:

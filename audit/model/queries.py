@@ -21,12 +21,13 @@ projected-mean     A (1/n) Σ_i x_i                 q              2     ‖A e_
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from audit._validate import check_positive, check_positive_int
+from audit.model.catalogue import build, config_params
 from audit.theory import fwl
 
 __all__ = [
@@ -125,11 +126,7 @@ class _Query:
 
     def params(self) -> dict:
         """Every parameter under its config key (``make_query(name, **params())`` rebuilds)."""
-        out = {}
-        for f in fields(self):
-            v = getattr(self, f.name)
-            out[_CONFIG_KEYS.get(f.name, f.name)] = v.tolist() if isinstance(v, np.ndarray) else v
-        return out
+        return config_params(self, _CONFIG_KEYS)
 
 
 @dataclass(frozen=True, eq=False)
@@ -337,8 +334,8 @@ QUERY_KINDS: dict[str, type[_Query]] = {
     )
 }
 
-_QUERY_ALIASES = {"norm": "norm_index"}
-_CONFIG_KEYS = {v: k for k, v in _QUERY_ALIASES.items()}
+# Config names that differ from the dataclass field names.
+_CONFIG_KEYS = {"norm_index": "norm"}
 
 
 def make_query(name: str, **params) -> _Query:
@@ -349,19 +346,5 @@ def make_query(name: str, **params) -> _Query:
     ValueError
         Unknown name, unknown parameter, missing required parameter or a bad value.
     """
-    if name not in QUERY_KINDS:
-        allowed = ", ".join(repr(k) for k in QUERY_KINDS)
-        raise ValueError(f"query must be one of {allowed}, got query={name!r}")
-    cls = QUERY_KINDS[name]
-    names = {f.name for f in fields(cls)}
-    kwargs = {}
-    for key, value in params.items():
-        fname = _QUERY_ALIASES.get(key, key)
-        if fname not in names:
-            allowed = ", ".join(sorted(_CONFIG_KEYS.get(n, n) for n in names)) or "(none)"
-            raise ValueError(f"unknown parameter {key!r} for query {name!r}; allowed: {allowed}")
-        kwargs[fname] = value
-    try:
-        return cls(**kwargs)
-    except TypeError as exc:
-        raise ValueError(f"query {name!r}: {exc}") from None
+    return build(QUERY_KINDS, name, params, what="query", param="query",
+                 config_keys=_CONFIG_KEYS)
