@@ -133,10 +133,13 @@ class _Mechanism:
         (``make_missingness(kind, **params())`` rebuilds the mechanism)."""
         return config_params(self, _CONFIG_KEYS)
 
+    def _check_d(self, d: int) -> int:
+        """Mechanisms with per-feature parameters (a pivot, a fixed count) override this."""
+        return check_positive_int(d, "d")
+
     def check_dimension(self, d: int) -> int:
         """Check that the mechanism is defined for records of length ``d``; return d."""
-        check = getattr(self, "_check_d", None)
-        return check(d) if check is not None else check_positive_int(d, "d")
+        return self._check_d(d)
 
     def p_star(self, d: int) -> float:  # pragma: no cover - overridden
         raise NotImplementedError
@@ -161,9 +164,6 @@ class _IndependentFeatures(_Mechanism):
 
     def _rates(self, x: np.ndarray) -> np.ndarray:  # (N, d) values, NaN read as 0
         raise NotImplementedError  # pragma: no cover
-
-    def _check_d(self, d: int) -> int:
-        return check_positive_int(d, "d")
 
     def mask_distribution(self, record) -> tuple[np.ndarray, np.ndarray]:
         z = _check_record(record)
