@@ -23,6 +23,7 @@ from experiments import (
     amplification_vs_rho,
     attack_comparison,
     counterexample,
+    library_audit,
     mar_mnar,
     mcar_iid_looseness,
     tradeoff_curves,
@@ -38,6 +39,7 @@ EXPERIMENTS = {
         mar_mnar,
         attack_comparison,
         mcar_iid_looseness,
+        library_audit,
     )
 }
 

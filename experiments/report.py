@@ -59,11 +59,37 @@ def _fmt(v) -> str:
     return "n/a" if not math.isfinite(v) else f"{v:.4f}"
 
 
+def _fmt_point(v) -> str:
+    v = num(v)
+    return "∞" if v == math.inf else _fmt(v)
+
+
+def _refuted(r: dict) -> str:
+    claims = [label for key, label in (("claim_refuted", "claim"),
+                                       ("amplified_refuted", "amplified claim")) if r.get(key)]
+    return ", ".join(claims) or "—"
+
+
+def _claim_table(rows: list[dict]) -> list[str]:
+    """Markdown rows of implementation audits: the claim in place of ε_pair and ε_fdp."""
+    out = ["| audit | calls per side | p* | ε_lower | ε_point | claimed ε | ε_theory (claim "
+           "amplified) | δ | refuted |",
+           "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        out.append(f"| {r['name']} | {r['trials']:,} | {num(r['p_star']):.3g} | "
+                   f"{_fmt(r['eps_lower'])} | {_fmt_point(r['eps_point'])} | "
+                   f"{_fmt(r['eps_claim'])} | {_fmt(r['eps_theory'])} | "
+                   f"{num(r['delta']):.2g} | {_refuted(r)} |")
+    return out
+
+
 def _table(doc: dict) -> list[str]:
     """Markdown rows of every audit in an experiment (ε columns)."""
     rows = _rows(doc)
     if not rows:
         return []
+    if all(r.get("eps_claim") is not None for r in rows):
+        return _claim_table(rows)
     out = ["| audit | trials | ε_lower | ε_pair | ε_theory | ε_fdp | δ |",
            "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:

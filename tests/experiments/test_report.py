@@ -80,12 +80,22 @@ def test_report_draws_every_committed_result_as_png_and_pdf(committed):
 def test_report_prints_package_versions_as_a_markdown_table(committed):
     text = write_report(committed).read_text()
     assert "{'python'" not in text
-    versions = _doc(NAMES[0])["versions"]
-    header = "| experiments | " + " | ".join(versions) + " |"
+    # one column per package any result records (results written before a package was added
+    # to the record show n/a), one row per distinct set of versions ("all" when only one)
+    versions = {name: _doc(name)["versions"] for name in NAMES}
+    packages = list(dict.fromkeys(p for v in versions.values() for p in v))
+    header = "| experiments | " + " | ".join(packages) + " |"
     assert header in text
+    groups: dict[tuple, list[str]] = {}
+    for name, v in versions.items():
+        groups.setdefault(tuple(str(v.get(p, "n/a")) for p in packages), []).append(name)
     lines = text.splitlines()
-    row = lines[lines.index(header) + 2]
-    assert row == "| all | " + " | ".join(map(str, versions.values())) + " |"
+    start = lines.index(header) + 2
+    rows = lines[start:start + len(groups)]
+    for (values, names), row in zip(groups.items(), rows, strict=True):
+        who = "all" if len(groups) == 1 else ", ".join(names)
+        assert row == f"| {who} | " + " | ".join(values) + " |"
+    assert start + len(groups) == len(lines) or not lines[start + len(groups)].startswith("|")
 
 
 def test_report_redraws_identically(committed):

@@ -1,0 +1,428 @@
+"""Experiment 8: DP libraries audited as black boxes under missing data (MCAR iid).
+
+Each target claims ε = 1 per substituted record (δ = 0, Laplace noise) on n = 20 records of
+d = 1 feature in [−1, 1]; every record is masked independently with probability π, for
+π ∈ {0, 0.1, 0.3, 0.5, 0.7, 0.9}. With d = 1 a record is one entry, so the adapters hand each
+library exactly the ε it is asked for (no group-privacy conversion for diffprivlib), p* = 1 − π,
+and the amplified claim (``eps_theory``, [RPS] Theorem 3.2) is ln(1 + (1 − π)(e − 1)). That
+amplified claim is what a release that really is ε-DP on datasets with missing entries must
+satisfy after the masking, so an ε_lower above it refutes the claim on incomplete data too,
+even where ε_lower stays below ε.
+
+Targets and pairs (what each library does with a NaN is documented, with source lines, in the
+adapter modules ``audit.adapters.diffprivlib``, ``.opendp`` and ``.pipelinedp``):
+
+``diffprivlib:nansum``, ``opendp:sum`` (``nan = "impute"``, constant 0)
+    A NaN is read as 0 (``np.nansum``; OpenDP's ``make_impute_constant``) and the noise is
+    calibrated to the substitution sensitivity hi − lo = 2, which covers a value replaced by 0
+    because 0 ∈ [−1, 1]: the claims should hold at every π. Pair: the project's worst-case
+    search for the ``sum`` query (z₁ = −1 against +1, the other records 0), the extreme pair
+    for a sum whatever the other records are.
+``diffprivlib:nanmean``
+    ``np.nanmean`` averages the k observed entries but the noise scale is (hi − lo)/N with N
+    the array size, NaN included (diffprivlib/tools/utils.py:290-293): a changed entry moves
+    the mean by 2/k, not 2/N. Pair: explicit, z₁ = −1 against +1 with the other 19 records
+    at +1. The search puts the other records at 0, right for a sum (they cancel) but not for a
+    mean over a random number of observed entries: with the others at +1, z' releases +1 plus
+    noise whatever the mask, while z's mean 1 − 2/k moves further off the fewer entries are
+    observed. (The exact ε of this pair, from the library's law, is 1.0, 1.05, 1.21, 6.1, 12,
+    16 at π = 0 … 0.9; with the others at 0 it is 1.0, 1.0, 0.99, 1.03, 2.6, 6.0.)
+``diffprivlib:mean``, ``pipelinedp:sum`` (``nan = "propagate"``)
+    Neither handles NaN: ``np.mean`` of data with a NaN is NaN and diffprivlib's Laplace
+    passes it through; PipelineDP's ``SumCombiner`` sums ``np.clip(values)``, NaN included, and
+    PyDP adds noise to NaN. The release is NaN if and only if some entry is missing. With a
+    complete pair under MCAR that event has the same probability on both sides (the masks have
+    the same law), so the pair that shows what the libraries do is one whose differing record
+    is missing on one side: explicit, z₁ = NaN against +1, the others 0 (the search's own
+    candidate set holds the all-missing record, but it ranks pairs with the project's Laplace
+    model, which reads NaN as 0, not with the libraries' semantics). z releases NaN always and
+    z' a number with probability (1 − π)^20: the true ε is infinite at every π < 1, and the
+    witness event becomes rare fast (8·10⁻⁴ at π = 0.3).
+
+Mode and budgets: every audit runs in fixed mode, so ε_lower is a Clopper–Pearson bound on
+the pilot-chosen region and ε_point its plug-in estimate; the sequential mode would stop
+earlier where a claim falls, but its ε_lower is the largest refuted value of a grid of
+fractions of the claim, so it cannot show how far above the claim a library lies. Calls per
+side at default size: 10,000 for nanmean (its violation starts at about 1.1× the claim), 2,000
+(diffprivlib) and 2,500 (OpenDP) for the two sums (no violation expected), 1,500 for the two
+NaN-propagating targets (the NaN event is all or nothing: at π = 0 any budget refutes the claim
+and ε_lower only measures the budget, at most ln of about calls/3, ``budget_ceiling``). Pilots
+are the implementation audit's default (a fifth of the budget, at least 1,000 calls; a smaller
+pilot leaves finite output bins unseen, which the density-ratio score rates above 0 when one
+side never releases a number, and the region then takes them in). ``full`` size is 10× each,
+20× for the NaN-propagating targets (30,000 calls, so the event of probability 8·10⁻⁴ at
+π = 0.3 is seen about 24 times); ``smoke`` is 200 calls per side with a 100-call pilot.
+``jobs`` is passed to the audits (chunks over loky processes). The whole default run takes
+65–85 s on one core (the libraries' per-call overhead: 4,000–8,000 calls a second).
+
+Reference: each row also holds ``eps_exact``, the ε of the audited pair computed from the law
+the adapters document for the library (:func:`exact_epsilon`: continuous Laplace noise at the
+library's scale; OpenDP samples a discretised Laplace whose ε its map bounds by the claim).
+Every ε_lower must stay below it; the findings say so or flag it.
+
+diffprivlib is seeded through the audit's generator; OpenDP and PipelineDP draw their noise
+from their own CSPRNG and cannot be seeded, so their rows vary from run to run.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+
+from experiments.common import audit, base, check_size, record, variant
+from experiments.plotting import STYLE, column, legend_below, lower_with_point, num
+
+NAME = "library_audit"
+TITLE = "DP libraries under missing data: ε_lower against the missing rate π (MCAR iid)"
+CAPTION = """\
+One panel per library target, each claiming ε = 1 per substituted record (Laplace noise,
+δ = 0) on n = 20 records of one feature in [−1, 1], every record masked independently with
+probability π. Black dots: the audit's 95 % lower bound ε_lower, with a thin bar up to the
+plug-in estimate (no bar where that estimate is infinite or below ε_lower); black ring: the
+claim is refuted (ε_lower > ε); orange ring: only the amplified claim is refuted. Grey dashed
+line: the claimed ε; pale blue band: the claim amplified by Theorem 3.2 with p* = 1 − π, which
+any release that is truly ε-DP on incomplete data must respect; red squares: the exact ε of the
+audited pair under the library's documented NaN semantics (a triangle at the top with its
+value when it lies above the panel, ∞ when infinite). At π = 0 the claim and the amplified
+claim are both 1, and so is the exact ε of the sum and nanmean pairs. diffprivlib's
+nansum and OpenDP's sum (NaN imputed as 0) keep their claims; diffprivlib's nanmean violates
+its claim as π grows (noise calibrated to all N entries, mean over the k observed ones);
+diffprivlib's mean and PipelineDP's sum release NaN exactly when an entry is missing, so a
+record missing on one side is seen with certainty at π = 0 (ε_lower there is limited by the
+number of calls only) and ever more rarely as the other records go missing too. Each panel
+has its own ε scale.
+"""
+RATES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
+N_RECORDS = 20
+#: pilot calls per side: the implementation audit's default (a fifth of the budget, at least
+#: 1,000) except at smoke size
+PILOT = {"smoke": 100, "default": None, "full": None}
+LIBRARIES = ("diffprivlib", "opendp", "pipeline-dp", "python-dp", "scikit-learn")
+
+_BOUNDS = [-1.0, 1.0]
+TARGETS = (
+    {"target": "diffprivlib:nanmean", "params": {"bounds": _BOUNDS}, "query": "bounded-mean",
+     "pair": "others-at-bound",
+     "trials": {"smoke": 200, "default": 10_000, "full": 100_000},
+     "setting": "explicit pair z₁ = −1 vs +1, other records +1",
+     "cause": (
+         "`diffprivlib/tools/utils.py` `_mean`: `np.nanmean` (l. 290) averages the k observed "
+         "entries, while `LaplaceTruncated` gets `sensitivity=(upper - lower) / array.size` "
+         "(l. 293), N = `array.size` counting the NaN entries. A changed entry moves the mean "
+         "of k values by up to 2/k, so the noise is N/k times too small; with the other "
+         "records at +1, z′ releases 1 + noise whatever the mask while z's mean 1 − 2/k moves "
+         "further off as π lowers k.")},
+    {"target": "diffprivlib:nansum", "params": {"bounds": _BOUNDS}, "query": "sum",
+     "pair": "search",
+     "trials": {"smoke": 200, "default": 2_000, "full": 20_000},
+     "setting": "search pair z₁ = −1 vs +1, other records 0",
+     "cause": (
+         "`diffprivlib/tools/utils.py` `_sum`: `np.nansum` (l. 735) reads a NaN as 0, and "
+         "`LaplaceTruncated` gets `sensitivity=upper - lower` (l. 739), which covers a value "
+         "replaced by 0 because 0 ∈ [−1, 1] (with bounds excluding 0 the per-entry "
+         "sensitivity would be max(|lo|, |hi|) > hi − lo).")},
+    {"target": "diffprivlib:mean", "params": {"bounds": _BOUNDS}, "query": "bounded-mean",
+     "pair": "nan-one-side",
+     "trials": {"smoke": 200, "default": 1_500, "full": 30_000},
+     "setting": "explicit pair z₁ = NaN vs +1, other records 0",
+     "cause": (
+         "`diffprivlib/tools/utils.py` `_mean` with `nan=False`: `np.mean` (l. 290) of data "
+         "holding a NaN is NaN, `Laplace.randomise` returns `value - scale * noise` "
+         "(`mechanisms/laplace.py:149`), NaN, and `_truncate` compares false both ways and "
+         "returns it (`mechanisms/base.py:217-223`): the release is NaN if and only if some "
+         "entry is missing, a deterministic function of the missingness pattern.")},
+    {"target": "opendp:sum", "params": {"bounds": _BOUNDS, "nan": "impute", "constant": 0.0},
+     "query": "sum", "pair": "search",
+     "trials": {"smoke": 200, "default": 2_500, "full": 25_000},
+     "setting": "nan = impute 0; search pair z₁ = −1 vs +1, other records 0",
+     "cause": (
+         "OpenDP 0.16 `make_impute_constant` replaces each NaN by the constant before "
+         "`make_clamp` (which refuses a domain that may hold NaN), so the sized checked sum "
+         "sees N values and its map d_in/2·(hi − lo) covers a NaN turned into the constant; "
+         "the noise is calibrated on that map at d_in = 2 (one substitution).")},
+    {"target": "pipelinedp:sum", "params": {"bounds": _BOUNDS, "nan": "propagate"},
+     "query": "sum", "pair": "nan-one-side",
+     "trials": {"smoke": 200, "default": 1_500, "full": 30_000},
+     "setting": "nan = propagate; explicit pair z₁ = NaN vs +1, other records 0",
+     "cause": (
+         "`pipeline_dp/combiners.py` `SumCombiner.create_accumulator` (l. 430-435) returns "
+         "`np.clip(values, min, max).sum()`: nothing validates the values, `np.clip` keeps "
+         "NaN, and `AdditiveMechanism.add_noise` (`dp_computations.py:448-456`) hands NaN to "
+         "PyDP, which returns NaN: the release is NaN if and only if some entry is missing.")},
+)
+
+
+def _pair(kind: str, n: int) -> dict | None:
+    """The explicit pair of a target (None: the worst-case search)."""
+    if kind == "search":
+        return None
+    if kind == "others-at-bound":
+        return {"z": [[-1.0]] + [[1.0]] * (n - 1), "z_prime": [[1.0]] * n}
+    if kind == "nan-one-side":
+        return {"z": [[math.nan]] + [[0.0]] * (n - 1),
+                "z_prime": [[1.0]] + [[0.0]] * (n - 1)}
+    raise ValueError(f"unknown pair kind {kind!r}")
+
+
+def budget_ceiling(calls: int, confidence: float = 0.95) -> float:
+    """The largest ε_lower ``calls`` per side can show: every draw of one side in the region
+    and none of the other (one-sided Clopper–Pearson bounds α^(1/n) and 1 − α^(1/n))."""
+    q = (1.0 - confidence) ** (1.0 / calls)
+    return math.log(q / (1.0 - q))
+
+
+def _laplace_mixture_eps(left: list, right: list, b: float, lo: float, hi: float) -> float:
+    """Pure ε between two mixtures of Laplace(c, b) laws truncated to [lo, hi] (atoms at the
+    ends), each a list of (weight, centre); mass outside the lists (NaN) is equal on both
+    sides and does not count. The sup of the density ratio is taken over a fine grid that
+    holds every centre, and the two atoms."""
+    import numpy as np
+
+    centres = [c for _, c in (*left, *right)]
+    ys = np.unique(np.concatenate([np.linspace(lo, hi, 20_001)[1:-1],
+                                   np.clip(centres, lo, hi)]))
+    ys = ys[(ys > lo) & (ys < hi)]
+
+    def law(mix):
+        w = np.array([m[0] for m in mix])[:, None]
+        c = np.array([m[1] for m in mix])[:, None]
+        dens = (w * np.exp(-np.abs(ys[None, :] - c) / b)).sum(axis=0)
+        lower = float((w[:, 0] * np.exp(-(c[:, 0] - lo) / b)).sum())
+        upper = float((w[:, 0] * np.exp(-(hi - c[:, 0]) / b)).sum())
+        return dens, lower, upper
+
+    (d1, l1, u1), (d2, l2, u2) = law(left), law(right)
+    ratios = np.log(np.concatenate([d1 / d2, [l1 / l2, u1 / u2]]))
+    return float(np.max(np.abs(ratios)))
+
+
+def exact_epsilon(pair: str, n: int, rate: float, eps: float, bound: float = 1.0) -> float:
+    """The ε of the audited pair under the library semantics the adapters document (d = 1,
+    bounds [−bound, bound], Laplace noise calibrated to ε as the library does): a reference
+    every ε_lower must stay below.
+
+    ``search`` (nansum, OpenDP's imputed sum): a masked record adds 0, so the laws are
+    π·L(0) + (1 − π)·L(∓bound) with scale 2·bound/ε, whose ε is
+    ln((π + (1 − π)e^{ε/2}) / (π + (1 − π)e^{−ε/2})). ``others-at-bound`` (nanmean): the mean
+    of the k observed entries plus Laplace noise of scale 2·bound/(nε), truncated to the
+    bounds. ``nan-one-side``: z releases NaN always, z' a number with probability
+    (1 − π)^n > 0, so ε is infinite.
+    """
+    if pair == "nan-one-side":
+        return math.inf
+    if pair == "search":
+        q = 1.0 - rate
+        return math.log((rate + q * math.exp(eps / 2)) / (rate + q * math.exp(-eps / 2)))
+    if pair == "others-at-bound":
+        q = 1.0 - rate
+        mix_z, mix_zp = [], []
+        for j in range(n):  # j of the other n - 1 records observed
+            w = math.comb(n - 1, j) * q**j * rate ** (n - 1 - j)
+            mix_z.append((q * w, bound * (j - 1) / (j + 1)))  # z₁ = -bound observed
+            mix_zp.append((q * w, bound))
+            if j > 0:  # z_1 masked: the mean of j values at +bound
+                mix_z.append((rate * w, bound))
+                mix_zp.append((rate * w, bound))
+        return _laplace_mixture_eps(mix_z, mix_zp, 2 * bound / (n * eps), -bound, bound)
+    raise ValueError(f"unknown pair kind {pair!r}")
+
+
+def _library_versions() -> dict[str, str]:
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = {}
+    for name in LIBRARIES:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def _refuted(res) -> tuple[bool, bool]:
+    """(claim refuted, amplified claim refuted) at the audit's confidence."""
+    claim = res.eps_claim is not None and res.eps_lower > res.eps_claim
+    amplified = res.eps_theory is not None and res.eps_lower > res.eps_theory
+    claim |= any(r.startswith("the claim ") for r in res.refutations)
+    amplified |= claim or any(r.startswith("the amplified claim") for r in res.refutations)
+    return bool(claim), bool(amplified)
+
+
+def run(size: str = "default", seed: int = 8, jobs: int = 1, progress: bool = False) -> dict:
+    check_size(size)
+    doc = base(NAME)
+    n = doc["scenario"]["n"]
+    rows = []
+    i = 0
+    for spec in TARGETS:
+        for rate in RATES:
+            v = variant(doc, **{
+                "implementation.target": spec["target"],
+                "implementation.params": spec["params"],
+                "scenario.query": spec["query"],
+                "missingness.rate": rate,
+                "audit.trials": spec["trials"][size],
+                "audit.pilot_trials": PILOT[size],
+                "audit.seed": seed + i,
+                "audit.jobs": jobs,
+            })
+            pair = _pair(spec["pair"], n)
+            if pair is not None:
+                v["pair"] = pair
+            res = audit(v, f"{NAME}[{spec['target']}, π={rate:g}]", progress=progress)
+            claim, amplified = _refuted(res)
+            rows.append({
+                "target": spec["target"], "rate": rate, "setting": spec["setting"],
+                "pair_kind": spec["pair"], "claim_refuted": claim,
+                "amplified_refuted": amplified, "calls_per_side": res.trials,
+                "budget_ceiling": budget_ceiling(res.trials, res.confidence),
+                "eps_exact": exact_epsilon(spec["pair"], n, rate, res.eps_claim),
+                **res.to_dict()})
+            i += 1
+    return record(NAME, TITLE, size, seed, rows=rows, findings=findings(rows, n),
+                  library_versions=_library_versions())
+
+
+# --- findings ------------------------------------------------------------------------------
+
+def _g(v: float) -> str:
+    return f"{v:g}"
+
+
+def _witness(r: dict) -> str:
+    w = r["witness"]
+    if "k_p" not in w:  # sequential mode
+        return f"sequential test, {w.get('calls_per_side', r['trials']):,} calls per side"
+    return (f"region {w['direction'].replace('_vs_', ' vs ').replace('zprime', 'z′')} of the "
+            f"density-ratio score: z in {w['k_p']:,}/{w['n_p']:,} calls, z′ in "
+            f"{w['k_q']:,}/{w['n_q']:,}")
+
+
+def _exact_line(rs: list[dict]) -> str:
+    exact = [num(r["eps_exact"]) for r in rs]
+    if all(v == math.inf for v in exact):
+        values = "infinite at every π"
+    else:
+        values = (", ".join(f"{v:.3g}" for v in exact) + " at π = "
+                  + ", ".join(_g(r["rate"]) for r in rs))
+    above = [r for r in rs if num(r["eps_lower"]) > num(r["eps_exact"])]
+    check = ("every ε_lower lies below it" if not above else
+             "ε_lower EXCEEDS it at π = " + ", ".join(_g(r["rate"]) for r in above)
+             + " (the audit or this reference is wrong)")
+    return f"  Exact ε of this pair under the documented semantics: {values}; {check}."
+
+
+def _target_finding(spec: dict, rs: list[dict], n: int) -> list[str]:
+    target = spec["target"]
+    claim = rs[0]["eps_claim"]
+    refuted = [r for r in rs if r["claim_refuted"]]
+    amp_only = [r for r in rs if r["amplified_refuted"] and not r["claim_refuted"]]
+    calls = sorted({r["calls_per_side"] for r in rs})
+    head = (f"- **{target}** ({spec['setting']}; {', '.join(f'{c:,}' for c in calls)} calls "
+            f"per side):")
+    amp_text = ("ε_lower exceeds the amplified claim at π = "
+                + ", ".join(f"{_g(r['rate'])} ({r['eps_lower']:.3f} > {r['eps_theory']:.3f})"
+                            for r in amp_only)
+                + ", which a release that is ε-DP on incomplete data cannot do")
+    if not refuted:
+        top = max(rs, key=lambda r: r["eps_lower"])
+        text = (f"{head} keeps its claim at every π: ε_lower ≤ {top['eps_lower']:.3f} "
+                f"(at π = {_g(top['rate'])}) against ε = {claim:g}")
+        text += f"; but {amp_text}" if amp_only else \
+            ", and stays below the amplified claim at every π too"
+        return [text + ".", f"  Source: {spec['cause']}", _exact_line(rs)]
+    first = refuted[0]
+    text = (f"{head} **violates its claim from π = {_g(first['rate'])}**: ε_lower = "
+            f"{first['eps_lower']:.3f} > ε = {claim:g} ({_witness(first)})")
+    rest = refuted[1:]
+    if rest:
+        text += "; also at " + ", ".join(
+            f"π = {_g(r['rate'])} (ε_lower = {r['eps_lower']:.3f})" for r in rest)
+    undetected = [r for r in rs if not r["claim_refuted"] and r["rate"] > first["rate"]]
+    if undetected:
+        text += ("; not refuted at π = " + ", ".join(_g(r["rate"]) for r in undetected)
+                 + " (ε_lower = " + ", ".join(f"{r['eps_lower']:.3f}" for r in undetected)
+                 + ")")
+    if amp_only:
+        text += f"; below the claim, {amp_text}"
+    lines = [text + ".", f"  Cause: {spec['cause']}", _exact_line(rs)]
+    if spec["pair"] == "nan-one-side":
+        probs = ", ".join(f"{(1 - r['rate']) ** n:.2g} at π = {_g(r['rate'])}" for r in rs
+                          if 0 < r["rate"] <= 0.5)
+        lines.append(
+            f"  z's differing record is missing, so z releases NaN with probability 1 and z′ a "
+            f"number with probability (1 − π)^{n} ({probs}). Where the audit sees this, its "
+            f"ε_lower is set by the budget (at most {first['budget_ceiling']:.2f} with "
+            f"{first['calls_per_side']:,} calls per side), not by the library; where the "
+            f"event is rarer than about 1/calls it sees nothing.")
+    return lines
+
+
+def findings(rows: list[dict], n: int = N_RECORDS) -> list[str]:
+    """Plain verdicts per target, from the rows (markdown lines for REPORT.md)."""
+    out = []
+    for spec in TARGETS:
+        rs = sorted((r for r in rows if r["target"] == spec["target"]), key=lambda r: r["rate"])
+        if rs:
+            out += _target_finding(spec, rs, n)
+    return out
+
+
+# --- figure --------------------------------------------------------------------------------
+
+def _title(target: str) -> str:
+    library, function = target.split(":")
+    names = {"diffprivlib": "diffprivlib", "opendp": "OpenDP", "pipelinedp": "PipelineDP"}
+    return f"{names.get(library, library)} {function}"
+
+
+def draw(doc: dict, fig) -> None:
+    import numpy as np
+
+    rows = doc["rows"]
+    targets = list(dict.fromkeys(r["target"] for r in rows))
+    fig.set_size_inches(3.1 * len(targets), 4.7)
+    axes = fig.subplots(1, len(targets), squeeze=False)[0]
+    settings = {r["target"]: r["setting"] for r in rows}
+    for ax, target in zip(axes, targets, strict=True):
+        rs = sorted((r for r in rows if r["target"] == target), key=lambda r: r["rate"])
+        x = column(rs, "rate")
+        lo, pt = column(rs, "eps_lower"), column(rs, "eps_point")
+        claim, amp = column(rs, "eps_claim"), column(rs, "eps_theory")
+        exact = column(rs, "eps_exact")
+        finite = [v for v in (*lo, *pt, *claim, *amp) if math.isfinite(v)]
+        top = max(finite) * 1.15
+        if not np.all(np.isfinite(exact) & (exact <= top)):
+            top *= 1.2  # headroom for the arrows of an exact ε above the data
+        ax.plot(x, amp, label="claim amplified by Theorem 3.2 (ε_theory)",
+                **STYLE["eps_theory"])
+        ax.plot(x, claim, color="0.35", ls="--", lw=1.3, label="claimed ε", zorder=3)
+        inside = np.isfinite(exact) & (exact <= top)
+        ax.plot(x, np.where(inside, exact, np.nan),
+                label="exact ε of the pair (the library's documented law)",
+                **STYLE["eps_pair"])
+        # exact ε above the panel (or infinite): an arrow at the top edge, with its value
+        y_arrow = 0.95 * top
+        for xi, v in zip(x[~inside], exact[~inside], strict=True):
+            ax.annotate("∞" if v == math.inf else f"{v:.3g}", (xi, y_arrow),
+                        xytext=(0, -13), textcoords="offset points", ha="center",
+                        fontsize=9 if v == math.inf else 7.5, color=STYLE["eps_pair"]["color"])
+        ax.plot(x[~inside], np.full((~inside).sum(), y_arrow), ls="none", marker="^", ms=6,
+                color=STYLE["eps_pair"]["color"], zorder=4,
+                label="exact ε above the panel (value below the arrow)")
+        lower_with_point(ax, x, rs)
+        bad = np.array([bool(r["claim_refuted"]) for r in rs])
+        amp_only = np.array([bool(r["amplified_refuted"]) for r in rs]) & ~bad
+        ax.plot(x[bad], lo[bad], "o", ms=11, mfc="none", mec="k", mew=1.6, zorder=7,
+                label="claim refuted (ε_lower > ε)")
+        ax.plot(x[amp_only], lo[amp_only], "o", ms=10, mfc="none", mec="tab:orange", mew=1.8,
+                zorder=7, label="amplified claim refuted only")
+        ax.set_ylim(-0.04 * top, top)
+        ax.set_xlim(-0.05, 0.95)
+        ax.set_xticks(x)
+        ax.set_xticklabels([_g(v) for v in x])
+        ax.set_xlabel("missing rate π (MCAR iid)")
+        ax.set_title(f"{_title(target)}\n" + textwrap.fill(settings[target], 38), fontsize=8.5)
+        ax.grid(alpha=0.3)
+    axes[0].set_ylabel("ε")
+    legend_below(fig, ncol=4)

@@ -1,0 +1,112 @@
+"""library_audit: a smoke-size run through the suite flags the libraries that release NaN
+exactly when an entry is missing (the audit has teeth), the exact-ε reference, and the report's
+claim table."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from experiments import library_audit
+from experiments.plotting import num
+from experiments.report import _table, write_report
+from experiments.suite import run_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+NAN_PROPAGATING = ("diffprivlib:mean", "pipelinedp:sum")
+
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    """The experiment at smoke size (200 calls per side, a few seconds), through the suite."""
+    out = tmp_path_factory.mktemp("library_audit")
+    (path,) = run_suite(out, size="smoke", only=["library_audit"], progress=False,
+                        log=lambda *_: None)
+    return out, json.loads(path.read_text())
+
+
+def test_smoke_run_has_one_row_per_target_and_rate(smoke):
+    _, doc = smoke
+    assert doc["size"] == "smoke" and doc["seed"] == 8
+    targets = [t["target"] for t in library_audit.TARGETS]
+    assert [(r["target"], r["rate"]) for r in doc["rows"]] == [
+        (t, p) for t in targets for p in library_audit.RATES]
+    for r in doc["rows"]:
+        assert r["calls_per_side"] == r["trials"] == 200
+        assert r["eps_claim"] == 1.0 and r["delta"] == 0.0
+        assert r["p_star"] == pytest.approx(1.0 - r["rate"])
+        assert r["eps_theory"] == pytest.approx(math.log1p((1 - r["rate"]) * (math.e - 1)))
+        assert {"k_p", "n_p", "k_q", "n_q", "direction"} <= set(r["witness"])
+        assert r["claim_refuted"] == (r["eps_lower"] > r["eps_claim"])
+    assert set(doc["library_versions"]) == set(library_audit.LIBRARIES)
+
+
+@pytest.mark.parametrize("target", NAN_PROPAGATING)
+def test_a_library_releasing_nan_on_one_side_is_flagged_at_smoke_size(smoke, target):
+    # z's differing record is missing: at π = 0, z releases NaN every time and z' never, an
+    # event no finite ε allows. 200 calls per side refute ε = 1 by far (ε_lower ≈ 4).
+    _, doc = smoke
+    (row,) = [r for r in doc["rows"] if r["target"] == target and r["rate"] == 0.0]
+    assert row["claim_refuted"] and row["amplified_refuted"]
+    assert row["eps_lower"] > 3.0
+    assert row["witness"]["k_p"] == 200 and row["witness"]["k_q"] == 0
+    assert row["eps_lower"] <= row["budget_ceiling"] + 1e-12
+    assert any(line.startswith(f"- **{target}**") and "violates its claim from π = 0" in line
+               for line in doc["findings"])
+
+
+def test_report_of_the_smoke_run_has_the_claim_table_and_findings(smoke):
+    out, doc = smoke
+    text = write_report(out).read_text()
+    assert f"## {library_audit.TITLE}" in text
+    assert "| audit | calls per side | p* | ε_lower | ε_point | claimed ε |" in text
+    assert "violates its claim" in text and "keeps its claim" in text
+    assert (out / "figures" / "library_audit.png").stat().st_size > 20_000
+
+
+def test_exact_epsilon_reference():
+    e = library_audit.exact_epsilon
+    for pair in ("search", "others-at-bound"):
+        assert e(pair, 20, 0.0, 1.0) == pytest.approx(1.0, abs=1e-3)  # no missingness: ε
+    # a masked record adds 0 to the sum: ln((π + (1 − π)√e) / (π + (1 − π)/√e))
+    assert e("search", 20, 0.5, 1.0) == pytest.approx(0.5, abs=1e-12)
+    search = [e("search", 20, p, 1.0) for p in library_audit.RATES]
+    assert search == sorted(search, reverse=True)
+    # nanmean's noise is calibrated to N = 20 entries however few are observed: its ε grows
+    mean = [e("others-at-bound", 20, p, 1.0) for p in library_audit.RATES]
+    assert mean == sorted(mean) and mean[-1] > 15
+    assert e("nan-one-side", 20, 0.3, 1.0) == math.inf
+    with pytest.raises(ValueError, match="unknown pair kind"):
+        e("nonsense", 20, 0.3, 1.0)
+
+
+def test_budget_ceiling_is_the_all_or_nothing_clopper_pearson_bound():
+    c = library_audit.budget_ceiling(1500)
+    q = 0.05 ** (1 / 1500)
+    assert c == pytest.approx(math.log(q / (1 - q)))
+    assert 6.0 < c < 6.5  # ln of about calls/3
+
+
+def test_committed_results_flag_exactly_the_libraries_the_sources_predict():
+    doc = json.loads((ROOT / "results" / "library_audit.json").read_text())
+    assert doc["size"] == "default"
+    by = {(r["target"], r["rate"]): r for r in doc["rows"]}
+    for target in ("diffprivlib:nansum", "opendp:sum"):
+        assert not any(by[target, p]["claim_refuted"] for p in library_audit.RATES)
+    for target in NAN_PROPAGATING:
+        assert by[target, 0.0]["claim_refuted"] and by[target, 0.1]["claim_refuted"]
+    assert by["diffprivlib:nanmean", 0.9]["claim_refuted"]
+    assert not by["diffprivlib:nanmean", 0.0]["claim_refuted"]
+    # every committed bound lies below the exact ε of its pair (under the documented semantics)
+    assert all(num(r["eps_lower"]) <= num(r["eps_exact"]) for r in doc["rows"])
+    lines = _table(doc)
+    assert lines[0].startswith("| audit | calls per side | p* | ε_lower | ε_point | claimed ε")
+    assert len(lines) == 2 + len(doc["rows"])
+
+
+def test_committed_findings_are_those_of_the_committed_rows():
+    doc = json.loads((ROOT / "results" / "library_audit.json").read_text())
+    assert library_audit.findings(doc["rows"]) == doc["findings"]
