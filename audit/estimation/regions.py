@@ -227,7 +227,8 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
     Candidate thresholds are the distinct score values, both directions. ``guard="cp"`` ranks
     candidates by the Clopper–Pearson bound on the pilot counts at ``pilot_alpha`` (penalises
     regions with few counts), ties broken by the plug-in value; ``guard="point"`` by the
-    plug-in ln((k_p/n_p − δ)/max(k_q, 1)/n_q). The choice is a function of the pilot alone, so
+    plug-in ln((k_p/n_p − δ)/max(k_q, 1)/n_q). Remaining ties (the same pilot counts) go to
+    the region of fewer bins. The choice is a function of the pilot alone, so
     bounding it on an independent main run with :func:`region_bound` is valid without any
     multiplicity correction.
     """
@@ -242,10 +243,16 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
     den = np.stack([np.maximum(rc.q_ge, 1) / rc.n_q, np.maximum(rc.p_le, 1) / rc.n_p])
     with np.errstate(divide="ignore", invalid="ignore"):
         plug = np.where(num > 0, np.log(num / den), -np.inf)
+    # Ties (equal bound and plug-in value: the same pilot counts) go to the region of fewer
+    # bins: bins the pilot never reached add only main-run draws of the wrong side.
+    s_sorted = np.sort(sc)
+    n_bins = np.stack([sc.size - np.searchsorted(s_sorted, thresholds, side="left"),
+                       np.searchsorted(s_sorted, thresholds, side="right")])
+    size_penalty = 1e-12 * n_bins / sc.size
     if guard == "point":
-        key = plug
+        key = plug - size_penalty
     else:
-        key = _candidates(rc, delta, pilot_alpha).eps + 1e-9 * np.tanh(plug)
+        key = _candidates(rc, delta, pilot_alpha).eps + 1e-9 * np.tanh(plug) - size_penalty
     d, i = np.unravel_index(int(np.argmax(key)), key.shape)
     return Region(_DIRECTIONS[d], float(thresholds[i]))
 

@@ -278,3 +278,16 @@ def test_plug_in_estimate_by_hand():
     assert res("z_vs_zprime", 50, 50, delta=0.1).plug_in() == pytest.approx(math.log(0.4 / 0.25))
     assert res("z_vs_zprime", 5, 50, delta=0.1).plug_in() == 0.0
     assert res("z_vs_zprime", 50, 0).plug_in() == math.inf
+
+
+def test_pilot_selection_breaks_ties_towards_the_smaller_region():
+    # The pilot sees z only in bin 5 and z' only in bins 0-1: every region {score >= t} with
+    # t between the scores of bins 2 and 5 has the same pilot counts; the smallest is chosen,
+    # so main-run draws of z' in the never-seen bins 2-4 are not counted against the bound.
+    from audit.estimation import select_region_on_pilot
+
+    cp = np.array([0, 0, 0, 0, 0, 50, 0])
+    cq = np.array([30, 20, 0, 0, 0, 0, 0])
+    score = np.array([-3.0, -2.0, 0.5, 0.6, 0.7, 4.0, -1.0])
+    region = select_region_on_pilot(cp, cq, score, 0.0, pilot_alpha=0.05)
+    assert region.direction.value == "z_vs_zprime" and region.threshold == 4.0
