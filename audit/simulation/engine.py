@@ -8,13 +8,19 @@ times), reduces each output to a statistic and counts it into fixed bins. Memory
 Reproducibility: the trials of each side are cut into blocks of ``block_trials``, each with
 its own counter-seeded xoshiro256** stream (``audit.simulation.rng``). Counts are int64 sums of
 block histograms, so the result is identical for any number of numba threads, joblib
-workers, chunks or backend, given (P, Q, statistic, trials, seed, block_trials).
+workers, chunks or CPU backend, given (P, Q, statistic, trials, seed, block_trials). The
+``cuda`` backend draws from the same streams; on a GPU its floating-point results may differ
+from the CPU's in the last bits (libdevice and fused multiply-adds), so its counts can differ
+from the CPU's by the rare draws within a few ulp of a bin edge (``audit.simulation.gpu``);
+they too depend on those inputs only.
 
 Parallelism: blocks of a kernel call run over numba threads (``prange``); chunks of blocks run
 over joblib workers (``backend="loky"`` processes, ``"threading"`` threads running a serial
-kernel that releases the GIL, or ``"dask"``). For dask, create a ``distributed.Client`` first
-(dask is an optional extra, ``pip install .[dask]``); the engine then runs inside
-``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to that client.
+kernel that releases the GIL, or ``"dask"``), or on a GPU (``backend="cuda"``: one CUDA
+thread per side and block, ``audit.simulation.gpu``). For dask, create a
+``distributed.Client`` first (dask is an optional extra, ``pip install .[dask]``); the engine
+then runs inside ``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to
+that client.
 Workers are capped at the usable CPUs and the number of chunks (``audit.simulation.planning``)
 and never outlive the run's process (``audit.simulation.execution``). Importing this module
 does not import numba: the kernels load when a run needs them.
@@ -39,7 +45,13 @@ from audit._validate import check_positive_int
 from audit.enums import Backend
 from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
-from audit.simulation.checkpoints import CODE_TAG, ChunkStore, check_directory, run_hash
+from audit.simulation.checkpoints import (
+    CODE_TAG,
+    CUDA_CODE_TAG,
+    ChunkStore,
+    check_directory,
+    run_hash,
+)
 from audit.simulation.planning import (
     MAX_CHUNK_BLOCKS,
     ResourceCapWarning,
@@ -153,6 +165,12 @@ def _check_backend(backend: object) -> Backend:
         except ImportError:  # pragma: no cover
             msg = "backend='dask' needs the optional extra: pip install .[dask]"
             raise ValueError(msg) from None
+    elif backend is Backend.CUDA:
+        from audit.simulation.gpu import unavailable
+
+        why = unavailable()
+        if why is not None:
+            raise ValueError(why)
     return backend
 
 
@@ -224,7 +242,13 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
         kernels).
     block_trials : int
         Trials per block, ≥ 1: the unit of reproducibility. Results depend on it.
-    backend : Backend or {"loky", "threading", "dask"}
+    backend : Backend or {"loky", "threading", "dask", "cuda"}
+        ``"cuda"``: an NVIDIA GPU, from the calling process (``n_jobs`` and ``threads`` do
+        not apply); needs the ``[cuda]`` extra and a device (or numba-cuda's simulator,
+        ``NUMBA_ENABLE_CUDASIM=1``). Same streams and draws as the CPU backends; on a GPU a
+        draw may differ from the CPU's in its last bits (``audit.simulation.gpu``), so counts
+        may differ by draws within a few ulp of a bin edge, and its checkpoint files are its
+        own.
     checkpoint : path or None
         Directory for chunk files; created if missing.
     progress : bool
@@ -261,8 +285,9 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
                              chunk_blocks=chunk_blocks)
     store = None
     if ckdir is not None:
-        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials),
-                           statistic.n_bins)
+        tag = CUDA_CODE_TAG if backend is Backend.CUDA else CODE_TAG
+        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials,
+                                           tag=tag), statistic.n_bins)
     cp, cq = _count(P, Q, statistic, trials, block_trials, key, schedule, store,
                     label if progress else False)
     return HistogramCounts(statistic.edges, cp, cq, trials, _seed_value(seed), statistic,
