@@ -67,6 +67,7 @@ __all__ = [
     "sample_outputs",
     "project_outputs",
     "measure_rate",
+    "check_backend",
     "BACKENDS",
     "provenance",
     "MAX_CHUNK_BLOCKS",
@@ -157,7 +158,9 @@ def _check_n_jobs(n_jobs: object) -> int:
     return int(n_jobs)
 
 
-def _check_backend(backend: object) -> Backend:
+def check_backend(backend: object) -> Backend:
+    """``backend`` as a member, refused (one-line ``ValueError``) where it cannot run here:
+    dask without its extra, cuda without numba-cuda or a device."""
     backend = Backend.parse(backend, "backend")
     if backend is Backend.DASK:
         try:
@@ -276,7 +279,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
     n_jobs = _check_n_jobs(n_jobs)
     if threads is not None:
         threads = check_positive_int(threads, "threads")
-    backend = _check_backend(backend)
+    backend = check_backend(backend)
     _check_progress(progress, label)
     ckdir = check_directory(checkpoint)
     chunk_blocks = _check_chunk_blocks(chunk_blocks)
@@ -397,16 +400,29 @@ def project_outputs(P: Law, Q: Law, statistic: Statistic, x: np.ndarray) -> np.n
 
 
 def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.2,
-                 threads: int | None = None) -> float:
+                 threads: int | None = None, backend: Backend | str = "loky") -> float:
     """Draws per second (both sides) of ``run_histograms`` on these laws on this machine,
-    measured on a short warm run of about ``seconds`` (for expected durations)."""
+    measured on a short warm run of about ``seconds`` (for expected durations).
+
+    ``backend="cuda"`` times runs of :data:`~.planning.CUDA_GROUP_BLOCKS` blocks (one launch
+    that fills the device; 64 on the simulator), of 16 to 4096 trials each.
+    """
     P, Q = _check_laws(P, Q, statistic)
-    run_histograms(P, Q, statistic, 1024, 0, threads=threads)  # compile or load the cache
-    trials, elapsed = 65_536, 0.0
+    backend = check_backend(backend)
+    blocks, kw = 0, {"threads": threads, "backend": backend}
+    trials, last = 65_536, 1 << 26
+    if backend is Backend.CUDA:
+        from audit.simulation.gpu import simulated
+        from audit.simulation.planning import CUDA_GROUP_BLOCKS
+
+        blocks, kw = (64 if simulated() else CUDA_GROUP_BLOCKS), {"backend": backend}
+        trials, last = 16 * blocks, 4096 * blocks
+    run_histograms(P, Q, statistic, 1024, 0, **kw)  # compile or load the cache
     while True:
+        bt = trials // blocks if blocks else 65_536
         t = time.perf_counter()
-        run_histograms(P, Q, statistic, trials, 0, threads=threads)
+        run_histograms(P, Q, statistic, trials, 0, block_trials=bt, **kw)
         elapsed = time.perf_counter() - t
-        if elapsed >= seconds or trials >= 1 << 26:
+        if elapsed >= seconds or trials >= last:
             return 2.0 * trials / max(elapsed, 1e-9)
         trials *= 4

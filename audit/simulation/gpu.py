@@ -2,13 +2,13 @@
 
 One source, two targets
 -----------------------
-The GPU draws exactly what the CPU kernels draw: the CUDA kernel below calls the CPU path's own
-numba helpers (``_seed_state``, ``_draw_rows``, ``_project_rows``, ``bin_index``,
+The GPU runs the CPU kernels' own draw: the CUDA kernel (:mod:`.gpu_kernel`) calls their numba
+helpers (``_seed_state``, ``_draw_rows``, ``_project_rows``, ``bin_index``,
 ``_block_len`` and, under them, the xoshiro256** step, the open/closed uniforms, the alias
 table, the product and subset locations, Laplace inversion, Box–Muller and the log densities).
 numba-cuda compiles a CPU ``@njit`` dispatcher called from a CUDA kernel as a device function
 from the same Python source, so there is no second copy of the streams or of the draw to keep
-in sync. What differs is only the per-trial loop of a task, which is written out here (the CPU
+in sync. What differs is only the per-trial loop of a task, written out in the kernel (the CPU
 loop allocates with ``np.empty``, which a device function cannot): it seeds the task's stream,
 starts the Box–Muller spare afresh and draws, projects and bins one trial at a time, which
 consumes the stream in the same order as the CPU's batches of :data:`~.packing.BATCH` trials.
@@ -48,13 +48,11 @@ import importlib.util
 import numba
 import numpy as np
 
-from audit.simulation.packing import Blocks, HistSpec, Law
+from audit.simulation.packing import MODE_LINEAR, MODE_OUTPUT, Blocks, HistSpec
 
-__all__ = ["unavailable", "simulated", "hist_chunks", "on_device", "GROUP_BLOCKS",
-           "SHARED_BYTES", "SCRATCH_BYTES", "uses_shared_memory", "kernel_signature"]
+__all__ = ["unavailable", "simulated", "hist_chunks", "on_device", "SHARED_BYTES",
+           "SCRATCH_BYTES", "uses_shared_memory", "kernel_signature"]
 
-#: Blocks of one in-process kernel call (2^16 blocks: 131072 threads, enough to fill a GPU).
-GROUP_BLOCKS = 1 << 16
 #: Shared memory a thread block's histogram may use (the default limit without opt-in).
 SHARED_BYTES = 48 * 1024
 #: Upper bound on the per-thread scratch arrays of one launch.
@@ -71,8 +69,10 @@ def unavailable() -> str | None:
     if importlib.util.find_spec("numba_cuda") is None:
         return ("backend='cuda' needs numba-cuda: install the [cuda] extra "
                 "(pip install 'missingness-audit[cuda]')")
-    from numba import cuda
-
+    try:
+        from numba import cuda
+    except ImportError as exc:  # e.g. the CUDA Python bindings are missing
+        return f"backend='cuda' cannot import numba.cuda: {' '.join(str(exc).split())}"
     if cuda.is_available():
         return None
     return ("backend='cuda' found no CUDA device (no NVIDIA driver or GPU visible to this "
@@ -93,14 +93,17 @@ def uses_shared_memory(n_bins: int) -> bool:
     return 8 * n_bins <= SHARED_BYTES
 
 
-def _scratch_floats(law: Law, lp: Law, lq: Law) -> int:
-    return max(lp.scratch, lq.scratch, 1)
+def _scratch_floats(spec: HistSpec) -> int:
+    """Floats of log-density buffer a trial needs (only the exact LLR reads it)."""
+    if spec.score.mode in (MODE_OUTPUT, MODE_LINEAR):
+        return 1
+    return max(spec.lp.scratch, spec.lq.scratch, 1)
 
 
 def _scratch(n_threads: int, spec: HistSpec, alloc=np.empty):
     """Per-thread draw buffers: output row, permutation, log-density buffer, statistic."""
     dim = spec.p.dim
-    s = _scratch_floats(spec.p, spec.lp, spec.lq)
+    s = _scratch_floats(spec)
     return (alloc((n_threads, 1, dim), dtype=np.float64),
             alloc((n_threads, dim), dtype=np.int64),
             alloc((n_threads, s), dtype=np.float64),
@@ -113,7 +116,7 @@ def _threads_per_block(chunk_blocks: int) -> int:
 
 def _chunks_per_launch(chunk_blocks: int, spec: HistSpec) -> int:
     dim = spec.p.dim
-    per_thread = 8 * (2 * dim + _scratch_floats(spec.p, spec.lp, spec.lq) + 1)
+    per_thread = 8 * (2 * dim + _scratch_floats(spec) + 1)
     threads = max(1, SCRATCH_BYTES // per_thread)
     return max(1, threads // (2 * _threads_per_block(chunk_blocks)))
 

@@ -104,8 +104,9 @@ def engine_runs(tmp: str) -> dict:
                                     n_jobs=3, **kw)
     same = [np.array_equal(a.counts_p, b.counts_p) and np.array_equal(a.counts_q, b.counts_q)
             for a, b in ((cpu, cuda), (cpu, resumed))]
+    rate = engine.measure_rate(P, Q, stat, seconds=0.0, backend="cuda")
     return {"identical": same, "files": len(files), "notes": list(resumed.notes),
-            "workers": resumed.workers}
+            "workers": resumed.workers, "rate": rate}
 
 
 def ptx() -> str:

@@ -79,7 +79,7 @@ def test_the_case_list_covers_the_kernel_paths(simulated):
 def test_the_engine_routes_cuda_runs_and_resumes_their_checkpoints(simulated):
     r = simulated["engine"]
     assert r["identical"] == [True, True]  # a fresh run, then one resumed from 5 of 6 chunks
-    assert r["files"] == 6 and r["workers"] == 1
+    assert r["files"] == 6 and r["workers"] == 1 and r["rate"] > 0  # measure_rate on cuda
     assert r["notes"] == ["n_jobs=3 ignored: backend='cuda' runs on the GPU from the calling "
                           "process"]
 
