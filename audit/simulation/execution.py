@@ -20,6 +20,7 @@ reusable pool.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -220,8 +221,11 @@ def execute(schedule: Schedule, spec: HistSpec, key: np.uint64, trials: int,
     """Run every chunk of ``schedule`` not already in ``tally.store`` into ``tally``."""
     cuda = schedule.backend is Backend.CUDA
     if cuda:
-        from audit.simulation.gpu import on_device
+        from audit.simulation.gpu import group_blocks, on_device
 
+        group = group_blocks(schedule.group_blocks, schedule.plan.chunk_blocks,
+                             spec.bins.edges.shape[0] + 2)
+        schedule = dataclasses.replace(schedule, group_blocks=group)
         spec = on_device(spec)  # the laws' arrays go to the GPU once per run
     work = Work(key, trials, block_trials, spec, schedule.threads, schedule.parallel_kernel,
                 cuda)

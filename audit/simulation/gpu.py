@@ -50,13 +50,16 @@ import numpy as np
 
 from audit.simulation.packing import MODE_LINEAR, MODE_OUTPUT, Blocks, HistSpec
 
-__all__ = ["unavailable", "simulated", "hist_chunks", "on_device", "SHARED_BYTES",
-           "SCRATCH_BYTES", "uses_shared_memory", "kernel_signature"]
+__all__ = ["unavailable", "simulated", "hist_chunks", "on_device", "group_blocks",
+           "SHARED_BYTES", "SCRATCH_BYTES", "OUT_BYTES", "uses_shared_memory",
+           "kernel_signature"]
 
 #: Shared memory a thread block's histogram may use (the default limit without opt-in).
 SHARED_BYTES = 48 * 1024
 #: Upper bound on the per-thread scratch arrays of one launch.
 SCRATCH_BYTES = 256 << 20
+#: Upper bound on the counts (chunks × 2 sides × bins, int64) one kernel call returns.
+OUT_BYTES = 256 << 20
 _WARP = 32
 
 
@@ -119,6 +122,13 @@ def _chunks_per_launch(chunk_blocks: int, spec: HistSpec) -> int:
     per_thread = 8 * (2 * dim + _scratch_floats(spec) + 1)
     threads = max(1, SCRATCH_BYTES // per_thread)
     return max(1, threads // (2 * _threads_per_block(chunk_blocks)))
+
+
+def group_blocks(requested: int, chunk_blocks: int, n_bins: int) -> int:
+    """Blocks of one kernel call: ``requested``, fewer where the per-chunk counts it returns
+    would pass :data:`OUT_BYTES` (very many bins); at least one chunk."""
+    chunks = max(1, OUT_BYTES // (16 * n_bins))
+    return max(chunk_blocks, min(requested, chunks * chunk_blocks))
 
 
 def on_device(spec: HistSpec) -> HistSpec:

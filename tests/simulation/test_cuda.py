@@ -151,3 +151,10 @@ def test_cuda_runs_have_their_own_checkpoint_names():
 def test_histograms_up_to_48_kib_are_reduced_in_shared_memory():
     assert gpu.uses_shared_memory(6144) and not gpu.uses_shared_memory(6145)
     assert Backend.parse("CUDA") is Backend.CUDA and "cuda" in engine.BACKENDS
+
+
+def test_a_kernel_call_returns_at_most_out_bytes_of_counts():
+    assert gpu.group_blocks(CUDA_GROUP_BLOCKS, 64, 4002) == CUDA_GROUP_BLOCKS
+    small = gpu.group_blocks(CUDA_GROUP_BLOCKS, 64, 100_002)
+    assert small % 64 == 0 and small // 64 * 2 * 100_002 * 8 <= gpu.OUT_BYTES
+    assert gpu.group_blocks(CUDA_GROUP_BLOCKS, 64, 10**9) == 64  # one chunk at least
