@@ -294,7 +294,20 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
     cp, cq = _count(P, Q, statistic, trials, block_trials, key, schedule, store,
                     label if progress else False)
     return HistogramCounts(statistic.edges, cp, cq, trials, _seed_value(seed), statistic,
-                           block_trials, int(key), schedule.workers, schedule.notes)
+                           block_trials, int(key), schedule.workers,
+                           schedule.notes + _backend_notes(backend, statistic))
+
+
+def _backend_notes(backend: Backend, statistic: Statistic) -> tuple[str, ...]:
+    """What the backend did differently from its usual way (for the caller to print)."""
+    if backend is Backend.CUDA:
+        from audit.simulation.gpu import SHARED_BYTES, uses_shared_memory
+
+        if not uses_shared_memory(statistic.n_bins):
+            return (f"{statistic.n_bins} histogram counters exceed the {SHARED_BYTES // 1024} "
+                    "KiB of shared memory of a CUDA thread block: the GPU counted with global "
+                    "atomics (slower, same counts)",)
+    return ()
 
 
 def _count(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, block_trials: int,

@@ -105,8 +105,10 @@ def engine_runs(tmp: str) -> dict:
     same = [np.array_equal(a.counts_p, b.counts_p) and np.array_equal(a.counts_q, b.counts_q)
             for a, b in ((cpu, cuda), (cpu, resumed))]
     rate = engine.measure_rate(P, Q, stat, seconds=0.0, backend="cuda")
+    many = engine.run_histograms(P1, Q1, CASES["many-bins-global-atomics"][2], 300, 3,
+                                 backend="cuda")
     return {"identical": same, "files": len(files), "notes": list(resumed.notes),
-            "workers": resumed.workers, "rate": rate}
+            "workers": resumed.workers, "rate": rate, "many_bins_notes": list(many.notes)}
 
 
 def ptx() -> str:

@@ -82,6 +82,9 @@ def test_the_engine_routes_cuda_runs_and_resumes_their_checkpoints(simulated):
     assert r["files"] == 6 and r["workers"] == 1 and r["rate"] > 0  # measure_rate on cuda
     assert r["notes"] == ["n_jobs=3 ignored: backend='cuda' runs on the GPU from the calling "
                           "process"]
+    assert r["many_bins_notes"] == [
+        "7003 histogram counters exceed the 48 KiB of shared memory of a CUDA thread block: "
+        "the GPU counted with global atomics (slower, same counts)"]
 
 
 def test_the_kernel_compiles_for_a_gpu():
