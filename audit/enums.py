@@ -114,12 +114,14 @@ class Backend(Choice):
     """Where the chunks of a Monte Carlo run execute.
 
     ``LOKY``: joblib worker processes; ``THREADING``: joblib threads running serial nogil
-    kernels; ``DASK``: a ``distributed.Client`` the caller created (optional extra).
+    kernels; ``DASK``: a ``distributed.Client`` the caller created (optional extra);
+    ``CUDA``: an NVIDIA GPU driven from the calling process (numba-cuda, optional extra).
     """
 
     LOKY = "loky"
     THREADING = "threading"
     DASK = "dask"
+    CUDA = "cuda"
 
 
 class AuditMode(Choice):

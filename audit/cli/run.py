@@ -22,6 +22,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed (overrides audit.seed)")
     p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs; capped at "
                                             "the CPUs this process may use)")
+    p.add_argument("--backend", choices=("cpu", "cuda"),
+                   help="where the white-box engine draws (overrides audit.backend): cpu, or "
+                        "cuda for an NVIDIA GPU (the [cuda] extra)")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="save finished chunks here; rerunning resumes an interrupted run")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
@@ -90,7 +93,12 @@ def _prepare(args: argparse.Namespace):
               file=sys.stderr)
         jobs = usable_cpus()
     cfg = load_config(args.config).with_overrides(
-        trials=args.trials, seed=args.seed, jobs=jobs, checkpoint=args.checkpoint)
+        trials=args.trials, seed=args.seed, jobs=jobs, checkpoint=args.checkpoint,
+        backend=args.backend)
+    if cfg.audit.backend == "cuda":
+        from audit.simulation.engine import check_backend
+
+        check_backend(cfg.engine_backend)  # numba-cuda and a device, before any work
     if args.json_out is not None:
         check_output_file(args.json_out, "--json")
     if cfg.audit.checkpoint is not None:

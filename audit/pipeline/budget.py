@@ -28,7 +28,7 @@ def _model_rate(plan) -> float:
         statistic = Statistic.output(default_edges(P, Q, plan.config.audit.bins))
     else:  # the exact LLR: the slowest statistic a vector audit can count
         statistic = Statistic.llr(P, Q, np.linspace(-1.0, 1.0, plan.config.audit.bins + 1))
-    return measure_rate(P, Q, statistic)
+    return measure_rate(P, Q, statistic, backend=plan.config.engine_backend)
 
 
 def _implementation_rate(plan, calls: int = 20) -> float:
@@ -45,7 +45,8 @@ def _implementation_rate(plan, calls: int = 20) -> float:
 
 def expected_seconds(cfg: AuditConfig, plan) -> tuple[float, float]:
     """(seconds, draws or calls per second): the expected duration of the main run and the
-    pilot at the rate measured now, in one process (workers divide it)."""
+    pilot at the rate measured now, in one process (workers divide it), or on the GPU with
+    ``audit.backend = "cuda"``."""
     from audit.simulation.planning import usable_cpus
 
     if cfg.implementation is not None:

@@ -12,7 +12,8 @@ A config has three tables (README, "Config schema"):
     parameters (``rate`` for ``mcar-iid``; ``observed`` and ``p_star`` for ``mcar-fixed``; …).
 ``[audit]``
     ``trials`` (per side), ``pilot_trials``, ``seed``, ``confidence``, ``attack``, ``delta``
-    (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``, ``checkpoint``.
+    (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``, ``checkpoint``,
+    ``backend`` ("cpu" | "cuda": where the white-box engine draws).
 
 Unknown keys and out-of-range values raise ``ValueError`` naming the key, before any work.
 """
@@ -31,7 +32,7 @@ from audit._validate import (
     check_positive,
     check_positive_int,
 )
-from audit.enums import AuditMode, Calibration, NoiseKind, Selection
+from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
 
 #: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
 MAX_TRIALS = 10**18
@@ -39,6 +40,8 @@ MAX_TRIALS = 10**18
 MAX_BINS = 100_000
 #: Largest number of implementation calls per side in one chunk.
 MAX_CHUNK_CALLS = 1_000_000
+#: Where the white-box engine draws: the CPU kernels or a GPU (``audit.enums.Backend``).
+BACKENDS = ("cpu", "cuda")
 
 __all__ = [
     "ImplementationConfig",
@@ -120,7 +123,8 @@ class AuditSettings:
     pilot sample, ``"grid"`` a pre-declared grid of thresholds with a Bonferroni correction,
     ``"auto"`` = model for white-box attacks on scalar outputs, else pilot. ``checkpoint``
     names a directory where the main run saves finished chunks, so an interrupted run
-    resumes without redoing them.
+    resumes without redoing them. ``backend``: ``"cpu"`` (numba kernels, ``jobs`` processes)
+    or ``"cuda"`` (an NVIDIA GPU, optional extra ``[cuda]``; white-box audits only).
     """
 
     trials: int = 1_000_000
@@ -134,6 +138,7 @@ class AuditSettings:
     jobs: int = 1
     checkpoint: str | None = None
     mode: AuditMode = AuditMode.FIXED
+    backend: str = "cpu"
 
     def __post_init__(self) -> None:
         check_positive_int(self.trials, "audit.trials")
@@ -160,6 +165,10 @@ class AuditSettings:
             raise ValueError(f"audit.checkpoint must be a directory path, "
                              f"got audit.checkpoint={self.checkpoint!r}")
         object.__setattr__(self, "mode", AuditMode.parse(self.mode, "audit.mode"))
+        if not isinstance(self.backend, str) or self.backend.lower() not in BACKENDS:
+            raise ValueError(f"audit.backend must be one of {', '.join(BACKENDS)}, got "
+                             f"audit.backend={self.backend!r}")
+        object.__setattr__(self, "backend", self.backend.lower())
 
     @property
     def alpha(self) -> float:
@@ -238,6 +247,16 @@ class AuditConfig:
     name: str = "audit"
     implementation: ImplementationConfig | None = None
     pair: PairConfig | None = None
+
+    def __post_init__(self) -> None:
+        if self.implementation is not None and self.audit.backend != "cpu":
+            raise ValueError("audit.backend = 'cuda' applies to white-box audits; an "
+                             "implementation audit calls the implementation on the CPU")
+
+    @property
+    def engine_backend(self) -> Backend:
+        """The engine backend of ``audit.backend``: joblib's loky processes, or the GPU."""
+        return Backend.CUDA if self.audit.backend == "cuda" else Backend.LOKY
 
     def with_overrides(self, **audit_overrides: Any) -> AuditConfig:
         """A copy with some ``[audit]`` settings replaced (None values are ignored)."""

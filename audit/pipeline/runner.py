@@ -160,7 +160,8 @@ def _count(plan: AuditPlan, statistic: Statistic, trials: int, seed: int, progre
     from audit.simulation.engine import run_histograms
 
     return run_histograms(plan.P, plan.Q, statistic, trials, seed,
-                          n_jobs=plan.config.audit.jobs, progress=progress,
+                          n_jobs=plan.config.audit.jobs, backend=plan.config.engine_backend,
+                          progress=progress,
                           label=f"{plan.config.name}: {label}", checkpoint=checkpoint)
 
 

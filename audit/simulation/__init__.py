@@ -7,5 +7,7 @@ The only place numba is imported. Data flow:
 - ``planning``: chunks of blocks (a function of the run's size only) and the worker count;
 - ``execution``: runs the chunks in this process or over joblib workers;
 - ``checkpoints``: one atomic file per finished chunk, named by inputs and kernel code;
+- ``gpu``/``gpu_kernel``: the optional CUDA backend (numba-cuda), the kernels' helpers compiled
+  as device functions;
 - ``engine``: the public API (``run_histograms``, ``sample_outputs``, ``default_edges``).
 """

@@ -27,8 +27,8 @@ import numpy as np
 from audit.laws import Law
 from audit.statistics import Statistic
 
-__all__ = ["CODE_TAG", "code_tag", "run_hash", "check_directory", "ChunkStore", "save_arrays",
-           "load_arrays"]
+__all__ = ["CODE_TAG", "CUDA_CODE_TAG", "code_tag", "run_hash", "check_directory",
+           "ChunkStore", "save_arrays", "load_arrays"]
 
 #: The modules whose source decides the draws and their binning.
 _CODE_FILES = ("rng.py", "packing.py", "densities.py", "kernels.py")
@@ -46,6 +46,10 @@ def code_tag(files: tuple[str, ...] = _CODE_FILES) -> str:
 
 #: Digest of the stream and kernel sources, computed once at import.
 CODE_TAG = code_tag()
+#: The tag of runs of the ``cuda`` backend: its kernel's sources too, and a name of its own.
+#: GPU draws may differ from the CPU's in their last bits (``audit.simulation.gpu``), so the
+#: chunks of the two backends are never mixed in one run.
+CUDA_CODE_TAG = "cuda-" + code_tag(_CODE_FILES + ("gpu.py", "gpu_kernel.py"))
 
 
 def run_hash(P: Law, Q: Law, statistic: Statistic, trials: int, key: int,

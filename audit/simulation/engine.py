@@ -8,13 +8,19 @@ times), reduces each output to a statistic and counts it into fixed bins. Memory
 Reproducibility: the trials of each side are cut into blocks of ``block_trials``, each with
 its own counter-seeded xoshiro256** stream (``audit.simulation.rng``). Counts are int64 sums of
 block histograms, so the result is identical for any number of numba threads, joblib
-workers, chunks or backend, given (P, Q, statistic, trials, seed, block_trials).
+workers, chunks or CPU backend, given (P, Q, statistic, trials, seed, block_trials). The
+``cuda`` backend draws from the same streams; on a GPU its floating-point results may differ
+from the CPU's in the last bits (libdevice and fused multiply-adds), so its counts can differ
+from the CPU's by the rare draws within a few ulp of a bin edge (``audit.simulation.gpu``);
+they too depend on those inputs only.
 
 Parallelism: blocks of a kernel call run over numba threads (``prange``); chunks of blocks run
 over joblib workers (``backend="loky"`` processes, ``"threading"`` threads running a serial
-kernel that releases the GIL, or ``"dask"``). For dask, create a ``distributed.Client`` first
-(dask is an optional extra, ``pip install .[dask]``); the engine then runs inside
-``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to that client.
+kernel that releases the GIL, or ``"dask"``), or on a GPU (``backend="cuda"``: one CUDA
+thread per side and block, ``audit.simulation.gpu``). For dask, create a
+``distributed.Client`` first (dask is an optional extra, ``pip install .[dask]``); the engine
+then runs inside ``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to
+that client.
 Workers are capped at the usable CPUs and the number of chunks (``audit.simulation.planning``)
 and never outlive the run's process (``audit.simulation.execution``). Importing this module
 does not import numba: the kernels load when a run needs them.
@@ -39,7 +45,13 @@ from audit._validate import check_positive_int
 from audit.enums import Backend
 from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
-from audit.simulation.checkpoints import CODE_TAG, ChunkStore, check_directory, run_hash
+from audit.simulation.checkpoints import (
+    CODE_TAG,
+    CUDA_CODE_TAG,
+    ChunkStore,
+    check_directory,
+    run_hash,
+)
 from audit.simulation.planning import (
     MAX_CHUNK_BLOCKS,
     ResourceCapWarning,
@@ -55,6 +67,7 @@ __all__ = [
     "sample_outputs",
     "project_outputs",
     "measure_rate",
+    "check_backend",
     "BACKENDS",
     "provenance",
     "MAX_CHUNK_BLOCKS",
@@ -145,7 +158,9 @@ def _check_n_jobs(n_jobs: object) -> int:
     return int(n_jobs)
 
 
-def _check_backend(backend: object) -> Backend:
+def check_backend(backend: object) -> Backend:
+    """``backend`` as a member, refused (one-line ``ValueError``) where it cannot run here:
+    dask without its extra, cuda without numba-cuda or a device."""
     backend = Backend.parse(backend, "backend")
     if backend is Backend.DASK:
         try:
@@ -153,6 +168,12 @@ def _check_backend(backend: object) -> Backend:
         except ImportError:  # pragma: no cover
             msg = "backend='dask' needs the optional extra: pip install .[dask]"
             raise ValueError(msg) from None
+    elif backend is Backend.CUDA:
+        from audit.simulation.gpu import unavailable
+
+        why = unavailable()
+        if why is not None:
+            raise ValueError(why)
     return backend
 
 
@@ -224,7 +245,13 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
         kernels).
     block_trials : int
         Trials per block, ≥ 1: the unit of reproducibility. Results depend on it.
-    backend : Backend or {"loky", "threading", "dask"}
+    backend : Backend or {"loky", "threading", "dask", "cuda"}
+        ``"cuda"``: an NVIDIA GPU, from the calling process (``n_jobs`` and ``threads`` do
+        not apply); needs the ``[cuda]`` extra and a device (or numba-cuda's simulator,
+        ``NUMBA_ENABLE_CUDASIM=1``). Same streams and draws as the CPU backends; on a GPU a
+        draw may differ from the CPU's in its last bits (``audit.simulation.gpu``), so counts
+        may differ by draws within a few ulp of a bin edge, and its checkpoint files are its
+        own.
     checkpoint : path or None
         Directory for chunk files; created if missing.
     progress : bool
@@ -252,7 +279,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
     n_jobs = _check_n_jobs(n_jobs)
     if threads is not None:
         threads = check_positive_int(threads, "threads")
-    backend = _check_backend(backend)
+    backend = check_backend(backend)
     _check_progress(progress, label)
     ckdir = check_directory(checkpoint)
     chunk_blocks = _check_chunk_blocks(chunk_blocks)
@@ -261,12 +288,26 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
                              chunk_blocks=chunk_blocks)
     store = None
     if ckdir is not None:
-        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials),
-                           statistic.n_bins)
+        tag = CUDA_CODE_TAG if backend is Backend.CUDA else CODE_TAG
+        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials,
+                                           tag=tag), statistic.n_bins)
     cp, cq = _count(P, Q, statistic, trials, block_trials, key, schedule, store,
                     label if progress else False)
     return HistogramCounts(statistic.edges, cp, cq, trials, _seed_value(seed), statistic,
-                           block_trials, int(key), schedule.workers, schedule.notes)
+                           block_trials, int(key), schedule.workers,
+                           schedule.notes + _backend_notes(backend, statistic))
+
+
+def _backend_notes(backend: Backend, statistic: Statistic) -> tuple[str, ...]:
+    """What the backend did differently from its usual way (for the caller to print)."""
+    if backend is Backend.CUDA:
+        from audit.simulation.gpu import SHARED_BYTES, uses_shared_memory
+
+        if not uses_shared_memory(statistic.n_bins):
+            return (f"{statistic.n_bins} histogram counters exceed the {SHARED_BYTES // 1024} "
+                    "KiB of shared memory of a CUDA thread block: the GPU counted with global "
+                    "atomics (slower, same counts)",)
+    return ()
 
 
 def _count(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, block_trials: int,
@@ -372,16 +413,29 @@ def project_outputs(P: Law, Q: Law, statistic: Statistic, x: np.ndarray) -> np.n
 
 
 def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.2,
-                 threads: int | None = None) -> float:
+                 threads: int | None = None, backend: Backend | str = "loky") -> float:
     """Draws per second (both sides) of ``run_histograms`` on these laws on this machine,
-    measured on a short warm run of about ``seconds`` (for expected durations)."""
+    measured on a short warm run of about ``seconds`` (for expected durations).
+
+    ``backend="cuda"`` times runs of :data:`~.planning.CUDA_GROUP_BLOCKS` blocks (one launch
+    that fills the device; 64 on the simulator), of 16 to 4096 trials each.
+    """
     P, Q = _check_laws(P, Q, statistic)
-    run_histograms(P, Q, statistic, 1024, 0, threads=threads)  # compile or load the cache
-    trials, elapsed = 65_536, 0.0
+    backend = check_backend(backend)
+    blocks, kw = 0, {"threads": threads, "backend": backend}
+    trials, last = 65_536, 1 << 26
+    if backend is Backend.CUDA:
+        from audit.simulation.gpu import simulated
+        from audit.simulation.planning import CUDA_GROUP_BLOCKS
+
+        blocks, kw = (64 if simulated() else CUDA_GROUP_BLOCKS), {"backend": backend}
+        trials, last = 16 * blocks, 4096 * blocks
+    run_histograms(P, Q, statistic, 1024, 0, **kw)  # compile or load the cache
     while True:
+        bt = trials // blocks if blocks else 65_536
         t = time.perf_counter()
-        run_histograms(P, Q, statistic, trials, 0, threads=threads)
+        run_histograms(P, Q, statistic, trials, 0, block_trials=bt, **kw)
         elapsed = time.perf_counter() - t
-        if elapsed >= seconds or trials >= 1 << 26:
+        if elapsed >= seconds or trials >= last:
             return 2.0 * trials / max(elapsed, 1e-9)
         trials *= 4

@@ -1,5 +1,9 @@
 """Running the chunks of a schedule: in the calling process or over joblib workers.
 
+The ``cuda`` backend runs in the calling process: each job (up to
+:data:`~audit.simulation.planning.CUDA_GROUP_BLOCKS` blocks of consecutive chunks) is one
+GPU launch (:mod:`audit.simulation.gpu`) returning the counts of each of its chunks.
+
 Counts of finished chunks flow into a :class:`Tally` (running totals, a progress bar, the
 checkpoint store). Pending chunks are found lazily, one chunk file at a time, and grouped
 into jobs of consecutive chunks; a job is one kernel call that returns the counts of each of
@@ -16,6 +20,7 @@ reusable pool.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import threading
@@ -47,6 +52,7 @@ class Work(NamedTuple):
     spec: HistSpec
     threads: int | None  # numba threads per kernel call (None: numba's current setting)
     parallel: bool  # prange kernel (else serial)
+    cuda: bool = False  # the GPU kernel (audit.simulation.gpu), in the calling process
 
 
 class Tally:
@@ -142,8 +148,12 @@ def run_job(plan: ChunkPlan, job: range, work: Work, watch_parent: bool = False
     if watch_parent:
         _watch_parent()
     first, end = plan[job[0]][0], plan[job[-1]][1]
-    out = _kernel(Blocks(np.uint64(work.key), first, end, int(work.trials),
-                         int(work.block_trials)), work)
+    blocks = Blocks(np.uint64(work.key), first, end, int(work.trials), int(work.block_trials))
+    if work.cuda:
+        from audit.simulation.gpu import hist_chunks
+
+        return hist_chunks(blocks, plan.chunk_blocks, work.spec)
+    out = _kernel(blocks, work)
     starts = [plan[i][0] - first for i in job]
     return np.add.reduceat(out, starts, axis=1).transpose(1, 0, 2)
 
@@ -209,7 +219,16 @@ def _job_result(plan: ChunkPlan, job: range, work: Work, watch_parent: bool
 def execute(schedule: Schedule, spec: HistSpec, key: np.uint64, trials: int,
             block_trials: int, tally: Tally) -> None:
     """Run every chunk of ``schedule`` not already in ``tally.store`` into ``tally``."""
-    work = Work(key, trials, block_trials, spec, schedule.threads, schedule.parallel_kernel)
+    cuda = schedule.backend is Backend.CUDA
+    if cuda:
+        from audit.simulation.gpu import group_blocks, on_device
+
+        group = group_blocks(schedule.group_blocks, schedule.plan.chunk_blocks,
+                             spec.bins.edges.shape[0] + 2)
+        schedule = dataclasses.replace(schedule, group_blocks=group)
+        spec = on_device(spec)  # the laws' arrays go to the GPU once per run
+    work = Work(key, trials, block_trials, spec, schedule.threads, schedule.parallel_kernel,
+                cuda)
     if schedule.in_process:
         _run_in_process(schedule, tally, work)
     else:

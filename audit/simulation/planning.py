@@ -10,7 +10,9 @@ Short runs are cut into up to :data:`TARGET_CHUNKS` chunks, so that many workers
 (joblib hands chunks to whichever worker is free); long runs use chunks of
 :data:`MAX_CHUNK_BLOCKS` blocks, which bounds the memory of one kernel call. A run executed in
 the calling process groups consecutive pending chunks into one kernel call of up to
-:data:`MAX_CHUNK_BLOCKS` blocks, so its numba threads have as many tasks as before.
+:data:`MAX_CHUNK_BLOCKS` blocks, so its numba threads have as many tasks as before; the
+``cuda`` backend groups up to :data:`CUDA_GROUP_BLOCKS` blocks into one GPU launch (always in
+the calling process: ``n_jobs`` does not apply).
 
 The workers are capped at the CPUs this process may use and at the number of chunks:
 ``n_jobs=1000`` never starts 1000 processes. A cap is reported in the schedule's ``notes``
@@ -30,6 +32,7 @@ from audit.enums import Backend
 __all__ = [
     "MAX_CHUNK_BLOCKS",
     "TARGET_CHUNKS",
+    "CUDA_GROUP_BLOCKS",
     "ResourceCapWarning",
     "ChunkPlan",
     "Schedule",
@@ -41,6 +44,9 @@ __all__ = [
 MAX_CHUNK_BLOCKS = 64
 #: Short runs are cut into this many chunks (fewer if there are fewer blocks).
 TARGET_CHUNKS = 64
+#: Blocks of one kernel call of the ``cuda`` backend: 2^16 blocks, 2^17 GPU threads (one per
+#: side and block), enough to keep a large GPU busy; chunks stay the unit of checkpoints.
+CUDA_GROUP_BLOCKS = 1 << 16
 
 
 class ResourceCapWarning(UserWarning):
@@ -88,9 +94,9 @@ class Schedule:
     ``workers``: joblib workers (−1: all of a dask client's); 1 with a local backend runs the
     chunks in the calling process. ``threads``: numba threads per kernel call (None: numba's
     current setting). ``parallel_kernel``: whether kernel calls use numba's ``prange``
-    (the threading backend runs serial, GIL-free kernels). ``group_blocks``: consecutive
-    pending chunks run as one kernel call of up to this many blocks. ``notes``: what was
-    capped, for the caller to print.
+    (the threading backend runs serial, GIL-free kernels; the cuda backend ignores it).
+    ``group_blocks``: consecutive pending chunks run as one kernel call of up to this many
+    blocks. ``notes``: what was capped, for the caller to print.
     """
 
     plan: ChunkPlan
@@ -117,6 +123,11 @@ def usable_cpus() -> int:
 def _cap_workers(n_jobs: int, backend: Backend, n_chunks: int) -> tuple[int, list[str]]:
     """Effective workers and the notes saying what was capped."""
     notes: list[str] = []
+    if backend is Backend.CUDA:
+        if n_jobs != 1:
+            notes.append(f"n_jobs={n_jobs} ignored: backend='cuda' runs on the GPU from the "
+                         "calling process")
+        return 1, notes
     if backend is Backend.DASK:
         if n_jobs == -1:  # the client's workers: joblib asks the scheduler
             return -1, notes
@@ -144,6 +155,9 @@ def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: B
     """
     plan = ChunkPlan.for_blocks(n_blocks, chunk_blocks)
     workers, notes = _cap_workers(n_jobs, backend, len(plan))
+    if backend is Backend.CUDA:
+        # One GPU launch runs many chunks; numba threads play no part.
+        return Schedule(plan, backend, 1, None, False, CUDA_GROUP_BLOCKS, tuple(notes))
     parallel_kernel = backend is not Backend.THREADING
     local = workers == 1 and backend is not Backend.DASK
     if threads is None and not local:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -180,3 +181,38 @@ def test_ctrl_c_on_suite_says_what_was_kept(tmp_path):
     assert code == 130 and "Traceback" not in err
     last = err.strip().splitlines()[-1]
     assert last.startswith("interrupted: finished experiments kept in") and "--resume" in last
+
+
+@pytest.mark.cuda
+def test_backend_cuda_without_a_device_is_refused_before_work(tmp_path):
+    pytest.importorskip("numba_cuda")
+    cfg = _write(tmp_path, GOOD)
+    env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+    out = _command(["run", str(cfg), "--backend", "cuda", "--checkpoint",
+                    str(tmp_path / "ck"), "--no-progress"],
+                   env={**env, "CUDA_VISIBLE_DEVICES": ""})
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.startswith("error: backend='cuda' found no CUDA device")
+    assert out.stderr.count("\n") == 1 and not (tmp_path / "ck").exists()
+
+
+@pytest.mark.cuda
+def test_backend_cuda_on_the_simulator_gives_the_cpu_result(tmp_path):
+    """The whole audit (model selection, main run) on numba-cuda's simulator: every number
+    of the result equals the CPU run's."""
+    pytest.importorskip("numba_cuda")
+    cfg = _write(tmp_path, GOOD)
+    docs = []
+    for backend, sim in (("cpu", None), ("cuda", "1")):
+        env = {k: v for k, v in os.environ.items() if k != "NUMBA_ENABLE_CUDASIM"}
+        if sim:
+            env["NUMBA_ENABLE_CUDASIM"] = sim
+        res = tmp_path / f"{backend}.json"
+        out = _command(["run", str(cfg), "--backend", backend, "--trials", "3000",
+                        "--no-progress", "--json", str(res)], env=env)
+        assert out.returncode == 0, out.stderr
+        doc = json.loads(res.read_text())
+        assert doc["config"]["audit"].pop("backend") == backend
+        doc.pop("seconds"), doc.pop("timings")
+        docs.append(doc)
+    assert docs[0] == docs[1]

@@ -124,3 +124,27 @@ def test_a_directory_or_non_utf8_config_is_named(tmp_path):
     bad.write_bytes("name = 'caf\xe9'\n".encode("latin-1"))
     with pytest.raises(ValueError, match=r"latin1\.toml is not UTF-8"):
         load_config(bad)
+
+
+def test_backend_is_cpu_or_cuda():
+    from audit.enums import Backend
+
+    cfg = config_from_dict(_doc())
+    assert cfg.audit.backend == "cpu" and cfg.engine_backend is Backend.LOKY
+    cuda = config_from_dict(_doc(audit={"backend": "CUDA"}))
+    assert cuda.audit.backend == "cuda" and cuda.engine_backend is Backend.CUDA
+    assert cfg.with_overrides(backend="cuda").engine_backend is Backend.CUDA
+    assert config_from_dict(cuda.to_dict()).to_dict() == cuda.to_dict()
+    with pytest.raises(ValueError, match=r"audit.backend must be one of cpu, cuda, got "
+                                         r"audit.backend='loky'"):
+        config_from_dict(_doc(audit={"backend": "loky"}))
+
+
+def test_an_implementation_audit_refuses_the_cuda_backend():
+    import dataclasses
+
+    from audit.pipeline.config import ImplementationConfig
+
+    cfg = config_from_dict(_doc(audit={"backend": "cuda"}))
+    with pytest.raises(ValueError, match="applies to white-box audits"):
+        dataclasses.replace(cfg, implementation=ImplementationConfig("python:test", 1.0))
