@@ -23,9 +23,11 @@ NAN_PROPAGATING = ("diffprivlib:mean", "pipelinedp:sum")
 def smoke(tmp_path_factory):
     """The experiment at smoke size (200 calls per side, a few seconds), through the suite."""
     out = tmp_path_factory.mktemp("library_audit")
-    (path,) = run_suite(out, size="smoke", only=["library_audit"], progress=False,
-                        log=lambda *_: None)
-    return out, json.loads(path.read_text())
+    (returned,) = run_suite(out, size="smoke", only=["library_audit"], progress=False,
+                            log=lambda *_: None)
+    doc = json.loads((out / "library_audit.json").read_text())
+    assert returned["experiment"] == doc["experiment"] == "library_audit"
+    return out, doc
 
 
 def test_smoke_run_has_one_row_per_target_and_rate(smoke):
