@@ -412,10 +412,11 @@ def project_outputs(P: Law, Q: Law, statistic: Statistic, x: np.ndarray) -> np.n
     return project(x, spec_of(P, Q, statistic))
 
 
-def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.2,
+def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.05,
                  threads: int | None = None, backend: Backend | str = "loky") -> float:
     """Draws per second (both sides) of ``run_histograms`` on these laws on this machine,
-    measured on a short warm run of about ``seconds`` (for expected durations).
+    measured on a short warm run of about ``seconds`` (for expected durations): each timed run
+    is sized from the previous one's rate to take about ``seconds``, growing at most 16-fold.
 
     ``backend="cuda"`` times runs of :data:`~.planning.CUDA_GROUP_BLOCKS` blocks (one launch
     that fills the device; 64 on the simulator), of 16 to 4096 trials each.
@@ -438,4 +439,7 @@ def measure_rate(P: Law, Q: Law, statistic: Statistic, *, seconds: float = 0.2,
         elapsed = time.perf_counter() - t
         if elapsed >= seconds or trials >= last:
             return 2.0 * trials / max(elapsed, 1e-9)
-        trials *= 4
+        grow = min(16.0, 1.25 * seconds / max(elapsed, 1e-9))
+        trials = min(last, max(2 * trials, int(trials * grow)))
+        if blocks:
+            trials = max(blocks, trials // blocks * blocks)

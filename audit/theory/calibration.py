@@ -23,8 +23,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
+from audit._numeric import brentq
 from audit._validate import check_epsilon, check_in_range, check_positive
 from audit.theory.profiles import (
     gaussian_delta,
@@ -162,7 +162,7 @@ def _gaussian_mu_for(eps: float, dlt: float) -> float:
         hi += 2.0
         if hi > 700:  # pragma: no cover
             raise RuntimeError("could not bracket mu")
-    root = optimize.brentq(g, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
+    root = brentq(g, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
     mu = math.exp(root)
     # Safe rounding: step down until the profile is certified at this μ.
     while gaussian_delta_value(eps, mu) > dlt:

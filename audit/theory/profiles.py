@@ -33,9 +33,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
-from audit._numeric import first_true
+from audit._numeric import brentq, first_true
 from audit._validate import check_delta, check_in_range
 
 __all__ = [
@@ -169,7 +169,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     hi = max(1.0, m * m)
     while g(hi) > 0:
         hi *= 2.0
-    root = optimize.brentq(g, 0.0, hi, xtol=1e-14, rtol=4 * _EPS, maxiter=500)
+    root = brentq(g, 0.0, hi, xtol=1e-14, rtol=4 * _EPS, maxiter=500)
     return _round_to_smallest(float(root), lambda e: gaussian_delta_value(e, m) <= dlt)
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
+from audit._numeric import brentq
 from audit._validate import check_delta
 from audit.mixture import Mixture, NoiseKind
 from audit.theory.pair.hockey import EPS_MAX, PairValue, pair_delta
@@ -110,7 +111,7 @@ def pair_epsilon(P: Mixture, Q: Mixture, delta: float) -> PairValue:
     if g(0.0) <= 0:
         lo_val = 0.0
     else:
-        lo_val = optimize.brentq(g, 0.0, hi, xtol=1e-12, rtol=8 * U, maxiter=200)
+        lo_val = brentq(g, 0.0, hi, xtol=1e-12, rtol=8 * U, maxiter=200)
     tau = 1e-11 * (1 + lo_val)
     for _ in range(40):
         a, b = max(0.0, lo_val - tau), lo_val + tau

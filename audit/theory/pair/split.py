@@ -10,8 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import optimize, special
+from scipy import special
 
+from audit._numeric import brentq
 from audit.mixture import Mixture, NoiseKind
 from audit.theory.pair.masses import U, logdiff, logratio
 
@@ -50,7 +51,7 @@ def root_in(P, Q, t, a, b, La) -> tuple[float, tuple[float, float]]:
     def f(x: float) -> float:
         return float(logratio(P, Q, t, np.array([x]))[0][0])
 
-    r = optimize.brentq(f, a, b, xtol=1e-14 * P.scale, rtol=8 * U, maxiter=200)
+    r = brentq(f, a, b, xtol=1e-14 * P.scale, rtol=8 * U, maxiter=200)
     return r, _bracket_root(P, Q, t, r, a, b, np.sign(La))
 
 

@@ -12,8 +12,8 @@ import abc
 import math
 
 import numpy as np
-from scipy import optimize
 
+from audit._numeric import brentq
 from audit._validate import check_in_range
 
 __all__ = ["TradeoffFunction"]
@@ -152,7 +152,7 @@ class TradeoffFunction(abc.ABC):
 
         if g(0.0) <= 0.0:
             return 0.0
-        return float(optimize.brentq(g, 0.0, 1.0, xtol=1e-300, rtol=1e-15, maxiter=500))
+        return float(brentq(g, 0.0, 1.0, xtol=1e-300, rtol=1e-15, maxiter=500))
 
     def _delta(self, epsilon: float) -> float | None:
         """Closed-form δ(ε) for ε ∈ [0, ∞), or None to use the numerical conversion."""

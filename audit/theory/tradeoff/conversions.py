@@ -11,9 +11,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import optimize
 
-from audit._numeric import golden_max
+from audit._numeric import brentq, golden_max
 from audit._validate import check_delta, check_epsilon
 from audit.theory.tradeoff.base import TradeoffFunction
 from audit.theory.tradeoff.generic import as_tradeoff
@@ -168,7 +167,7 @@ def _smallest_root(h, hi: float) -> float:
     """
     r = hi
     if h(hi) != 0.0:
-        r = float(optimize.brentq(h, 0.0, hi, xtol=1e-13, rtol=1e-15, maxiter=500))
+        r = float(brentq(h, 0.0, hi, xtol=1e-13, rtol=1e-15, maxiter=500))
         if h(r) != 0.0:
             return r
     lo = 0.0
