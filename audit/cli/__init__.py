@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import signal
+import sys
 from importlib.metadata import entry_points
 
 __all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main"]
@@ -60,4 +63,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    return int(args._handler(args))
+    try:
+        return int(args._handler(args))
+    except BrokenPipeError:  # stdout closed early (``... | head``): no traceback
+        # Point stdout at /dev/null so that the interpreter's final flush cannot raise again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + signal.SIGPIPE

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -110,6 +111,24 @@ def _command(args, **kw):
 def test_version_and_console_script():
     out = _command(["--version"])
     assert out.returncode == 0 and out.stdout.startswith("missingness-audit ")
+
+
+def test_stdout_closed_early_exits_141_without_traceback(monkeypatch, capsys):
+    """``python -m audit ... | head -1``: the reader went away; status 128 + SIGPIPE, quietly."""
+    import audit.cli
+    import audit.cli.bound
+
+    def closed_pipe(_args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    redirected = []
+    monkeypatch.setattr(audit.cli.bound, "main", closed_pipe)
+    monkeypatch.setattr(audit.cli.os, "dup2", lambda fd, to: redirected.append(to))
+    monkeypatch.setattr(audit.cli.os, "open", lambda *a: -1)
+    monkeypatch.setattr(sys, "stdout", SimpleNamespace(fileno=lambda: 1))
+    assert main(["bound", "--mechanism", "laplace", "--epsilon", "1", "--p-star", "0.5"]) == 141
+    assert redirected == [1]
+    assert "Traceback" not in capsys.readouterr().err
 
 
 def test_jobs_1000_is_capped_once_and_runs(tmp_path):
