@@ -18,22 +18,13 @@ import time
 import numpy as np
 
 from audit.laws import ProductMixture, SubsetMixture
-from audit.mixture import Mixture
 from audit.simulation import engine, gpu, kernels
 from audit.simulation.rng import derive_key
 from audit.statistics import Statistic
+from tests.simulation.sample_laws import L3, M3, P3, PG, PV, Q3, QG, QV
+from tests.simulation.sample_laws import P as P1
+from tests.simulation.sample_laws import Q as Q1
 
-P1 = Mixture([0.2, 0.5, 0.3], [0.0, 1.0, 3.0], "laplace", 1.0)
-Q1 = Mixture([1.0], [0.0], "laplace", 1.0)
-PG = Mixture([0.7, 0.3], [0.0, 1.5], "gaussian", 0.8)
-QG = Mixture([1.0], [0.5], "gaussian", 0.8)
-PV = Mixture([0.6, 0.4], [[0.0, 0.0], [1.0, -1.0]], "gaussian", 0.7)
-QV = Mixture([0.5, 0.5], [[0.0, 0.0], [-1.0, 0.5]], "gaussian", 0.7)
-P3 = Mixture([0.6, 0.3, 0.1], [[0.0, 0.0, 1.0], [1.0, -1.0, 0.0], [2.0, 0.0, 0.0]],
-             "gaussian", 1.1)
-Q3 = Mixture([1.0], [[0.0, 0.0, 0.0]], "gaussian", 1.1)
-L3 = Mixture([0.6, 0.4], [[0.0, 0.0, 1.0], [1.0, -1.0, 0.0]], "laplace", 0.9)
-M3 = Mixture([0.5, 0.5], [[0.0, 0.5, 0.0], [0.0, -1.0, 0.0]], "laplace", 0.9)
 PP = ProductMixture([[0.7, 0.3], [0.5, 0.5], [0.2, 0.8]],
                     [[0.0, 1.0], [0.0, -1.0], [0.0, 2.0]], "gaussian", 0.9)
 QP = ProductMixture([[1.0, 0.0], [0.5, 0.5], [0.6, 0.4]],

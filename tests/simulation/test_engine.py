@@ -9,22 +9,11 @@ import numpy as np
 import pytest
 
 from audit.enums import Backend
-from audit.mixture import Mixture
 from audit.simulation import engine, execution
 from audit.simulation.planning import ResourceCapWarning, usable_cpus
 from audit.statistics import Statistic, histogram
+from tests.simulation.sample_laws import L3, M3, P3, PG, PV, Q3, QG, QV, P, Q
 
-P = Mixture([0.2, 0.5, 0.3], [0.0, 1.0, 3.0], "laplace", 1.0)
-Q = Mixture([1.0], [0.0], "laplace", 1.0)
-PG = Mixture([0.7, 0.3], [0.0, 1.5], "gaussian", 0.8)
-QG = Mixture([1.0], [0.5], "gaussian", 0.8)
-PV = Mixture([0.6, 0.4], [[0.0, 0.0], [1.0, -1.0]], "gaussian", 0.7)
-QV = Mixture([0.5, 0.5], [[0.0, 0.0], [-1.0, 0.5]], "gaussian", 0.7)
-P3 = Mixture([0.6, 0.3, 0.1], [[0.0, 0.0, 1.0], [1.0, -1.0, 0.0], [2.0, 0.0, 0.0]],
-             "gaussian", 1.1)
-Q3 = Mixture([1.0], [[0.0, 0.0, 0.0]], "gaussian", 1.1)
-L3 = Mixture([0.6, 0.4], [[0.0, 0.0, 1.0], [1.0, -1.0, 0.0]], "laplace", 0.9)
-M3 = Mixture([0.5, 0.5], [[0.0, 0.5, 0.0], [0.0, -1.0, 0.0]], "laplace", 0.9)
 STAT = Statistic.output(engine.default_edges(P, Q, 64))
 EV = np.linspace(-4, 4, 41)
 ENU = np.array([-3.0, -1.0, -0.5, 0.0, 0.1, 0.3, 1.0, 2.5, 6.0])
