@@ -23,8 +23,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "a ceiling, 2 = bad input, 130 = interrupted.",
     )
     p.add_argument("--full", action="store_true",
-                   help="paper-size run (10-20x the default trials per audit; about half an "
-                        "hour on 2 cores)")
+                   help="paper-size run (10-20x the default trials per audit; about 16 "
+                        "minutes on 2 cores with --jobs 1)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
     p.add_argument("--jobs", type=int, default=1,
                    help="joblib processes per audit (capped at the CPUs this process may use)")
