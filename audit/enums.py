@@ -23,6 +23,7 @@ __all__ = [
     "TradeoffOrder",
     "Backend",
     "AuditMode",
+    "CeilingKind",
 ]
 
 
@@ -134,3 +135,19 @@ class AuditMode(Choice):
 
     FIXED = "fixed"
     SEQUENTIAL = "sequential"
+
+
+class CeilingKind(Choice):
+    """What an audit's ε_lower is compared with (``audit.pipeline.ceilings``).
+
+    ``PAIR``: the exact ε of the audited pair; ``THEORY``: the applicable [RPS] theorem;
+    ``FDP``: the f-DP amplification bound (docs/THEORY.md §7); ``CLAIM``: an implementation's
+    own claimed ε; ``AMPLIFIED_CLAIM``: that claim amplified by [RPS] Theorem 3.2 under the
+    audit's missingness.
+    """
+
+    PAIR = "eps_pair"
+    THEORY = "eps_theory"
+    FDP = "eps_fdp"
+    CLAIM = "eps_claim"
+    AMPLIFIED_CLAIM = "eps_amplified"

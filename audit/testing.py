@@ -26,11 +26,12 @@ import dataclasses
 
 import numpy as np
 
-from audit.enums import AuditMode
+from audit.enums import AuditMode, CeilingKind
 from audit.model.implementation import CallableImplementation, Claim
-from audit.pipeline.config import ImplementationConfig, config_from_dict
-from audit.pipeline.implementation import run_implementation_audit
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.results import AuditResult
+from audit.pipeline.runner import run_audit
 
 __all__ = ["assert_private"]
 
@@ -46,8 +47,10 @@ def _implementation(mechanism, epsilon: float, delta: float):
                                   name=name, batch_func=getattr(mechanism, "batch", None))
 
 
-def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode, chunk):
-    """The audit config of :func:`assert_private` (checked as a TOML config would be)."""
+def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
+    """The audit config of :func:`assert_private` (checked as a TOML config would be): the
+    pair (or the search's query and domain), the missingness and the audit settings; the
+    implementation is handed to the subject directly."""
     scenario = {"mechanism": "laplace", "epsilon": impl.claim.epsilon, "bound": bound,
                 "query": query or "sum", "n": n}
     doc = {"scenario": scenario, "missingness": miss, "audit": audit}
@@ -61,9 +64,7 @@ def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode, ch
         scenario["d"] = d
     cfg = config_from_dict(doc, name=getattr(impl, "name", "mechanism"))
     return dataclasses.replace(
-        cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")),
-        implementation=ImplementationConfig("python:assert_private", impl.claim.epsilon,
-                                            impl.claim.delta, chunk=chunk))
+        cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")))
 
 
 def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: float,
@@ -120,20 +121,15 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))
     audit = {"trials": trials, "confidence": confidence, "seed": seed, "jobs": jobs,
              "attack": attack}
-    cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode,
-                  chunk=chunk)
-    result = run_implementation_audit(cfg, implementation=impl)
-    refuted = [v for v in result.ceiling_violations()
-               if amplified or ("eps_theory" not in v and "amplified" not in v)]
+    cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode)
+    subject = ImplementationSubject.from_config(cfg, impl, chunk=chunk)
+    result = run_audit(subject=subject)
+    kinds = {CeilingKind.CLAIM} | ({CeilingKind.AMPLIFIED_CLAIM} if amplified else set())
+    refuted = [v.describe() for v in result.violations if v.kind in kinds]
     if refuted:
-        w = result.witness
-        region = (f"{{score >= {w.get('threshold'):.6g}}}" if w.get("direction") ==
-                  "z_vs_zprime" else f"{{score <= {w.get('threshold'):.6g}}}")
-        counts = (f"k_p={w['k_p']}/{w['n_p']}, k_q={w['k_q']}/{w['n_q']}" if "k_p" in w
-                  else f"{w.get('calls_per_side')} calls per side")
         raise AssertionError(
             f"{impl.name} is not ({impl.claim.epsilon:g}, {impl.claim.delta:g})-DP under "
             f"{miss} at {confidence:.0%} confidence: eps_lower = {result.eps_lower:.4g}, claimed "
             f"epsilon = {impl.claim.epsilon:g} ({'; '.join(refuted)}); "
-            f"witness: region {region} ({w.get('direction')}, {w.get('method')}), {counts}")
+            f"witness: {result.describe()}")
     return result

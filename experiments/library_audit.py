@@ -241,10 +241,11 @@ def _library_versions() -> dict[str, str]:
 
 def _refuted(res) -> tuple[bool, bool]:
     """(claim refuted, amplified claim refuted) at the audit's confidence."""
-    claim = res.eps_claim is not None and res.eps_lower > res.eps_claim
-    amplified = res.eps_theory is not None and res.eps_lower > res.eps_theory
-    claim |= any(r.startswith("the claim ") for r in res.refutations)
-    amplified |= claim or any(r.startswith("the amplified claim") for r in res.refutations)
+    from audit.enums import CeilingKind
+
+    kinds = {v.kind for v in res.violations}
+    claim = CeilingKind.CLAIM in kinds
+    amplified = claim or CeilingKind.AMPLIFIED_CLAIM in kinds
     return bool(claim), bool(amplified)
 
 

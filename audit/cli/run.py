@@ -43,36 +43,34 @@ def _fmt(v) -> str:
     return f"{v:.4f}"
 
 
-def format_result(r: dict) -> str:
-    """A readable summary of an :class:`audit.pipeline.results.AuditResult` dict."""
-    w = r["witness"]
-    method = w.get("method", "")
-    how = ("anytime-valid betting test" if method.startswith("sequential")
-           else "one-sided Clopper-Pearson")
+#: How each ceiling kind is explained in the summary.
+_CEILING_TEXT = {
+    "eps_pair": "exact privacy of the audited pair",
+    "eps_fdp": "f-DP amplification, docs/THEORY.md §7",
+}
+
+
+def format_result(result) -> str:
+    """A readable summary of an :class:`audit.pipeline.results.AuditResult`."""
+    st = result.setting
     lines = [
-        f"audit {r['name']}: {r['trials']:,} trials per side, attack {r['attack']}, "
-        f"selection {r['selection']}, seed {r['seed']}, {r['seconds']:.1f} s",
-        f"  p* = {r['p_star']:.4g}, rho = {r['rho']:.4g} ({r['missing_class']}), "
-        f"delta = {r['delta']:.3g}, confidence = {r['confidence']}",
-        f"  eps_lower  {_fmt(r['eps_lower'])}   ({how}, empirical)",
+        f"audit {result.name}: {result.trials:,} trials per side, attack {result.attack}, "
+        f"selection {result.selection}, seed {result.seed}, {result.seconds:.1f} s",
+        f"  p* = {st.p_star:.4g}, rho = {st.rho:.4g} ({st.missing_class}), "
+        f"delta = {result.delta:.3g}, confidence = {result.confidence}",
+        f"  eps_lower  {_fmt(result.eps_lower)}   (empirical: {result.describe()})",
     ]
-    if r.get("eps_claim") is not None:
-        claim = r["claim"]
-        lines += [
-            f"  eps_claim  {_fmt(r['eps_claim'])}   (claimed by {claim['implementation']}, "
-            f"delta = {claim['delta']:.3g})",
-            f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
-        ]
-    else:
-        lines += [
-            f"  eps_pair   {_fmt(r['eps_pair'])}   (exact privacy of the audited pair)",
-            f"  eps_theory {_fmt(r['eps_theory'])}   ({r['theory']})",
-            f"  eps_fdp    {_fmt(r['eps_fdp'])}   (f-DP amplification, docs/THEORY.md §7)",
-            f"  eps_base   {_fmt(r['eps_base'])}   (the mechanism without missingness)",
-        ]
-    if r.get("eps_mar_formula") is not None:
-        lines.append(f"  MAR formula {_fmt(r['eps_mar_formula'])}   (not a bound: MNAR)")
-    lines.append("  witness: " + ", ".join(f"{k}={v}" for k, v in w.items()))
+    for c in result.ceilings:
+        if c.kind.value == "eps_claim":
+            lines.append(f"  eps_claim  {_fmt(c.value)}   ({c.label}, delta = "
+                         f"{result.claim['delta']:.3g})")
+        else:
+            lines.append(f"  {c.key:<10} {_fmt(c.value)}   "
+                         f"({_CEILING_TEXT.get(c.key, c.label)})")
+    if result.claim is None:
+        lines.append(f"  eps_base   {_fmt(st.eps_base)}   (the mechanism without missingness)")
+    if st.eps_mar_formula is not None:
+        lines.append(f"  MAR formula {_fmt(st.eps_mar_formula)}   (not a bound: MNAR)")
     return "\n".join(lines)
 
 
@@ -80,6 +78,7 @@ def _prepare(args: argparse.Namespace):
     """Config, output checks, plan and expected duration: every refusal before any work."""
     from audit.pipeline.budget import LARGE_RUN_TRIALS, expected_seconds, format_duration
     from audit.pipeline.config import load_config
+    from audit.pipeline.factory import make_subject
     from audit.pipeline.results import check_output_dir, check_output_file
     from audit.simulation.planning import usable_cpus
 
@@ -103,10 +102,10 @@ def _prepare(args: argparse.Namespace):
         check_output_file(args.json_out, "--json")
     if cfg.audit.checkpoint is not None:
         check_output_dir(cfg.audit.checkpoint, "--checkpoint")
-    plan = _plan(cfg)
+    subject = make_subject(cfg)
     if cfg.audit.trials >= LARGE_RUN_TRIALS:
-        seconds, rate = expected_seconds(cfg, plan)
-        unit = "calls" if cfg.implementation is not None else "draws"
+        seconds, rate = expected_seconds(subject)
+        unit = subject.unit
         if seconds > args.max_hours * 3600:
             raise ValueError(
                 f"--trials {cfg.audit.trials:.3g} would take about {format_duration(seconds)} "
@@ -115,17 +114,7 @@ def _prepare(args: argparse.Namespace):
                 "--checkpoint DIR so that an interrupted run resumes)")
         print(f"expected duration about {format_duration(seconds)} at {rate:.3g} {unit}/s "
               "measured here", file=sys.stderr)
-    return cfg, plan
-
-
-def _plan(cfg):
-    if cfg.implementation is not None:
-        from audit.pipeline.implementation import plan_implementation_audit
-
-        return plan_implementation_audit(cfg)
-    from audit.pipeline.plan import plan_audit
-
-    return plan_audit(cfg)
+    return cfg, subject
 
 
 def _interrupted(cfg) -> str:
@@ -143,12 +132,12 @@ def main(args: argparse.Namespace) -> int:
     from audit.pipeline.runner import run_audit
 
     try:
-        cfg, plan = _prepare(args)
+        cfg, subject = _prepare(args)
     except ValueError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     try:
-        result = run_audit(cfg, progress=not args.no_progress, plan=plan).to_dict()
+        result = run_audit(subject=subject, progress=not args.no_progress)
     except KeyboardInterrupt:
         print(_interrupted(cfg), file=sys.stderr)
         return 130
@@ -158,8 +147,8 @@ def main(args: argparse.Namespace) -> int:
         return 2
     print(format_result(result))
     if args.json_out is not None:
-        save_json(result, args.json_out)
+        save_json(result.to_dict(), args.json_out)
         print(f"wrote {args.json_out}")
-    for line in result["violations"]:
-        print(f"VIOLATION: {line}")
-    return 1 if result["violations"] else 0
+    for violation in result.violations:
+        print(f"VIOLATION: {violation.describe()}")
+    return 1 if result.violations else 0

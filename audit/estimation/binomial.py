@@ -56,20 +56,27 @@ def beta_quantile(q, a, b) -> np.ndarray:
 
 
 def cp_upper_array(k, n, alpha: float) -> np.ndarray:
-    """Vectorised :func:`cp_upper` on validated arrays (1 where k = n)."""
+    """Vectorised :func:`cp_upper` on validated arrays (1 where k ≥ n).
+
+    ``k`` and ``n`` may be fractional (expected counts, as the model's region choice predicts
+    them): the bound is then the (1 − alpha) quantile of Beta(k + 1, n − k), which equals the
+    integer formula at integer counts.
+    """
     k = np.asarray(k)
     n = np.asarray(n)
+    rest = n - k
     with np.errstate(invalid="ignore"):
-        out = beta_quantile(1.0 - alpha, k + 1, np.maximum(n - k, 1))
+        out = beta_quantile(1.0 - alpha, k + 1, np.where(rest > 0, rest, 1))
     return np.where(k >= n, 1.0, out)
 
 
 def cp_lower_array(k, n, alpha: float) -> np.ndarray:
-    """Vectorised :func:`cp_lower` on validated arrays (0 where k = 0)."""
+    """Vectorised :func:`cp_lower` on validated arrays (0 where k ≤ 0); fractional (expected)
+    counts give the alpha quantile of Beta(k, n − k + 1), like :func:`cp_upper_array`."""
     k = np.asarray(k)
     n = np.asarray(n)
     with np.errstate(invalid="ignore"):
-        out = beta_quantile(alpha, np.maximum(k, 1), n - k + 1)
+        out = beta_quantile(alpha, np.where(k > 0, k, 1), n - k + 1)
     return np.where(k <= 0, 0.0, out)
 
 

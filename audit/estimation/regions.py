@@ -28,7 +28,6 @@ import numpy as np
 from audit._validate import check_delta, check_positive_int
 from audit.enums import Direction
 from audit.estimation.binomial import (
-    beta_quantile,
     check_alpha,
     cp_lower_array,
     cp_upper_array,
@@ -40,6 +39,7 @@ __all__ = [
     "Direction",
     "Region",
     "EpsLowerResult",
+    "RegionBound",
     "RegionCounts",
     "check_histograms",
     "region_counts",
@@ -187,6 +187,30 @@ class EpsLowerResult:
             return 0.0
         return math.inf if den == 0 else math.log(num / den)
 
+    @property
+    def region_text(self) -> str:
+        """The region as a formula of the score: ``{score >= t}`` or ``{score <= t}``."""
+        op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
+        return f"{{score {op} {self.threshold:.6g}}}"
+
+    def describe(self) -> str:
+        """The one sentence the command line, ``assert_private`` and reports print."""
+        how = ("Bonferroni over a declared grid of " f"{self.n_regions} regions"
+               if self.n_regions > 1 else f"region chosen by {self.method}")
+        return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence "
+                f"(one-sided Clopper-Pearson, {how}): region {self.region_text} "
+                f"({self.direction.value}), k_p={self.k_p}/{self.n_p}, k_q={self.k_q}/{self.n_q}")
+
+    def to_dict(self) -> dict:
+        """The witness as JSON: every field, the direction by its value."""
+        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        out["direction"] = self.direction.value
+        return out
+
+
+#: A region bound is the typed witness of a fixed-size audit (the name the pipeline uses).
+RegionBound = EpsLowerResult
+
 
 @dataclass(frozen=True)
 class _Candidates:
@@ -297,9 +321,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
                                 (Direction.ZPRIME_VS_Z, q_le, p_le)):
         k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
         k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
+        lo, hi = cp_lower_array(k_num, n, a), cp_upper_array(k_den, n, a)
         with np.errstate(divide="ignore", invalid="ignore"):
-            lo = np.where(k_num > 0, beta_quantile(a, k_num, n - k_num + 1), 0.0)
-            hi = np.where(k_den < n, beta_quantile(1.0 - a, k_den + 1, n - k_den), 1.0)
             pred = np.where(lo > delta, np.log((lo - delta) / hi), -np.inf)
         i = int(np.argmax(pred))
         if pred[i] > best:

@@ -37,9 +37,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit._validate import check_delta, check_in_range
+from audit.enums import Direction
 from audit.estimation.binomial import check_alpha
 
-__all__ = ["BettingTest", "PairCounts"]
+__all__ = ["BettingTest", "PairCounts", "SequentialBound", "SequentialMonitor"]
 
 
 @dataclass(frozen=True)
@@ -174,3 +175,102 @@ class BettingTest:
             "max_log_wealth": self.max_log_wealth.tolist(),
             "stopped_at": self.stopped_at.tolist(), "eps_lower": self.eps_lower,
         }
+
+
+@dataclass(frozen=True)
+class SequentialBound:
+    """The typed witness of a sequential audit: the anytime-valid bound of a
+    :class:`BettingTest` on one declared region, when the run stopped.
+
+    ``eps_lower`` is the largest claimed ε on the grid ``claims_tested`` whose wealth reached
+    1/α (0 when none): valid with probability ≥ 1 − alpha after any data-dependent stop.
+    ``stopped_at[i]`` is the number of paired calls after which claim i was refuted (−1: never).
+    """
+
+    eps_lower: float
+    direction: Direction
+    threshold: float
+    method: str
+    alpha: float
+    delta: float
+    calls_per_side: int
+    stopped_early: bool
+    claims_tested: tuple[float, ...]
+    stopped_at: tuple[int, ...]
+    max_log_wealth: tuple[float, ...]
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
+
+    def plug_in(self) -> None:
+        """No point estimate: a fixed-n estimate is not valid after a data-dependent stop."""
+        return None
+
+    def refuted(self, epsilon: float) -> bool:
+        """Whether the claim ``epsilon`` (a grid value) was refuted."""
+        for eps, stop in zip(self.claims_tested, self.stopped_at, strict=True):
+            if eps == epsilon:
+                return stop >= 0
+        raise ValueError(f"epsilon must be on the grid {list(self.claims_tested)}, "
+                         f"got epsilon={epsilon!r}")
+
+    def describe(self) -> str:
+        """The one sentence the command line, ``assert_private`` and reports print."""
+        op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
+        stop = "stopped early" if self.stopped_early else "ran its budget"
+        return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence "
+                f"(anytime-valid betting test, {stop} after {self.calls_per_side:,} calls per "
+                f"side): region {{score {op} {self.threshold:.6g}}} ({self.direction.value})")
+
+    def to_dict(self) -> dict:
+        """The witness as JSON (the keys the README documents for sequential audits)."""
+        return {"eps_lower": self.eps_lower, "direction": self.direction.value,
+                "threshold": self.threshold, "method": self.method, "alpha": self.alpha,
+                "delta": self.delta, "calls_per_side": self.calls_per_side,
+                "stopped_early": self.stopped_early,
+                "claims_tested": list(self.claims_tested), "stopped_at": list(self.stopped_at),
+                "max_log_wealth": list(self.max_log_wealth)}
+
+
+class SequentialMonitor:
+    """A :class:`BettingTest` on one declared region, fed with the main run's bin indices.
+
+    Parameters
+    ----------
+    in_region : ndarray of bool
+        For every bin of the statistic, whether it lies in the region.
+    direction : Direction
+        Which side is the numerator (``z_vs_zprime``: draws of P = A_D(z)).
+    claims : array_like
+        The grid of claimed ε tested simultaneously.
+    delta, alpha : float
+        δ of the claims; level of the test.
+    """
+
+    METHOD = "sequential betting e-process"
+
+    def __init__(self, in_region: np.ndarray, direction: Direction, threshold: float,
+                 claims, delta: float, alpha: float) -> None:
+        self.in_region = np.asarray(in_region, dtype=bool)
+        self.direction = Direction.parse(direction, "direction")
+        self.threshold = float(threshold)
+        self.test = BettingTest(np.asarray(claims, dtype=np.float64), delta, alpha)
+
+    def update(self, bins_p: np.ndarray, bins_q: np.ndarray) -> bool:
+        """Bet on one chunk of paired calls (their bin indices); True once the largest claim
+        on the grid is refuted (the run may stop)."""
+        a, b = self.in_region[bins_p], self.in_region[bins_q]
+        if self.direction is not Direction.Z_VS_ZPRIME:
+            a, b = b, a
+        self.test.update(PairCounts.from_indicators(a, b))
+        return self.test.refuted()
+
+    def bound(self, calls_per_side: int, budget: int) -> SequentialBound:
+        """The bound after ``calls_per_side`` calls of a run whose budget was ``budget``."""
+        s = self.test.summary()
+        return SequentialBound(
+            eps_lower=s["eps_lower"], direction=self.direction, threshold=self.threshold,
+            method=self.METHOD, alpha=self.test.alpha, delta=self.test.delta,
+            calls_per_side=int(calls_per_side), stopped_early=calls_per_side < budget,
+            claims_tested=tuple(s["epsilons"]), stopped_at=tuple(s["stopped_at"]),
+            max_log_wealth=tuple(s["max_log_wealth"]))

@@ -33,6 +33,7 @@ from audit._validate import (
     check_positive_int,
 )
 from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
+from audit.protocols import MissingnessMechanism, Query
 
 #: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
 MAX_TRIALS = 10**18
@@ -175,12 +176,6 @@ class AuditSettings:
         """Failure probability 1 − confidence of the lower bound (in (0, 1) by validation)."""
         return 1.0 - self.confidence
 
-    @property
-    def pilot_size(self) -> int:
-        if self.pilot_trials is not None:
-            return self.pilot_trials
-        return max(100_000, min(self.trials // 10, 10_000_000))
-
 
 @dataclass(frozen=True)
 class ImplementationConfig:
@@ -258,6 +253,15 @@ class AuditConfig:
         """The engine backend of ``audit.backend``: joblib's loky processes, or the GPU."""
         return Backend.CUDA if self.audit.backend == "cuda" else Backend.LOKY
 
+    def components(self) -> tuple[MissingnessMechanism, Query]:
+        """The missingness mechanism and the query this config names, built (and checked)
+        once per config object."""
+        built = self.__dict__.get("_components")
+        if built is None:
+            built = _components(self)
+            object.__setattr__(self, "_components", built)
+        return built
+
     def with_overrides(self, **audit_overrides: Any) -> AuditConfig:
         """A copy with some ``[audit]`` settings replaced (None values are ignored)."""
         kept = {k: v for k, v in audit_overrides.items() if v is not None}
@@ -266,7 +270,7 @@ class AuditConfig:
     def to_dict(self) -> dict:
         """The config as a document, every default resolved: the mechanism's and the query's
         parameters as they were built, so a result records exactly what ran."""
-        mech, query = _components(self)
+        mech, query = self.components()
         sc = asdict(self.scenario)
         sc.pop("query_params")
         if sc["delta"] is None:
@@ -406,7 +410,7 @@ def validate_components(cfg: AuditConfig) -> None:
     and check that the region selection fits the attack and the output."""
     from audit.protocols import load_attack
 
-    _, query = _components(cfg)
+    _, query = cfg.components()
     try:
         attack = load_attack(cfg.audit.attack)
     except ValueError as exc:

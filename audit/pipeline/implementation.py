@@ -1,22 +1,22 @@
-"""Audits of implementations run as black boxes: a DP library's release or a user's callable.
+"""An implementation run as a black box as an audit subject: a DP library's release or a
+user's callable.
 
-The steps are those of :mod:`audit.pipeline.runner` with the numba model of A_D replaced by
-the implementation itself (``audit.simulation.callables``): every call sees a dataset whose
-records were all masked by the missingness mechanism. The plan fixes the pair (given, or the
-worst-case search for the declared query and bounds) and the claims under test — the
-implementation's own (ε, δ), and, where the mechanism is MAR, that claim amplified by [RPS]
-Theorem 3.2 with the mechanism's p*. Then:
+Every call sees a dataset whose records were all masked by the missingness mechanism
+(``audit.simulation.callables``: reproducible chunks, loky workers, checkpoints). The plan
+fixes, before any call:
 
-1. a first call checks that the implementation releases numbers (one clear error if not);
-2. the pilot (independent streams) is split: the attack is fitted on one half, the region is
-   chosen on the other;
-3. the main run either runs its whole budget and bounds ε by Clopper–Pearson on the declared
-   region (``mode = "fixed"``), or bets against the claims after every chunk and stops as soon
-   as the claim is refuted (``mode = "sequential"``, :mod:`audit.estimation.sequential`,
-   anytime-valid).
+- the pair: given (``[pair]``), or the worst-case search for the declared query and bounds,
+  which ranks candidate pairs with the release ``[scenario]`` describes (by default a Laplace
+  release at the claimed ε: the search needs a model of the release, and the implementation
+  has none);
+- the ceilings: the implementation's own claim (ε, δ), and, where the mechanism is MAR, that
+  claim amplified by [RPS] Theorem 3.2 with the mechanism's p*;
+- a first call that checks the implementation releases numbers (one clear error if not).
 
-A claim is refuted at the stated confidence when ε_lower exceeds it
-(:meth:`audit.pipeline.results.AuditResult.ceiling_violations`).
+The pilot is held raw and split: the attack is fitted on its first half, the region chosen on
+the second (``audit.estimation.policy``). The main run either runs its whole budget (fixed
+mode) or feeds a sequential test chunk by chunk, which stops the run as soon as the claim is
+refuted (``audit.estimation.sequential``, anytime-valid).
 """
 
 from __future__ import annotations
@@ -26,41 +26,38 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import AuditMode, MissingnessClass
-from audit.estimation import regions
-from audit.estimation.sequential import BettingTest, PairCounts
+from audit.enums import CeilingKind, MissingnessClass
+from audit.estimation.policy import PilotRule
 from audit.model.implementation import Claim
-from audit.model.missingness import make_missingness
 from audit.model.neighbours import NeighbourPair, worst_case_pair
-from audit.model.queries import make_query
+from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.config import AuditConfig
-from audit.pipeline.plan import _release_and_constants
-from audit.pipeline.results import AuditResult, to_jsonable
-from audit.protocols import Pilot, load_attack
+from audit.pipeline.plan import ranking_release
+from audit.pipeline.subject import Monitor, SampleCounts, Setting
+from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, bin_indices, edges_spanning
 from audit.theory import accountant as acc
 
-__all__ = ["ImplementationPlan", "plan_implementation_audit", "run_implementation_audit",
-           "DEFAULT_PILOT"]
+__all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
+           "PILOT_RULE", "DEFAULT_CHUNK"]
 
-#: Pilot calls per side when ``audit.pilot_trials`` is not set: a fifth of the budget, at least
-#: 1,000 and at most 50,000 (libraries run thousands, not millions, of calls per second).
-DEFAULT_PILOT = (1_000, 50_000)
-#: Grid of claimed ε tested by the sequential mode: these fractions of the claim (and the
-#: amplified claim), so a refutation below the claim is reported too.
-SEQUENTIAL_FRACTIONS = np.arange(1, 9) / 8
+#: A fifth of the budget, at least 1,000 and at most 50,000 calls per side (libraries run
+#: thousands, not millions, of calls per second); held raw, its second half chooses the region.
+PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=50_000, raw_cap=None, counted_selection=False)
+#: Calls per side in one chunk when neither the config nor the caller sets it.
+DEFAULT_CHUNK = 1000
 
 
 @dataclass(frozen=True, eq=False)
 class ImplementationPlan:
-    """Everything fixed before any call: the implementation, the pair, the claims."""
+    """Everything fixed before the audit's calls: the implementation, the pair, the claims."""
 
     config: AuditConfig
     implementation: object
     claim: Claim
     z: np.ndarray
     z_prime: np.ndarray
-    missingness: object
+    missingness: MissingnessMechanism
     p_star: float
     rho: float
     missing_class: MissingnessClass
@@ -69,14 +66,6 @@ class ImplementationPlan:
     dim: int
     seconds: float
 
-    @property
-    def pilot_size(self) -> int:
-        au = self.config.audit
-        if au.pilot_trials is not None:
-            return au.pilot_trials
-        lo, hi = DEFAULT_PILOT
-        return max(lo, min(au.trials // 5, hi))
-
 
 def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
     if cfg.pair is not None:
@@ -84,9 +73,9 @@ def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
                              np.asarray(cfg.pair.z_prime, dtype=np.float64),
                              _differing_index(cfg.pair), query, mech, cfg.scenario.bound)
         return pair.z, pair.z_prime
-    release, _ = _release_and_constants(cfg, query)
     sc = cfg.scenario
-    pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, release, delta=0.0)
+    pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, ranking_release(cfg, query),
+                           delta=0.0)
     return pair.z, pair.z_prime
 
 
@@ -109,8 +98,7 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     impl = implementation if implementation is not None else cfg.implementation.build()
     claim = impl.claim
     sc = cfg.scenario
-    mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
-    query = make_query(sc.query, **sc.query_params)
+    mech, query = cfg.components()
     z, z_prime = _pair(cfg, mech, query)
     dim = probe(impl, z, mech, cfg.audit.seed)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
@@ -124,15 +112,6 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
                               time.perf_counter() - t0)
 
 
-def _run(plan: ImplementationPlan, trials: int, seed: int):
-    from audit.simulation.callables import CallableRun
-
-    impl_cfg = plan.config.implementation
-    return CallableRun(plan.implementation, plan.z, plan.z_prime, plan.missingness,
-                       impl_cfg.chunk if impl_cfg is not None else 1000, trials, seed,
-                       plan.dim, impl_cfg.batch if impl_cfg is not None else True)
-
-
 def _bar(total: int, label: str, progress: bool):
     if not progress:
         return None
@@ -141,155 +120,153 @@ def _bar(total: int, label: str, progress: bool):
     return tqdm(total=total, desc=label, unit="chunk", leave=False)
 
 
-def _draw_pilot(plan: ImplementationPlan, size: int, seed: int, progress: bool) -> Pilot:
-    from audit.simulation.callables import iter_chunks
+@dataclass(frozen=True, eq=False)
+class ImplementationSubject:
+    """An implementation called as a black box on the plan's pair, ``chunk`` calls per side at
+    a time (the unit of reproducibility, checkpoints and the sequential test's bets), in its
+    batched form when it has one and ``batch`` allows it."""
 
-    run = _run(plan, size, seed)
-    bar = _bar(run.n_chunks, f"{plan.config.name}: pilot", progress)
-    try:
-        chunks = list(iter_chunks(run, n_jobs=plan.config.audit.jobs,
-                                  on_chunk=None if bar is None else lambda c: bar.update(1)))
-    finally:
-        if bar is not None:
-            bar.close()
-    return Pilot(np.concatenate([c[1] for c in chunks]), np.concatenate([c[2] for c in chunks]))
+    plan: ImplementationPlan
+    chunk: int = DEFAULT_CHUNK
+    batch: bool = True
 
+    @classmethod
+    def from_plan(cls, plan: ImplementationPlan, *, chunk: int | None = None,
+                  batch: bool | None = None) -> ImplementationSubject:
+        """The subject of ``plan``: chunk and batch from its config's ``[implementation]``
+        table unless given."""
+        table = plan.config.implementation
+        if chunk is None:
+            chunk = table.chunk if table is not None else DEFAULT_CHUNK
+        if batch is None:
+            batch = table.batch if table is not None else True
+        return cls(plan, chunk, batch)
 
-def _statistic(score, pilot: Pilot, bins: int) -> Statistic:
-    """Edges over the finite projected pilot values (NaN and ±inf have bins of their own)."""
-    values = np.concatenate([score.projection.evaluate(pilot.p),
-                             score.projection.evaluate(pilot.q)])
-    finite = values[np.isfinite(values)]
-    edges = edges_spanning(finite, bins) if finite.size else np.linspace(-1.0, 1.0, bins + 1)
-    return Statistic(score.projection, edges)
+    @classmethod
+    def from_config(cls, cfg: AuditConfig, implementation=None, *, chunk: int | None = None,
+                    batch: bool | None = None) -> ImplementationSubject:
+        """Plan ``cfg`` for ``implementation`` (default: the one ``cfg`` names)."""
+        return cls.from_plan(plan_implementation_audit(cfg, implementation), chunk=chunk,
+                             batch=batch)
 
+    @property
+    def config(self) -> AuditConfig:
+        return self.plan.config
 
-def _claims(plan: ImplementationPlan) -> np.ndarray:
-    grid = list(plan.claim.epsilon * SEQUENTIAL_FRACTIONS)
-    if plan.eps_amplified is not None and plan.eps_amplified > 0:
-        grid.append(plan.eps_amplified)
-    return np.unique(np.asarray(grid, dtype=np.float64))
+    @property
+    def seconds(self) -> float:
+        return self.plan.seconds
 
+    @property
+    def laws(self) -> None:
+        return None
 
-class _MainRun:
-    """Counts of the main run, and the sequential test on the declared region."""
+    @property
+    def is_scalar(self) -> bool:
+        return self.plan.dim == 0
 
-    def __init__(self, plan, statistic, score, region, sequential: bool) -> None:
-        self.statistic = statistic
-        self.in_region = region.mask(score.per_bin(statistic.edges))
-        self.numerator_is_p = region.direction is regions.Direction.Z_VS_ZPRIME
-        self.counts_p = np.zeros(statistic.n_bins, dtype=np.int64)
-        self.counts_q = np.zeros(statistic.n_bins, dtype=np.int64)
-        self.test = BettingTest(_claims(plan), plan.claim.delta, plan.config.audit.alpha) \
-            if sequential else None
-        self.trials = 0
+    @property
+    def delta(self) -> float:
+        return self.plan.claim.delta
 
-    def add(self, out_p: np.ndarray, out_q: np.ndarray) -> bool:
-        """Count a chunk; True when the sequential test refuted the claim (stop)."""
-        edges = self.statistic.edges
-        ip = bin_indices(self.statistic.evaluate(out_p), edges)
-        iq = bin_indices(self.statistic.evaluate(out_q), edges)
-        self.counts_p += np.bincount(ip, minlength=self.statistic.n_bins)
-        self.counts_q += np.bincount(iq, minlength=self.statistic.n_bins)
-        self.trials += out_p.shape[0]
-        if self.test is None:
-            return False
-        a, b = self.in_region[ip], self.in_region[iq]
-        self.test.update(PairCounts.from_indicators(*((a, b) if self.numerator_is_p
-                                                      else (b, a))))
-        return self.test.refuted()
+    @property
+    def pilot_rule(self) -> PilotRule:
+        return PILOT_RULE
 
+    @property
+    def ceilings(self) -> tuple[Ceiling, ...]:
+        p = self.plan
+        return (Ceiling(CeilingKind.AMPLIFIED_CLAIM, p.eps_amplified, p.theory),
+                Ceiling(CeilingKind.CLAIM, p.claim.epsilon, f"claimed by {self.name}"))
 
-def _main(plan, statistic, score, region, seed, progress) -> _MainRun:
-    from audit.simulation.callables import iter_chunks
+    @property
+    def name(self) -> str:
+        return getattr(self.plan.implementation, "name", "?")
 
-    au = plan.config.audit
-    state = _MainRun(plan, statistic, score, region, au.mode is AuditMode.SEQUENTIAL)
-    run = _run(plan, au.trials, seed)
-    bar = _bar(run.n_chunks, f"{plan.config.name}: main run", progress)
-    chunks = iter_chunks(run, n_jobs=au.jobs, checkpoint=au.checkpoint,
-                         on_chunk=None if bar is None else lambda c: bar.update(1))
-    try:
-        for _, out_p, out_q in chunks:
-            if state.add(out_p, out_q):
+    @property
+    def setting(self) -> Setting:
+        p = self.plan
+        return Setting(p.p_star, p.rho, p.missing_class.name, None, p.claim.epsilon)
+
+    @property
+    def claim(self) -> dict:
+        c = self.plan.claim
+        return {"epsilon": c.epsilon, "delta": c.delta, "note": c.note,
+                "implementation": self.name}
+
+    @property
+    def supports_sequential(self) -> bool:
+        return True
+
+    @property
+    def unit(self) -> str:
+        return "calls"
+
+    def _run(self, trials: int, seed: int):
+        from audit.simulation.callables import CallableRun
+
+        p = self.plan
+        return CallableRun(p.implementation, p.z, p.z_prime, p.missingness, self.chunk, trials,
+                           seed, p.dim, self.batch)
+
+    def _chunks(self, trials: int, seed: int, label: str, progress: bool,
+                checkpoint: str | None = None):
+        """(chunk, outputs on z, outputs on z') in chunk order, with a progress bar."""
+        from audit.simulation.callables import iter_chunks
+
+        run = self._run(trials, seed)
+        bar = _bar(run.n_chunks, f"{self.config.name}: {label}", progress)
+        chunks = iter_chunks(run, n_jobs=self.config.audit.jobs, checkpoint=checkpoint,
+                             on_chunk=None if bar is None else lambda c: bar.update(1))
+        try:
+            yield from chunks
+        finally:
+            chunks.close()
+            if bar is not None:
+                bar.close()
+
+    def draw(self, n: int, seed: int, *, progress: bool = False) -> Pilot:
+        chunks = list(self._chunks(n, seed, "pilot", progress))
+        return Pilot(np.concatenate([c[1] for c in chunks]),
+                     np.concatenate([c[2] for c in chunks]))
+
+    def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic:
+        """Edges over the finite projected pilot values (NaN and ±inf have bins of their
+        own)."""
+        values = np.concatenate([score.projection.evaluate(pilot.p),
+                                 score.projection.evaluate(pilot.q)])
+        finite = values[np.isfinite(values)]
+        edges = edges_spanning(finite, bins) if finite.size else np.linspace(-1.0, 1.0,
+                                                                             bins + 1)
+        return Statistic(score.projection, edges)
+
+    def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
+              label: str = "main run", checkpoint: str | None = None,
+              monitor: Monitor | None = None) -> SampleCounts:
+        """Counts of up to ``trials`` calls per side; a ``monitor`` may stop the run early
+        (the counts then cover the calls made)."""
+        counts_p = np.zeros(statistic.n_bins, dtype=np.int64)
+        counts_q = np.zeros(statistic.n_bins, dtype=np.int64)
+        done = 0
+        for _, out_p, out_q in self._chunks(trials, seed, label, progress, checkpoint):
+            ip = bin_indices(statistic.evaluate(out_p), statistic.edges)
+            iq = bin_indices(statistic.evaluate(out_q), statistic.edges)
+            counts_p += np.bincount(ip, minlength=statistic.n_bins)
+            counts_q += np.bincount(iq, minlength=statistic.n_bins)
+            done += out_p.shape[0]
+            if monitor is not None and monitor.update(ip, iq):
                 break
-    finally:
-        chunks.close()
-        if bar is not None:
-            bar.close()
-    return state
+        return SampleCounts(counts_p, counts_q, done)
 
+    def rate(self, calls: int = 20) -> float:
+        """Calls per second (both sides) on masked datasets, in one process."""
+        from audit.simulation.callables import call_chunk
 
-def _bound(plan, state: _MainRun, score, statistic, region
-           ) -> tuple[float, float | None, dict]:
-    """(ε_lower, plug-in estimate, witness): Clopper–Pearson on the region (fixed mode), or
-    the anytime-valid bound of the betting test (sequential mode: the fixed-n interval is not
-    valid after a data-dependent stop, and no plug-in estimate is reported)."""
-    alpha, delta = plan.config.audit.alpha, plan.claim.delta
-    if state.test is None:
-        res = regions.region_bound(state.counts_p, state.counts_q,
-                                   score.per_bin(statistic.edges), region, delta, alpha)
-        return float(res.eps_lower), res.plug_in(), to_jsonable(res)
-    summary = state.test.summary()
-    witness = {"eps_lower": summary["eps_lower"], "direction": region.direction.value,
-               "threshold": region.threshold, "method": "sequential betting e-process",
-               "alpha": alpha, "delta": delta, "calls_per_side": state.trials,
-               "stopped_early": state.trials < plan.config.audit.trials,
-               "claims_tested": summary["epsilons"], "stopped_at": summary["stopped_at"],
-               "max_log_wealth": summary["max_log_wealth"]}
-    return summary["eps_lower"], None, witness
+        t = time.perf_counter()
+        call_chunk(self._run(calls, 0), 0)
+        return 2.0 * calls / max(time.perf_counter() - t, 1e-9)
 
+    def workers(self, jobs: int) -> int:
+        from audit.simulation.planning import usable_cpus
 
-def _refutations(plan: ImplementationPlan, state: _MainRun) -> list[str]:
-    """The claims the sequential test rejected: each proves ε > that claim at level α."""
-    if state.test is None:
-        return []
-    out = []
-    for label, eps in (("the claim", plan.claim.epsilon),
-                       ("the amplified claim (eps_theory)", plan.eps_amplified)):
-        if eps is not None and eps > 0 and state.test.refuted(eps):
-            out.append(f"{label} epsilon={eps:.6g} refuted by the sequential test after "
-                       f"{state.trials:,} calls per side (eps > {eps:.6g} at "
-                       f"{1 - plan.config.audit.alpha:.0%} confidence)")
-    return out
-
-
-def run_implementation_audit(cfg: AuditConfig, *, progress: bool = False,
-                             plan: ImplementationPlan | None = None,
-                             implementation=None) -> AuditResult:
-    """Audit the implementation ``cfg`` names (or ``implementation``) as a black box."""
-    from audit.pipeline.runner import _streams, _Timer
-
-    timer = _Timer()
-    plan = plan if plan is not None else plan_implementation_audit(cfg, implementation)
-    timer.phases["plan"] = plan.seconds
-    au = cfg.audit
-    attack = load_attack(au.attack)
-    seed_pilot, _, seed_main = _streams(au.seed)
-    with timer.phase("pilot"):
-        pilot = _draw_pilot(plan, plan.pilot_size, seed_pilot, progress)
-    with timer.phase("fit"):
-        fit_part, select_part = pilot.split(plan.pilot_size // 2)
-        score = attack.fit(fit_part)
-        statistic = _statistic(score, fit_part, au.bins)
-        region = regions.select_region_on_pilot(
-            statistic.counts(select_part.p), statistic.counts(select_part.q),
-            score.per_bin(statistic.edges), plan.claim.delta,
-            pilot_alpha=regions.PILOT_GUARD_ALPHA)
-    with timer.phase("main run"):
-        state = _main(plan, statistic, score, region, seed_main, progress)
-    with timer.phase("selection and bound"):
-        eps_lower, eps_point, witness = _bound(plan, state, score, statistic, region)
-    impl = plan.implementation
-    return AuditResult(
-        name=cfg.name, eps_lower=eps_lower, eps_point=eps_point, eps_pair=None,
-        eps_pair_error=None, eps_theory=plan.eps_amplified, theory=plan.theory, eps_fdp=None,
-        eps_base=plan.claim.epsilon, eps_mar_formula=None, delta=plan.claim.delta,
-        p_star=plan.p_star, rho=plan.rho, missing_class=plan.missing_class.name,
-        noise_scale=float("nan"), attack=au.attack, selection=f"pilot ({au.mode.value})",
-        trials=state.trials, pilot_trials=plan.pilot_size, seconds=timer.total,
-        confidence=au.confidence, seed=au.seed, witness=witness, config=cfg.to_dict(),
-        timings=timer.phases, eps_claim=plan.claim.epsilon, refutations=_refutations(plan, state),
-        claim={"epsilon": plan.claim.epsilon, "delta": plan.claim.delta,
-               "note": plan.claim.note, "implementation": getattr(impl, "name", "?")},
-    )
+        return max(1, min(jobs, usable_cpus()))

@@ -15,16 +15,14 @@ from dataclasses import dataclass
 
 from audit.enums import Calibration, MissingnessClass, NoiseKind
 from audit.mixture import Mixture
-from audit.model.missingness import make_missingness
 from audit.model.neighbours import NeighbourPair, worst_case_pair
-from audit.model.queries import make_query
 from audit.model.release import Release
 from audit.pipeline.config import AuditConfig
 from audit.theory import accountant as acc
 from audit.theory.pair import pair_epsilon
 from audit.theory.tradeoff import TradeoffFunction
 
-__all__ = ["AuditPlan", "plan_audit"]
+__all__ = ["AuditPlan", "plan_audit", "ranking_release"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -67,6 +65,12 @@ def _release_and_constants(cfg: AuditConfig, query):
     c2 = consts.as_norm(2)
     return Release.gaussian(c2.sensitivity(), sc.epsilon, sc.delta,
                             calibration=sc.calibration), c2
+
+
+def ranking_release(cfg: AuditConfig, query) -> Release:
+    """The release ``[scenario]`` describes, calibrated for ``query``: the model's own release,
+    or, for a black-box audit, the model the pair search ranks candidate pairs with."""
+    return _release_and_constants(cfg, query)[0]
 
 
 def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
@@ -120,8 +124,7 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
     t0 = time.perf_counter()
     sc = cfg.scenario
-    mech = make_missingness(cfg.missingness.kind, **cfg.missingness.params)
-    query = make_query(sc.query, **sc.query_params)
+    mech, query = cfg.components()
     release, consts = _release_and_constants(cfg, query)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     mclass = mech.missing_class

@@ -22,6 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from audit.enums import CeilingKind
+from audit.estimation.regions import RegionBound
+from audit.estimation.sequential import SequentialBound
+from audit.pipeline.ceilings import Ceiling, Violation
+from audit.pipeline.ceilings import violations as find_violations
+from audit.pipeline.subject import Setting
+
 __all__ = [
     "AuditResult",
     "to_jsonable",
@@ -149,48 +156,128 @@ def load_json(path: str | Path) -> dict:
 class AuditResult:
     """What one audit found, with every ceiling beside it (JSON via :meth:`to_dict`).
 
-    ``timings`` holds the seconds spent in each phase (plan, pilot, fit, selection, main run,
-    bound); ``seconds`` is their total. For an implementation audited as a black box,
-    ``eps_claim`` is the ε it claims (``claim`` says what and at which δ), ``eps_theory`` that
-    claim amplified by [RPS] Theorem 3.2 under the audit's missingness (where MAR holds), and
-    ``eps_pair``/``eps_fdp`` are None (the law of a black box is unknown). ``refutations``
-    lists the claims a sequential test rejected (it proves ε > the claim, which ε_lower, a
-    grid value, may only equal).
+    ``bound`` is the typed witness: an :class:`audit.estimation.regions.RegionBound`
+    (Clopper–Pearson on one region, or the Bonferroni maximum over a declared grid) or an
+    :class:`audit.estimation.sequential.SequentialBound` (an anytime-valid betting test);
+    ``ceilings`` are the subject's (:class:`audit.pipeline.ceilings.Ceiling`); ``setting``
+    the missingness setting. ``timings`` holds the seconds spent in each phase (plan, pilot,
+    fit, main run, selection and bound); ``seconds`` is their total. ``claim`` is an
+    implementation's claim (None for the model).
+
+    The JSON document keeps the flat keys the README documents (``eps_pair``,
+    ``eps_theory``, ``eps_fdp``, ``eps_claim``, ``witness``, ``violations``, ...), read
+    from the typed fields by the properties of the same names.
     """
 
     name: str
     eps_lower: float
     eps_point: float | None
-    eps_pair: float | None
-    eps_pair_error: float | None
-    eps_theory: float | None
-    theory: str
-    eps_fdp: float | None
-    eps_base: float
-    eps_mar_formula: float | None
+    bound: RegionBound | SequentialBound
+    ceilings: tuple[Ceiling, ...]
     delta: float
-    p_star: float
-    rho: float
-    missing_class: str
-    noise_scale: float
+    setting: Setting
     attack: str
     selection: str
     trials: int
     pilot_trials: int
-    seconds: float
     confidence: float
     seed: int
-    witness: dict
     config: dict
     timings: dict = field(default_factory=dict)
-    eps_claim: float | None = None
     claim: dict | None = None
-    refutations: list = field(default_factory=list)
     versions: dict = field(default_factory=package_versions)
 
-    def to_dict(self) -> dict:
-        """JSON-able dict of every field, plus ``violations`` (:meth:`ceiling_violations`)."""
-        return to_jsonable({**asdict(self), "violations": self.ceiling_violations()})
+    @classmethod
+    def from_run(cls, subject, bound, *, attack: str, selection: str, trials: int,
+                 pilot_trials: int, timings: dict) -> AuditResult:
+        """The result of an audit of ``subject`` whose main run gave ``bound``."""
+        cfg = subject.config
+        return cls(name=cfg.name, eps_lower=float(bound.eps_lower), eps_point=bound.plug_in(),
+                   bound=bound, ceilings=tuple(subject.ceilings), delta=subject.delta,
+                   setting=subject.setting, attack=attack, selection=selection,
+                   trials=int(trials), pilot_trials=int(pilot_trials),
+                   confidence=cfg.audit.confidence, seed=cfg.audit.seed,
+                   config=cfg.to_dict(), timings=dict(timings), claim=subject.claim)
+
+    # -- the flat view the JSON document and earlier callers use
+    def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
+        for c in self.ceilings:
+            if c.kind in kinds:
+                return c
+        return None
+
+    def _value(self, *kinds: CeilingKind) -> float | None:
+        c = self._ceiling(*kinds)
+        return None if c is None else c.value
+
+    @property
+    def seconds(self) -> float:
+        return float(sum(self.timings.values()))
+
+    @property
+    def eps_pair(self) -> float | None:
+        return self._value(CeilingKind.PAIR)
+
+    @property
+    def eps_pair_error(self) -> float | None:
+        c = self._ceiling(CeilingKind.PAIR)
+        return None if c is None or c.value is None else c.error
+
+    @property
+    def eps_theory(self) -> float | None:
+        return self._value(CeilingKind.THEORY, CeilingKind.AMPLIFIED_CLAIM)
+
+    @property
+    def theory(self) -> str:
+        c = self._ceiling(CeilingKind.THEORY, CeilingKind.AMPLIFIED_CLAIM)
+        return "" if c is None else c.label
+
+    @property
+    def eps_fdp(self) -> float | None:
+        return self._value(CeilingKind.FDP)
+
+    @property
+    def eps_claim(self) -> float | None:
+        return self._value(CeilingKind.CLAIM)
+
+    @property
+    def p_star(self) -> float:
+        return self.setting.p_star
+
+    @property
+    def rho(self) -> float:
+        return self.setting.rho
+
+    @property
+    def missing_class(self) -> str:
+        return self.setting.missing_class
+
+    @property
+    def noise_scale(self) -> float | None:
+        return self.setting.noise_scale
+
+    @property
+    def eps_base(self) -> float:
+        return self.setting.eps_base
+
+    @property
+    def eps_mar_formula(self) -> float | None:
+        return self.setting.eps_mar_formula
+
+    @property
+    def witness(self) -> dict:
+        return to_jsonable(self.bound.to_dict())
+
+    @property
+    def violations(self) -> tuple[Violation, ...]:
+        """Every ceiling ε_lower exceeds, and every claim a sequential test refuted."""
+        return find_violations(self.eps_lower, self.ceilings, self.bound,
+                               confidence=self.confidence)
+
+    @property
+    def refutations(self) -> list[str]:
+        """The claims a sequential test refuted, as lines."""
+        return [v.describe() for v in self.violations if v.sequential]
 
     def ceiling_violations(self) -> list[str]:
         """Every ceiling that ε_lower exceeds: empty for a correct implementation w.p. ≥ 1 − α.
@@ -199,16 +286,28 @@ class AuditResult:
         are. A non-empty list from a valid estimator is evidence of a bug, in the code or in
         the theory it implements (docs/THEORY.md §8).
         """
-        out = []
-        if self.eps_pair is not None and self.eps_lower > self.eps_pair + (
-                self.eps_pair_error or 0.0):
-            out.append(f"eps_lower={self.eps_lower:.6g} > eps_pair={self.eps_pair:.6g}")
-        if self.eps_theory is not None and self.eps_lower > self.eps_theory:
-            out.append(f"eps_lower={self.eps_lower:.6g} > eps_theory={self.eps_theory:.6g} "
-                       f"({self.theory})")
-        if self.eps_fdp is not None and self.eps_lower > self.eps_fdp:
-            out.append(f"eps_lower={self.eps_lower:.6g} > eps_fdp={self.eps_fdp:.6g}")
-        if self.eps_claim is not None and self.eps_lower > self.eps_claim:
-            out.append(f"eps_lower={self.eps_lower:.6g} > claimed epsilon="
-                       f"{self.eps_claim:.6g}: the implementation's claim is refuted")
-        return out + [r for r in self.refutations if r not in out]
+        return [v.describe() for v in self.violations]
+
+    def describe(self) -> str:
+        """The one sentence summing up the bound (the witness's own)."""
+        return self.bound.describe()
+
+    def to_dict(self) -> dict:
+        """The JSON document (README, "What an audit reports")."""
+        st = self.setting
+        doc = {
+            "name": self.name, "eps_lower": self.eps_lower, "eps_point": self.eps_point,
+            "eps_pair": self.eps_pair, "eps_pair_error": self.eps_pair_error,
+            "eps_theory": self.eps_theory, "theory": self.theory, "eps_fdp": self.eps_fdp,
+            "eps_base": st.eps_base, "eps_mar_formula": st.eps_mar_formula,
+            "delta": self.delta, "p_star": st.p_star, "rho": st.rho,
+            "missing_class": st.missing_class, "noise_scale": st.noise_scale,
+            "attack": self.attack, "selection": self.selection, "trials": self.trials,
+            "pilot_trials": self.pilot_trials, "seconds": self.seconds,
+            "confidence": self.confidence, "seed": self.seed, "witness": self.witness,
+            "config": self.config, "timings": self.timings, "eps_claim": self.eps_claim,
+            "claim": self.claim, "refutations": self.refutations, "versions": self.versions,
+            "ceilings": [c.to_dict() for c in self.ceilings],
+            "violations": self.ceiling_violations(),
+        }
+        return to_jsonable(doc)

@@ -13,7 +13,6 @@ from audit.model.implementation import CallableImplementation, Claim, ReferenceI
 from audit.model.queries import make_query
 from audit.model.release import Release
 from audit.pipeline.config import ImplementationConfig, config_from_dict
-from audit.pipeline.implementation import run_implementation_audit
 from audit.pipeline.runner import run_audit
 from tests.conftest import audit_doc
 
@@ -36,7 +35,7 @@ def test_reference_black_box_agrees_with_the_white_box_engine():
     query = make_query("sum")
     release = Release.laplace(query.fwl_constants(100, 10, 1.0).sensitivity(), 1.0)
     claim = Claim(1.0, 0.0, "reference Laplace sum")
-    black = run_implementation_audit(
+    black = run_audit(
         _implementation_config(doc, claim, chunk=5000),
         implementation=ReferenceImplementation(query, release, claim))
     for r in (white, black):
@@ -82,7 +81,7 @@ def _null_failures(reps: int, trials: int, mode: str, eps: float = 1.0) -> float
         doc.pop("_mode")
         cfg = _implementation_config(doc, impl.claim, chunk=max(trials // 8, 1))
         cfg = dataclasses.replace(cfg, audit=dataclasses.replace(cfg.audit, mode=mode))
-        res = run_implementation_audit(cfg, implementation=impl)
+        res = run_audit(cfg, implementation=impl)
         fails.append(res.eps_lower > eps or bool(res.refutations))
     return float(np.mean(fails))
 
@@ -111,7 +110,7 @@ def test_the_fixed_mode_has_teeth_on_the_null():
     doc = _null_doc(20_000, 3, "fixed")
     doc.pop("_mode")
     weak = dataclasses.replace(impl, claim=Claim(0.5, 0.0, "understated"))
-    res = run_implementation_audit(_implementation_config(doc, weak.claim, chunk=5000),
+    res = run_audit(_implementation_config(doc, weak.claim, chunk=5000),
                                    implementation=weak)
     assert 0.5 < res.eps_lower <= 1.0 and res.ceiling_violations()
 
@@ -124,7 +123,7 @@ def test_nan_on_one_side_only_is_refuted_within_1000_calls_per_side():
     doc = _null_doc(800, 1, "fixed")
     doc.pop("_mode")
     doc["audit"]["pilot_trials"] = 200
-    res = run_implementation_audit(_implementation_config(doc, impl.claim, chunk=400),
+    res = run_audit(_implementation_config(doc, impl.claim, chunk=400),
                                    implementation=impl)
     assert res.trials + res.pilot_trials <= 1000
     assert res.eps_lower > 3.0 and res.ceiling_violations()

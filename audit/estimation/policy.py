@@ -1,0 +1,168 @@
+"""Selection policy: how a pilot is split, how the test region is chosen, and which bound
+the main counts give.
+
+Every rule that decides what the main run's counts are evaluated on lives here, so that the
+one audit runner (``audit.pipeline.runner``) holds no statistical choice. Validity rests on
+one principle: the region (or the declared grid, or the sequential test's region) is fixed
+before the main run, from the exact laws, from pilot draws independent of the main run, or
+from a finite family paid for by a Bonferroni union bound.
+
+- :func:`resolve_selection`: ``auto`` → ``model`` for a white-box attack on scalar outputs
+  with known laws, else ``pilot``;
+- :class:`PilotRule` and :func:`pilot_design`: how many pilot draws are held raw (to fit the
+  attack and read the statistic's range) and how many are only counted (to choose the region);
+- :func:`grid_thresholds`: the Bonferroni grid, declared from pilot quantiles;
+- :func:`choose_region` and :func:`fixed_bound`: the region and its Clopper–Pearson bound;
+- :func:`sequential_claims`: the grid of claims a sequential audit tests at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit._validate import check_positive_int
+from audit.enums import Selection
+from audit.estimation import regions
+from audit.estimation.regions import EpsLowerResult, Region
+from audit.protocols import Attack, Laws, Pilot, Score
+from audit.statistics import OutputValue, Statistic
+
+__all__ = [
+    "GRID_QUANTILES",
+    "SEQUENTIAL_FRACTIONS",
+    "PilotRule",
+    "PilotDesign",
+    "resolve_selection",
+    "pilot_design",
+    "grid_thresholds",
+    "choose_region",
+    "fixed_bound",
+    "sequential_claims",
+]
+
+#: Number of pilot quantiles a Bonferroni grid declares (thresholds; two directions each).
+GRID_QUANTILES = 41
+#: Grid of claimed ε a sequential audit tests: these fractions of the claim (and the amplified
+#: claim), so a refutation below the claim is reported too.
+SEQUENTIAL_FRACTIONS = np.arange(1, 9) / 8
+
+
+@dataclass(frozen=True)
+class PilotRule:
+    """How a subject's pilot is sized and drawn.
+
+    ``divisor``, ``lo`` and ``hi``: the default pilot is the main run's trials divided by
+    ``divisor``, clipped to [lo, hi] (a subject that draws millions per second affords a larger
+    pilot than a library called thousands of times per second). ``raw_cap``: most raw draws
+    per side held in memory (None: the whole raw part). ``counted_selection``: the selection
+    part of the pilot is drawn separately and counted as drawn (cheap for kernels), instead of
+    being the tail of the raw draws.
+    """
+
+    divisor: int
+    lo: int
+    hi: int
+    raw_cap: int | None
+    counted_selection: bool
+
+    def default_size(self, trials: int) -> int:
+        """The pilot size when ``audit.pilot_trials`` is not set."""
+        return max(self.lo, min(trials // self.divisor, self.hi))
+
+
+@dataclass(frozen=True)
+class PilotDesign:
+    """Draws per side of each part of a pilot: ``raw`` held in memory, of which the first
+    ``fit`` fit the attack (the rest, if any, choose the region); ``counted`` drawn on their own
+    stream and only counted (they choose the region)."""
+
+    raw: int
+    fit: int
+    counted: int
+
+    @property
+    def total(self) -> int:
+        return self.raw + self.counted
+
+
+def resolve_selection(selection: Selection, attack: Attack, scalar: bool,
+                      laws_known: bool = True) -> Selection:
+    """``AUTO`` → ``MODEL`` for white-box attacks on scalar outputs with known laws, else
+    ``PILOT``; ``MODEL`` is refused where it cannot apply."""
+    selection = Selection.parse(selection, "selection")
+    model_ok = attack.white_box and scalar and laws_known
+    if selection is Selection.AUTO:
+        return Selection.MODEL if model_ok else Selection.PILOT
+    if selection is Selection.MODEL and not model_ok:
+        raise ValueError("audit.selection='model' needs a white-box attack and a scalar output")
+    return selection
+
+
+def pilot_design(size: int, rule: PilotRule, *, white_box: bool,
+                 selection: Selection) -> PilotDesign:
+    """Split a pilot of ``size`` draws per side as ``rule`` and the attack need.
+
+    A black-box attack is fitted on raw draws and the region chosen on other draws, so the
+    region is not tuned to the noise the score was fitted to; a white-box attack needs raw
+    draws only for the statistic's range; model selection draws no pilot at all.
+    """
+    size = check_positive_int(size, "pilot size")
+    if selection is Selection.MODEL:
+        return PilotDesign(0, 0, 0)
+    cap = size if rule.raw_cap is None else rule.raw_cap
+    if white_box:
+        raw = min(size, cap)
+        return PilotDesign(raw, raw, size if rule.counted_selection else 0)
+    if rule.counted_selection:
+        fit = min(size // 2, cap)
+        return PilotDesign(fit, fit, size - fit)
+    return PilotDesign(size, size // 2, 0)
+
+
+def grid_thresholds(score: Score, pilot: Pilot) -> np.ndarray:
+    """The Bonferroni grid, declared from pilot quantiles before the main run."""
+    levels = np.linspace(0.0, 1.0, GRID_QUANTILES)
+    if isinstance(score.projection, OutputValue):
+        return np.unique(score(np.quantile(np.concatenate([pilot.p, pilot.q]), levels)))
+    return np.unique(np.quantile(np.concatenate([score(pilot.p), score(pilot.q)]), levels))
+
+
+def choose_region(selection: Selection, score: Score, statistic: Statistic, *, delta: float,
+                  alpha: float, trials: int, laws: Laws | None = None,
+                  selection_counts=None) -> Region | None:
+    """The region a fixed or sequential audit is evaluated on (None for ``GRID``, whose
+    regions are declared by :func:`grid_thresholds`)."""
+    bin_scores = score.per_bin(statistic.edges)
+    if selection is Selection.GRID:
+        return None
+    if selection is Selection.MODEL:
+        if laws is None:
+            raise ValueError("model selection needs the exact laws")
+        return regions.select_region_by_model(laws.P, laws.Q, statistic.edges, bin_scores,
+                                              trials, delta, alpha)
+    return regions.select_region_on_pilot(selection_counts.counts_p,
+                                          selection_counts.counts_q, bin_scores, delta,
+                                          pilot_alpha=regions.PILOT_GUARD_ALPHA)
+
+
+def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,
+                counts, *, delta: float, alpha: float, grid_pilot: Pilot) -> EpsLowerResult:
+    """Clopper–Pearson on the chosen region, or the Bonferroni maximum over the grid."""
+    bin_scores = score.per_bin(statistic.edges)
+    cp, cq = counts.counts_p, counts.counts_q
+    if selection is Selection.GRID:
+        return regions.grid_bound(cp, cq, bin_scores, grid_thresholds(score, grid_pilot),
+                                  delta, alpha)
+    return regions.region_bound(cp, cq, bin_scores, region, delta, alpha,
+                                method=selection.value)
+
+
+def sequential_claims(*claims: float | None) -> np.ndarray:
+    """The claims a sequential audit tests at once: :data:`SEQUENTIAL_FRACTIONS` of the first
+    (the implementation's claim) and every further positive one (the amplified claim)."""
+    first, *rest = claims
+    grid = list(first * SEQUENTIAL_FRACTIONS)
+    grid += [c for c in rest if c is not None and c > 0]
+    return np.unique(np.asarray(grid, dtype=np.float64))

@@ -1,0 +1,103 @@
+"""What an audit's lower bound is compared with, and what it means when it exceeds one.
+
+A subject states its ceilings before any sampling (:class:`Ceiling`: the exact ε of the pair,
+the applicable theorem, the §7 bound; or an implementation's claim and its amplified claim).
+After the run, :func:`violations` lists every ceiling the bound exceeds, and every claim a
+sequential test refuted, as :class:`Violation` values whose :meth:`Violation.describe` is the
+line the command line prints. For a correct implementation of a valid theory the list is
+empty with probability ≥ the stated confidence.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audit.enums import CeilingKind
+from audit.estimation.sequential import SequentialBound
+
+__all__ = ["Ceiling", "Violation", "violations", "CeilingKind"]
+
+#: The JSON key each ceiling kind is reported under (an implementation's amplified claim
+#: stands where a model audit's theorem does: both are "the theory" of the audit).
+JSON_KEYS = {CeilingKind.PAIR: "eps_pair", CeilingKind.THEORY: "eps_theory",
+             CeilingKind.FDP: "eps_fdp", CeilingKind.CLAIM: "eps_claim",
+             CeilingKind.AMPLIFIED_CLAIM: "eps_theory"}
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """An upper bound on the audited ε that the subject states before sampling.
+
+    ``value`` is None where the ceiling does not exist for this setting (no exact ε for a
+    vector output, no theorem for MNAR, a theorem whose δ exceeds the audited δ): it is shown
+    as n/a and never violated. ``error`` is the ceiling's stated numerical error (the pair
+    integrator's), added before comparing. ``label`` says where it comes from.
+    """
+
+    kind: CeilingKind
+    value: float | None
+    label: str = ""
+    error: float = 0.0
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", CeilingKind.parse(self.kind, "kind"))
+
+    @property
+    def key(self) -> str:
+        """The result's JSON key for this ceiling."""
+        return JSON_KEYS[self.kind]
+
+    def exceeded_by(self, eps_lower: float) -> bool:
+        return self.value is not None and eps_lower > self.value + self.error
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind.value, "value": self.value, "label": self.label,
+                "error": self.error}
+
+
+@dataclass(frozen=True)
+class Violation:
+    """A ceiling that the audit's lower bound exceeds (``sequential`` = False), or a claim
+    that a sequential test refuted (``sequential`` = True, after ``calls`` calls per side)."""
+
+    kind: CeilingKind
+    eps_lower: float
+    ceiling: float
+    label: str = ""
+    sequential: bool = False
+    calls: int = 0
+    confidence: float = 0.95
+
+    def describe(self) -> str:
+        """The one line printed after ``VIOLATION:`` (and stored in the result's JSON)."""
+        if self.sequential:
+            what = ("the claim" if self.kind is CeilingKind.CLAIM
+                    else "the amplified claim (eps_theory)")
+            return (f"{what} epsilon={self.ceiling:.6g} refuted by the sequential test after "
+                    f"{self.calls:,} calls per side (eps > {self.ceiling:.6g} at "
+                    f"{self.confidence:.0%} confidence)")
+        head = f"eps_lower={self.eps_lower:.6g} > "
+        if self.kind is CeilingKind.CLAIM:
+            return head + (f"claimed epsilon={self.ceiling:.6g}: the implementation's claim "
+                           "is refuted")
+        text = head + f"{JSON_KEYS[self.kind]}={self.ceiling:.6g}"
+        if self.kind in (CeilingKind.THEORY, CeilingKind.AMPLIFIED_CLAIM):
+            text += f" ({self.label})"
+        return text
+
+
+def violations(eps_lower: float, ceilings: tuple[Ceiling, ...], bound=None, *,
+               confidence: float) -> tuple[Violation, ...]:
+    """Every ceiling ``eps_lower`` exceeds, then every claim the sequential ``bound`` refuted
+    (a :class:`audit.estimation.sequential.SequentialBound`; None or a region bound: none).
+    """
+    out = [Violation(c.kind, eps_lower, c.value, c.label, confidence=confidence)
+           for c in ceilings if c.exceeded_by(eps_lower)]
+    if isinstance(bound, SequentialBound):
+        claims = [c for kind in (CeilingKind.CLAIM, CeilingKind.AMPLIFIED_CLAIM)
+                  for c in ceilings if c.kind is kind]
+        for c in claims:
+            if c.value is not None and c.value > 0 and bound.refuted(c.value):
+                out.append(Violation(c.kind, eps_lower, c.value, c.label, sequential=True,
+                                     calls=bound.calls_per_side, confidence=confidence))
+    return tuple(out)

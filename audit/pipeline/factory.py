@@ -1,0 +1,50 @@
+"""The one factory of audit subjects (:mod:`audit.pipeline.subject`).
+
+:func:`make_subject` is the only place of the pipeline that asks whether a config names an
+implementation: everything downstream sees a :class:`~audit.pipeline.subject.Subject`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from audit.pipeline.config import AuditConfig
+from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
+from audit.pipeline.model_subject import ModelSubject
+from audit.pipeline.plan import AuditPlan, plan_audit
+from audit.pipeline.subject import Subject
+
+__all__ = ["make_subject"]
+
+
+def make_subject(cfg: AuditConfig | None = None, *, plan=None,
+                 implementation=None) -> Subject:
+    """The subject ``cfg`` describes.
+
+    Parameters
+    ----------
+    cfg : AuditConfig, optional
+        A validated config; with an ``[implementation]`` table the subject is that
+        implementation, else the model's release.
+    plan : AuditPlan or ImplementationPlan, optional
+        A plan already built for this setting (the model's pair and ceilings are costly);
+        with ``cfg`` too, ``cfg``'s audit settings replace the plan's.
+    implementation : Implementation, optional
+        An implementation object to audit under ``cfg``'s pair and missingness (what
+        ``assert_private`` audits), instead of the one ``cfg`` names.
+    """
+    if plan is not None and cfg is not None and plan.config is not cfg:
+        # the plan's pair and ceilings with this config's audit settings (seed, trials, ...)
+        plan = dataclasses.replace(plan, config=cfg)
+    if isinstance(plan, AuditPlan):
+        return ModelSubject(plan)
+    if isinstance(plan, ImplementationPlan):
+        return ImplementationSubject.from_plan(plan)
+    if plan is not None:
+        raise ValueError(f"plan must be an AuditPlan or an ImplementationPlan, got "
+                         f"plan={type(plan).__name__}")
+    if cfg is None:
+        raise ValueError("make_subject needs a config (cfg) or a plan")
+    if implementation is not None or cfg.implementation is not None:
+        return ImplementationSubject.from_config(cfg, implementation)
+    return ModelSubject(plan_audit(cfg))
