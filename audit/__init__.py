@@ -15,6 +15,7 @@ starts without numba and a kernel compiles only when a run needs it.
 from __future__ import annotations
 
 import importlib
+from typing import TYPE_CHECKING
 
 __version__ = "0.2.0"
 
@@ -41,7 +42,63 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "run_audit": ("audit.pipeline.runner", "run_audit"),
     "run_tradeoff_audit": ("audit.pipeline.runner", "run_tradeoff_audit"),
     "AuditResult": ("audit.pipeline.results", "AuditResult"),
+    # subjects: what an audit audits, and the one factory
+    "Subject": ("audit.pipeline.subject", "Subject"),
+    "make_subject": ("audit.pipeline.factory", "make_subject"),
+    "ModelSubject": ("audit.pipeline.model_subject", "ModelSubject"),
+    "ImplementationSubject": ("audit.pipeline.implementation", "ImplementationSubject"),
+    "plan_implementation_audit": ("audit.pipeline.implementation",
+                                  "plan_implementation_audit"),
+    # typed bounds, ceilings and violations
+    "RegionBound": ("audit.estimation.regions", "RegionBound"),
+    "SequentialBound": ("audit.estimation.sequential", "SequentialBound"),
+    "Ceiling": ("audit.pipeline.ceilings", "Ceiling"),
+    "CeilingKind": ("audit.enums", "CeilingKind"),
+    "Violation": ("audit.pipeline.ceilings", "Violation"),
+    # implementations audited as black boxes
+    "assert_private": ("audit.testing", "assert_private"),
+    "make_implementation": ("audit.adapters", "make_implementation"),
+    "Claim": ("audit.model.implementation", "Claim"),
+    "CallableImplementation": ("audit.model.implementation", "CallableImplementation"),
+    "ReferenceImplementation": ("audit.model.implementation", "ReferenceImplementation"),
+    # extension surfaces: attacks and the values they exchange
+    "BlackBoxAttack": ("audit.protocols", "BlackBoxAttack"),
+    "WhiteBoxAttack": ("audit.protocols", "WhiteBoxAttack"),
+    "Score": ("audit.protocols", "Score"),
+    "Pilot": ("audit.protocols", "Pilot"),
+    "Laws": ("audit.protocols", "Laws"),
 }
+
+if TYPE_CHECKING:  # the lazy exports above, spelled out for type checkers (tested equal)
+    from audit import estimation
+    from audit.adapters import make_implementation
+    from audit.enums import CeilingKind, MissingnessClass, NoiseKind
+    from audit.estimation.regions import RegionBound
+    from audit.estimation.sequential import SequentialBound
+    from audit.mixture import Mixture
+    from audit.model.implementation import (
+        CallableImplementation,
+        Claim,
+        ReferenceImplementation,
+    )
+    from audit.model.missingness import make_missingness
+    from audit.model.neighbours import worst_case_pair
+    from audit.model.queries import make_query
+    from audit.model.release import Release
+    from audit.pipeline.ceilings import Ceiling, Violation
+    from audit.pipeline.config import config_from_dict, load_config
+    from audit.pipeline.factory import make_subject
+    from audit.pipeline.implementation import ImplementationSubject, plan_implementation_audit
+    from audit.pipeline.model_subject import ModelSubject
+    from audit.pipeline.plan import plan_audit
+    from audit.pipeline.results import AuditResult
+    from audit.pipeline.runner import run_audit, run_tradeoff_audit
+    from audit.pipeline.subject import Subject
+    from audit.protocols import BlackBoxAttack, Laws, Pilot, Score, WhiteBoxAttack
+    from audit.simulation import engine
+    from audit.statistics import Statistic
+    from audit.testing import assert_private
+    from audit.theory import accountant, calibration, fwl, pair, tradeoff
 
 __all__ = ["__version__", *_EXPORTS]
 
