@@ -13,9 +13,13 @@ of checkpoints and of the sequential test's bets, so the same seed gives the sam
 any number of workers. (The batched and the one-call-at-a-time forms of an implementation
 use the generator differently: each is reproducible, they differ from each other.)
 
-Parallelism: chunks run in the calling process, or over joblib's loky processes (capped at
-the CPUs this process may use and at the number of chunks), whose results arrive in chunk
-order. Workers die with the parent, as the engine's do (``audit.simulation.execution``).
+Parallelism: chunks run in the calling process, or over joblib workers on the engine's
+backends (``audit.enums.Backend``): ``"loky"`` processes, ``"threading"`` threads (for an
+implementation that releases the GIL), or ``"dask"`` (a ``distributed.Client`` the caller
+created: the audit moves to a cluster with the same seeds and the same outputs). Results
+arrive in chunk order whatever the backend. Workers are counted, and die with the parent, by
+the same numba-free plumbing as the engine's (``audit.simulation.processes``): a black-box
+run never imports numba.
 
 Checkpoints: with a directory, each finished chunk's raw outputs are saved atomically as
 ``DIR/<run hash>_c<chunk>.npz``; a rerun reads them back instead of calling again, and an
@@ -26,16 +30,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
-from audit._validate import check_positive_int
 from audit.enums import Backend
+from audit.simulation import processes
 from audit.simulation.checkpoints import check_directory, load_arrays, save_arrays
-from audit.simulation.planning import ResourceCapWarning, usable_cpus
 
 __all__ = ["ImplementationError", "CallableRun", "chunk_generator", "call_chunk",
            "iter_chunks", "probe"]
@@ -151,9 +154,7 @@ def call_chunk(run: CallableRun, c: int, watch_parent: bool = False
                ) -> tuple[int, np.ndarray, np.ndarray]:
     """Outputs of chunk ``c`` of both sides: (c, outputs on z, outputs on z')."""
     if watch_parent:
-        from audit.simulation.execution import _watch_parent
-
-        _watch_parent()
+        processes.watch_parent()
     return c, _side_outputs(run, 0, c), _side_outputs(run, 1, c)
 
 
@@ -191,74 +192,104 @@ def _check_picklable(run: CallableRun) -> None:
             "with one job (jobs = 1)") from None
 
 
-def _workers(n_jobs: int, n_chunks: int) -> int:
-    n_jobs = check_positive_int(n_jobs, "n_jobs")
-    cap = min(usable_cpus(), n_chunks)
-    if n_jobs > usable_cpus():
-        warnings.warn(f"n_jobs={n_jobs} capped at {usable_cpus()}, the CPUs this process may "
-                      "use", ResourceCapWarning, stacklevel=3)
-    return max(1, min(n_jobs, cap))
-
-
-def iter_chunks(run: CallableRun, *, n_jobs: int = 1, checkpoint=None,
-                on_chunk: Callable[[int], None] | None = None
+def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = Backend.LOKY,
+                checkpoint=None, on_chunk: Callable[[int], None] | None = None
                 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """The chunks of ``run`` in order, as (c, outputs on z, outputs on z').
 
     Finished chunks found in ``checkpoint`` are read back; the others are computed (in this
-    process, or over ``n_jobs`` loky processes) and saved there as they arrive. The caller may
-    stop iterating at any time (the sequential test does): pending work is cancelled and the
+    process, or over ``n_jobs`` joblib workers on ``backend``) and saved there as they
+    arrive. The outputs are the same for every ``n_jobs`` and ``backend``. The caller may stop
+    iterating at any time (the sequential test does): pending work is cancelled and the
     workers are shut down. ``on_chunk(c)`` is called after each chunk (progress).
+
+    Parameters
+    ----------
+    run : CallableRun
+    n_jobs : int
+        Workers, ≥ 1, or −1: every usable CPU (dask: every worker of the client). Capped as
+        :func:`audit.simulation.processes.cap_workers` says (at the usable CPUs, with one
+        :class:`~audit.simulation.processes.ResourceCapWarning`, and at the run's chunks).
+        1 with a local backend runs the chunks in this process.
+    backend : Backend or {"loky", "threading", "dask"}
+        joblib's backend for ``n_jobs`` workers; ``"dask"`` needs a ``distributed.Client``.
+    checkpoint : path or None
+        Directory of the chunk files (created if missing).
+    on_chunk : callable or None
+        Called with each chunk's index once it is read back or computed.
+
+    Returns
+    -------
+    generator of (int, ndarray, ndarray)
+
+    Raises
+    ------
+    ValueError
+        On a bad argument, when called (before any chunk runs).
+    ImplementationError
+        When called, for an implementation that cannot be pickled for workers (loky, dask);
+        while iterating, for a call that raised or returned something that is not a release.
     """
+    if not isinstance(run, CallableRun):
+        raise ValueError(f"run must be a CallableRun, got run={run!r}")
+    backend = processes.joblib_backend(backend)
+    cap = processes.cap_workers(n_jobs, name="n_jobs", n_chunks=run.n_chunks, backend=backend)
+    cap.warn(stacklevel=2)
     directory = check_directory(checkpoint)
+    if on_chunk is not None and not callable(on_chunk):
+        raise ValueError(f"on_chunk must be callable or None, got on_chunk={on_chunk!r}")
+    in_process = cap.workers == 1 and backend is not Backend.DASK
+    if not in_process and backend is not Backend.THREADING:
+        _check_picklable(run)
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
-    prefix = run.digest()
-    workers = _workers(n_jobs, run.n_chunks)
-    if workers > 1:
-        _check_picklable(run)
+    return _iter_chunks(run, cap.workers, None if in_process else backend,
+                        _Chunks(directory, run.digest()), on_chunk)
 
-    def stored(c: int):
-        if directory is None:
+
+class _Chunks:
+    """The checkpoint files of one run (none without a directory)."""
+
+    def __init__(self, directory: Path | None, prefix: str) -> None:
+        self.directory = directory
+        self.prefix = prefix
+
+    def load(self, c: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+        if self.directory is None:
             return None
-        arrays = load_arrays(directory / f"{prefix}_c{c:012d}.npz", ("p", "q"))
+        arrays = load_arrays(self.directory / f"{self.prefix}_c{c:012d}.npz", ("p", "q"))
         return None if arrays is None else (c, arrays["p"], arrays["q"])
 
-    def keep(result):
-        if directory is not None:
-            c, p, q = result
-            save_arrays(directory / f"{prefix}_c{c:012d}.npz", p=p, q=q)
-        if on_chunk is not None:
-            on_chunk(result[0])
-        return result
+    def save(self, c: int, p: np.ndarray, q: np.ndarray) -> None:
+        if self.directory is not None:
+            save_arrays(self.directory / f"{self.prefix}_c{c:012d}.npz", p=p, q=q)
 
-    if workers == 1:
-        for c in range(run.n_chunks):
-            found = stored(c)
-            yield keep(found) if found is not None else keep(call_chunk(run, c))
+
+def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store: _Chunks,
+                 on_chunk: Callable[[int], None] | None):
+    """The chunks of ``run`` (``backend`` None: in this process)."""
+    if backend is None:
+        results = (store.load(c) or call_chunk(run, c) for c in range(run.n_chunks))
+        yield from _kept(results, store, on_chunk)
         return
-    yield from _iter_parallel(run, workers, stored, keep)
-
-
-def _iter_parallel(run, workers, stored, keep):
     import joblib
 
-    from audit.simulation.execution import _sigterm_raises
-
-    pending = (c for c in range(run.n_chunks))
-    with _sigterm_raises(), joblib.parallel_config(backend=Backend.LOKY.value):
-        par = joblib.Parallel(n_jobs=workers, return_as="generator")
-        # Stored chunks are not recomputed; each result keeps its chunk index, so the order
-        # of arrival is the order of the chunks (return_as="generator" preserves it).
-        results = par(joblib.delayed(_stored_or_call)(run, c, stored(c)) for c in pending)
-        try:
-            for result in results:
-                yield keep(result)
-        finally:
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                results.close()
+    watch = backend is Backend.LOKY
+    # Stored chunks are not recomputed; each result keeps its chunk index, and results come
+    # back in the order of the calls, so the order of arrival is the order of the chunks.
+    calls = (joblib.delayed(_stored_or_call)(run, c, store.load(c), watch)
+             for c in range(run.n_chunks))
+    with processes.joblib_results(calls, workers=workers, backend=backend) as results:
+        yield from _kept(results, store, on_chunk)
 
 
-def _stored_or_call(run: CallableRun, c: int, found):
-    return found if found is not None else call_chunk(run, c, watch_parent=True)
+def _kept(results, store: _Chunks, on_chunk):
+    for result in results:
+        store.save(*result)
+        if on_chunk is not None:
+            on_chunk(result[0])
+        yield result
+
+
+def _stored_or_call(run: CallableRun, c: int, found, watch_parent: bool):
+    return found if found is not None else call_chunk(run, c, watch_parent=watch_parent)

@@ -4,7 +4,9 @@ With ``checkpoint=DIR``, chunk [b0, b1) of a run is saved as
 ``DIR/<run hash>_<b0:012d>_<b1:012d>.npz`` (arrays ``counts_p`` and ``counts_q``). The run
 hash covers every input that changes the counts (both sampled laws, the statistic with its
 edges, trials, the stream key, block_trials) and :data:`CODE_TAG`, a digest of the stream and
-kernel sources, so chunks written by other kernel code are never reused. Chunk boundaries
+kernel sources (and of the jit options, ``jit.py``), so chunks written by other kernel code are
+never reused. The digest reads the source files as text: importing this module does not import
+numba. Chunk boundaries
 depend only on the number of blocks (``audit.simulation.planning``), so a run resumed with
 other workers or threads finds the files of the first.
 
@@ -30,8 +32,8 @@ from audit.statistics import Statistic
 __all__ = ["CODE_TAG", "CUDA_CODE_TAG", "code_tag", "run_hash", "check_directory",
            "ChunkStore", "save_arrays", "load_arrays"]
 
-#: The modules whose source decides the draws and their binning.
-_CODE_FILES = ("rng.py", "packing.py", "densities.py", "kernels.py")
+#: The modules whose source decides the draws and their binning (jit.py: the compile options).
+_CODE_FILES = ("jit.py", "rng.py", "packing.py", "densities.py", "kernels.py")
 
 
 def code_tag(files: tuple[str, ...] = _CODE_FILES) -> str:

@@ -14,8 +14,8 @@ import math
 
 import numpy as np
 
+from audit.simulation.jit import _jit
 from audit.simulation.packing import LAW_MIXTURE, LAW_PRODUCT, NOISE_LAPLACE
-from audit.simulation.rng import _jit
 
 __all__ = ["log_law", "scratch"]
 

@@ -21,9 +21,9 @@ thread per side and block, ``audit.simulation.gpu``). For dask, create a
 ``distributed.Client`` first (dask is an optional extra, ``pip install .[dask]``); the engine
 then runs inside ``joblib.parallel_config(backend="dask")`` and joblib sends the chunks to
 that client.
-Workers are capped at the usable CPUs and the number of chunks (``audit.simulation.planning``)
-and never outlive the run's process (``audit.simulation.execution``). Importing this module
-does not import numba: the kernels load when a run needs them.
+Workers are capped at the usable CPUs and the number of chunks, and never outlive the run's
+process (``audit.simulation.processes``, shared with the black-box sampler). Importing this
+module does not import numba: the kernels load when a run needs them.
 
 Checkpoints: with ``checkpoint=DIR`` each finished chunk is saved to its own file, named by
 a hash of every input that changes the counts and of the kernel code
@@ -52,12 +52,8 @@ from audit.simulation.checkpoints import (
     check_directory,
     run_hash,
 )
-from audit.simulation.planning import (
-    MAX_CHUNK_BLOCKS,
-    ResourceCapWarning,
-    Schedule,
-    make_schedule,
-)
+from audit.simulation.planning import MAX_CHUNK_BLOCKS, Schedule, make_schedule
+from audit.simulation.processes import ResourceCapWarning, check_jobs
 from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic
 
 __all__ = [
@@ -150,14 +146,6 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
     return P, Q
 
 
-def _check_n_jobs(n_jobs: object) -> int:
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, int | np.integer) or (
-        n_jobs < 1 and n_jobs != -1
-    ):
-        raise ValueError(f"n_jobs must be an integer >= 1 or -1, got n_jobs={n_jobs!r}")
-    return int(n_jobs)
-
-
 def check_backend(backend: object) -> Backend:
     """``backend`` as a member, refused (one-line ``ValueError``) where it cannot run here:
     dask without its extra, cuda without numba-cuda or a device."""
@@ -237,8 +225,9 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
         Stream seed (``audit.simulation.rng.derive_key``).
     n_jobs : int
         joblib workers, ≥ 1 (or −1: all usable CPUs; with ``backend="dask"``, the client's
-        workers). Capped at the usable CPUs (with a :class:`ResourceCapWarning`) and at the
-        number of chunks; ``HistogramCounts.workers`` is the value used.
+        workers). Capped at the usable CPUs (with one :class:`ResourceCapWarning`) and at the
+        number of chunks (:func:`audit.simulation.processes.cap_workers`);
+        ``HistogramCounts.workers`` is the value used, ``HistogramCounts.notes`` says why.
     threads : int or None
         numba threads per kernel call, ≥ 1. Default: numba's setting when the run stays in
         this process, 1 per worker otherwise (the ``threading`` backend always runs serial
@@ -276,7 +265,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
 
     P, Q = _check_laws(P, Q, statistic)
     trials, block_trials, n_blocks = _n_blocks(trials, block_trials)
-    n_jobs = _check_n_jobs(n_jobs)
+    n_jobs = check_jobs(n_jobs, "n_jobs")
     if threads is not None:
         threads = check_positive_int(threads, "threads")
     backend = check_backend(backend)

@@ -9,23 +9,15 @@ checkpoint store). Pending chunks are found lazily, one chunk file at a time, an
 into jobs of consecutive chunks; a job is one kernel call that returns the counts of each of
 its chunks.
 
-Workers never outlive the run's process: an exception or Ctrl-C (KeyboardInterrupt) inside
-the joblib loop makes joblib kill its loky workers; SIGTERM is turned into ``SystemExit`` for
-the duration of the loop (when the process still has the default handler and the run is in
-the main thread), so it takes the same path; and every loky worker watches its parent and
-exits when the parent is gone, which also covers SIGKILL and workers left idle in joblib's
-reusable pool.
+Workers never outlive the run's process: the joblib loop, the SIGTERM handling and the watch
+of the parent are :mod:`audit.simulation.processes`' (numba-free, shared with the black-box
+sampler ``audit.simulation.callables``).
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
-import signal
 import threading
-import time
-import warnings
 from collections.abc import Iterator
 from typing import NamedTuple
 
@@ -33,14 +25,12 @@ import numba
 import numpy as np
 
 from audit.enums import Backend
+from audit.simulation import processes
 from audit.simulation.checkpoints import ChunkStore
 from audit.simulation.kernels import Blocks, HistSpec, hist_blocks
 from audit.simulation.planning import ChunkPlan, Schedule
 
 __all__ = ["Work", "Tally", "iter_jobs", "run_job", "execute"]
-
-#: Seconds between a worker's checks that its parent is alive.
-PARENT_POLL_S = 0.5
 
 
 class Work(NamedTuple):
@@ -108,25 +98,6 @@ def iter_jobs(plan: ChunkPlan, tally: Tally, group_blocks: int) -> Iterator[rang
         yield range(start, len(plan))
 
 
-_WATCHING = False
-
-
-def _watch_parent() -> None:
-    """Exit this (worker) process as soon as its parent has gone; once per process."""
-    global _WATCHING
-    if _WATCHING:
-        return
-    _WATCHING = True
-    parent = os.getppid()
-
-    def watch() -> None:
-        while os.getppid() == parent:
-            time.sleep(PARENT_POLL_S)
-        os._exit(1)
-
-    threading.Thread(target=watch, name="audit-parent-watch", daemon=True).start()
-
-
 def _kernel(blocks: Blocks, work: Work) -> np.ndarray:
     if not (work.parallel and work.threads is not None):
         return hist_blocks(blocks, work.spec, parallel=work.parallel)
@@ -146,7 +117,7 @@ def run_job(plan: ChunkPlan, job: range, work: Work, watch_parent: bool = False
     the process that started it dies.
     """
     if watch_parent:
-        _watch_parent()
+        processes.watch_parent()
     first, end = plan[job[0]][0], plan[job[-1]][1]
     blocks = Blocks(np.uint64(work.key), first, end, int(work.trials), int(work.block_trials))
     if work.cuda:
@@ -156,30 +127,6 @@ def run_job(plan: ChunkPlan, job: range, work: Work, watch_parent: bool = False
     out = _kernel(blocks, work)
     starts = [plan[i][0] - first for i in job]
     return np.add.reduceat(out, starts, axis=1).transpose(1, 0, 2)
-
-
-@contextlib.contextmanager
-def _sigterm_raises() -> Iterator[None]:
-    """Raise SystemExit(128 + SIGTERM) on SIGTERM in the main thread, for the block.
-
-    The default SIGTERM action ends the process at once and orphans its workers; an
-    exception instead unwinds through joblib, which kills them. A handler the application
-    installed itself is left alone, and so is a run outside the main thread (where Python
-    cannot install handlers).
-    """
-    if (threading.current_thread() is not threading.main_thread()
-            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
-        yield
-        return
-
-    def handler(signum, frame):
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, handler)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _run_in_process(schedule: Schedule, tally: Tally, work: Work) -> None:
@@ -198,17 +145,12 @@ def _run_joblib(schedule: Schedule, tally: Tally, work: Work) -> None:
         _kernel(Blocks(np.uint64(0), 0, 0, 1, 1), work)
     jobs = iter_jobs(plan, tally, schedule.group_blocks)
     calls = (joblib.delayed(_job_result)(plan, job, work, watch) for job in jobs)
-    with _sigterm_raises(), joblib.parallel_config(backend=schedule.backend.value):
-        results = joblib.Parallel(n_jobs=schedule.workers, return_as="generator")(calls)
-        try:
-            for job, counts in results:
-                tally.add_computed(plan, job, counts)
-        finally:
-            # Leaving early (an exception, SIGTERM, Ctrl-C) aborts the pending jobs and
-            # kills the loky workers now rather than when the generator is collected.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                results.close()
+    # Leaving early (an exception, SIGTERM, Ctrl-C) aborts the pending jobs and kills the
+    # loky workers at once.
+    with processes.joblib_results(calls, workers=schedule.workers,
+                                  backend=schedule.backend) as results:
+        for job, counts in results:
+            tally.add_computed(plan, job, counts)
 
 
 def _job_result(plan: ChunkPlan, job: range, work: Work, watch_parent: bool

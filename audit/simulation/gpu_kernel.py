@@ -10,8 +10,9 @@ from __future__ import annotations
 import numba
 from numba import cuda
 
+from audit.simulation.jit import _jit
 from audit.simulation.kernels import _block_len, _draw_rows, _project_rows, bin_index
-from audit.simulation.rng import _jit, _seed_state
+from audit.simulation.rng import _seed_state
 
 __all__ = ["hist_kernel", "trial_bin"]
 

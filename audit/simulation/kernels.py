@@ -44,6 +44,7 @@ import numba
 import numpy as np
 
 from audit.simulation.densities import log_law, scratch
+from audit.simulation.jit import _jit
 from audit.simulation.packing import (
     BATCH,
     LAW_CODES,
@@ -64,7 +65,7 @@ from audit.simulation.packing import (
     law_of,
     spec_of,
 )
-from audit.simulation.rng import _jit, _next_double, _next_open, _seed_state
+from audit.simulation.rng import _next_double, _next_open, _seed_state
 
 __all__ = [
     "NOISE_CODES",

@@ -14,20 +14,20 @@ the calling process groups consecutive pending chunks into one kernel call of up
 ``cuda`` backend groups up to :data:`CUDA_GROUP_BLOCKS` blocks into one GPU launch (always in
 the calling process: ``n_jobs`` does not apply).
 
-The workers are capped at the CPUs this process may use and at the number of chunks:
-``n_jobs=1000`` never starts 1000 processes. A cap is reported in the schedule's ``notes``
-and, when ``n_jobs`` asked for more CPUs than there are, by a :class:`ResourceCapWarning`.
+The workers are capped at the CPUs this process may use and at the number of chunks by the
+one rule of :func:`audit.simulation.processes.cap_workers` (``n_jobs=1000`` never starts 1000
+processes; −1 is every usable CPU). A cap is reported in the schedule's ``notes`` and, when
+``n_jobs`` asked for more CPUs than there are, by one :class:`ResourceCapWarning`.
 """
 
 from __future__ import annotations
 
 import math
-import os
-import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from audit.enums import Backend
+from audit.simulation.processes import ResourceCapWarning, cap_workers, usable_cpus
 
 __all__ = [
     "MAX_CHUNK_BLOCKS",
@@ -47,10 +47,6 @@ TARGET_CHUNKS = 64
 #: Blocks of one kernel call of the ``cuda`` backend: 2^16 blocks, 2^17 GPU threads (one per
 #: side and block), enough to keep a large GPU busy; chunks stay the unit of checkpoints.
 CUDA_GROUP_BLOCKS = 1 << 16
-
-
-class ResourceCapWarning(UserWarning):
-    """``n_jobs`` asked for more workers than this machine gives the process."""
 
 
 @dataclass(frozen=True)
@@ -112,52 +108,20 @@ class Schedule:
         return self.workers == 1 and self.backend is not Backend.DASK
 
 
-def usable_cpus() -> int:
-    """CPUs this process may run on (affinity mask where the OS has one)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):  # pragma: no cover - not Linux
-        return max(1, os.cpu_count() or 1)
-
-
-def _cap_workers(n_jobs: int, backend: Backend, n_chunks: int) -> tuple[int, list[str]]:
-    """Effective workers and the notes saying what was capped."""
-    notes: list[str] = []
-    if backend is Backend.CUDA:
-        if n_jobs != 1:
-            notes.append(f"n_jobs={n_jobs} ignored: backend='cuda' runs on the GPU from the "
-                         "calling process")
-        return 1, notes
-    if backend is Backend.DASK:
-        if n_jobs == -1:  # the client's workers: joblib asks the scheduler
-            return -1, notes
-        workers = n_jobs
-    else:
-        cpus = usable_cpus()
-        workers = cpus if n_jobs == -1 else n_jobs
-        if workers > cpus:
-            notes.append(f"n_jobs={n_jobs} capped at the {cpus} CPUs this process may use")
-            warnings.warn(notes[-1], ResourceCapWarning, stacklevel=4)
-            workers = cpus
-    if workers > n_chunks:
-        unit = "chunk" if n_chunks == 1 else "chunks"
-        notes.append(f"{workers} workers capped at the run's {n_chunks} {unit}")
-        workers = n_chunks
-    return workers, notes
-
-
 def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: Backend,
                   chunk_blocks: int | None = None) -> Schedule:
     """The plan and execution of a run (inputs already validated by the engine).
 
     Warns :class:`ResourceCapWarning` when ``n_jobs`` exceeds :func:`usable_cpus` with a
-    local backend.
+    local backend (pointing at the caller of the engine function that called this one).
     """
     plan = ChunkPlan.for_blocks(n_blocks, chunk_blocks)
-    workers, notes = _cap_workers(n_jobs, backend, len(plan))
+    cap = cap_workers(n_jobs, name="n_jobs", n_chunks=len(plan), backend=backend)
+    cap.warn(stacklevel=3)
+    workers, notes = cap.workers, cap.notes
     if backend is Backend.CUDA:
         # One GPU launch runs many chunks; numba threads play no part.
-        return Schedule(plan, backend, 1, None, False, CUDA_GROUP_BLOCKS, tuple(notes))
+        return Schedule(plan, backend, 1, None, False, CUDA_GROUP_BLOCKS, notes)
     parallel_kernel = backend is not Backend.THREADING
     local = workers == 1 and backend is not Backend.DASK
     if threads is None and not local:
@@ -165,4 +129,4 @@ def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: B
     # In the calling process consecutive chunks share a kernel call (more prange tasks);
     # across workers each chunk is its own job, so joblib can balance them.
     group = MAX_CHUNK_BLOCKS if local else plan.chunk_blocks
-    return Schedule(plan, backend, workers, threads, parallel_kernel, group, tuple(notes))
+    return Schedule(plan, backend, workers, threads, parallel_kernel, group, notes)

@@ -20,8 +20,9 @@ Python-side key derivation. ``audit.simulation.kernels`` builds the sampling ker
 
 from __future__ import annotations
 
-import numba
 import numpy as np
+
+from audit.simulation.jit import _jit
 
 __all__ = ["derive_key", "block_state", "uniforms", "SIDE_P", "SIDE_Q", "MAX_BLOCKS"]
 
@@ -35,13 +36,6 @@ _M1 = np.uint64(0xBF58476D1CE4E5B9)
 _M2 = np.uint64(0x94D049BB133111EB)
 _TWO_M53 = 1.0 / 9007199254740992.0  # 2^-53
 _TWO_M52 = 1.0 / 4503599627370496.0  # 2^-52
-
-
-def _jit(**extra):
-    """The one place holding the jit options of every kernel helper."""
-    opts = dict(cache=True, nogil=True, fastmath=False, error_model="numpy")
-    opts.update(extra)
-    return numba.njit(**opts)
 
 
 @_jit(inline="always")

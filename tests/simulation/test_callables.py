@@ -3,10 +3,19 @@ failures reported with the call that failed."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
 import numpy as np
 import pytest
 
+from audit.enums import Backend
 from audit.model.missingness import make_missingness
+from audit.simulation import processes
 from audit.simulation.callables import (
     CallableRun,
     ImplementationError,
@@ -14,6 +23,9 @@ from audit.simulation.callables import (
     iter_chunks,
     probe,
 )
+from audit.simulation.processes import ResourceCapWarning
+
+ROOT = Path(__file__).resolve().parents[2]
 
 Z = np.zeros((5, 2))
 ZP = Z.copy()
@@ -156,3 +168,142 @@ def test_the_batched_form_is_used_and_reproducible():
             a, _, _ = _outputs(run)
             b, _, _ = _outputs(run)
     np.testing.assert_array_equal(a, b)
+
+
+def test_outputs_identical_in_process_over_loky_and_threads():
+    ref = _outputs(_run())
+    for kw in ({"n_jobs": 2}, {"n_jobs": -1}, {"n_jobs": 2, "backend": "threading"},
+               {"n_jobs": 2, "backend": Backend.LOKY}):
+        got = _outputs(_run(), **kw)
+        np.testing.assert_array_equal(ref[0], got[0])
+        np.testing.assert_array_equal(ref[1], got[1])
+        assert got[2] == list(range(7)), kw
+
+
+def test_n_jobs_over_the_cpus_warns_once_at_the_caller(monkeypatch):
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 2)
+    ref = _outputs(_run())
+    with pytest.warns(ResourceCapWarning,
+                      match=r"^n_jobs=1000 capped at 2, the CPUs this process may use$") as w:
+        chunks = iter_chunks(_run(), n_jobs=1000)
+    assert len(w) == 1 and w[0].filename == __file__
+    np.testing.assert_array_equal(np.concatenate([c[1] for c in chunks]), ref[0])
+
+
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"backend": "cuda"}, "got backend='cuda'"),
+    ({"backend": "spark"}, "backend must be one of"),
+    ({"n_jobs": 0}, "n_jobs must be an integer >= 1 or -1, got n_jobs=0"),
+    ({"n_jobs": 1.5}, "n_jobs must be an integer"),
+    ({"on_chunk": 3}, "on_chunk must be callable"),
+])
+def test_bad_arguments_are_refused_when_called(kwargs, needle):
+    NoisyMean.calls = 0
+    with pytest.raises(ValueError, match=needle):
+        iter_chunks(_run(), **kwargs)  # no next(): refused before any chunk runs
+    assert NoisyMean.calls == 0
+    with pytest.raises(ValueError, match="run must be a CallableRun"):
+        iter_chunks("run")
+
+
+def test_threads_need_no_pickling():
+    import threading
+
+    lock = threading.Lock()
+
+    def locked(data, rng):
+        with lock:
+            return rng.random()
+
+    ref = _outputs(_run(locked))
+    got = _outputs(_run(locked), n_jobs=2, backend="threading")
+    np.testing.assert_array_equal(ref[0], got[0])
+
+
+@pytest.mark.dask
+@pytest.mark.parametrize("processes_", [False, True])
+def test_dask_outputs_identical_to_loky_and_in_process(processes_):
+    distributed = pytest.importorskip("distributed")
+    ref = _outputs(_run())
+    loky = _outputs(_run(), n_jobs=2)
+    # In-process workers talk over inproc:// (no host); process workers over loopback; the
+    # dashboard on a free port, not on a shared machine's 8787.
+    net = {"host": "127.0.0.1"} if processes_ else {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=processes_,
+                                  dashboard_address=":0", **net) as cluster, \
+            distributed.Client(cluster):
+        dask = _outputs(_run(), n_jobs=2, backend="dask")
+        every = _outputs(_run(), n_jobs=-1, backend=Backend.DASK)
+    for got in (loky, dask, every):
+        np.testing.assert_array_equal(ref[0], got[0])
+        np.testing.assert_array_equal(ref[1], got[1])
+        assert got[2] == list(range(7))
+
+
+_NO_NUMBA = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from audit.model.missingness import make_missingness
+    from audit.simulation.callables import CallableRun, iter_chunks
+
+    def mechanism(data, rng):
+        # a worker that had numba loaded would release 10 + U(0, 1): the parent sees it
+        return float(np.nansum(data)) + rng.random() + (10.0 if "numba" in sys.modules else 0)
+
+    z = np.zeros((4, 1))
+    zp = z.copy()
+    zp[0] = 0.5
+    run = CallableRun(mechanism, z, zp, make_missingness("mcar-iid", rate=0.3), 25, 100, 3, 0)
+    out = {}
+    for jobs in (1, 2):
+        chunks = list(iter_chunks(run, n_jobs=jobs))
+        out[jobs] = np.concatenate([c[1] for c in chunks] + [c[2] for c in chunks])
+    assert np.array_equal(out[1], out[2]) and out[1].size == 200
+    assert out[1].max() < 2.0, out[1].max()
+    print("numba" in sys.modules)
+""")
+
+
+def test_a_black_box_run_never_imports_numba(tmp_path):
+    script = tmp_path / "black_box.py"
+    script.write_text(_NO_NUMBA)
+    out = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         cwd=tmp_path, env=dict(os.environ, PYTHONPATH=str(ROOT)), timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "False"
+
+
+_CHILD = textwrap.dedent("""
+    import signal, sys, time
+    import numpy as np
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    from audit.model.missingness import make_missingness
+    from audit.simulation.callables import CallableRun, iter_chunks
+
+    def slow(data, rng):
+        time.sleep(0.002)
+        return rng.random()
+
+    busy = sys.argv[1] == "busy"
+    run = CallableRun(slow, np.zeros((3, 1)), np.ones((3, 1)),
+                      make_missingness("mcar-iid", rate=0.3), 50, 10**7 if busy else 400, 1, 0)
+    for _ in iter_chunks(run, n_jobs=2):
+        pass
+    print("finished", flush=True)
+    time.sleep(120)
+""")
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize(("mode", "sig"), [("busy", signal.SIGTERM), ("idle", signal.SIGKILL)])
+def test_black_box_workers_die_with_their_parent(tmp_path, mode, sig):
+    """The sampler's loky workers die on the parent's SIGTERM (busy) or SIGKILL (idle), by
+    the engine's plumbing (audit.simulation.processes)."""
+    from tests.simulation.test_execution import _signal_and_check
+
+    script = tmp_path / "child.py"
+    script.write_text(_CHILD)
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    with subprocess.Popen([sys.executable, str(script), mode], env=env, cwd=tmp_path,
+                          stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
+        _signal_and_check(proc, mode, sig)

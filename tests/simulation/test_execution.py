@@ -3,7 +3,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import threading
 import time
 from pathlib import Path
 
@@ -63,30 +62,6 @@ def test_run_job_returns_each_chunk():
     serial = execution.run_job(plan, range(1, 3),
                                execution.Work(key, 6500, 1000, spec, None, False))
     np.testing.assert_array_equal(serial, got[1:])
-
-
-def test_sigterm_raises_system_exit_inside_the_block():
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-    with pytest.raises(SystemExit) as exc, execution._sigterm_raises():
-        handler = signal.getsignal(signal.SIGTERM)
-        assert callable(handler)  # never send SIGTERM to the test process without it
-        os.kill(os.getpid(), signal.SIGTERM)
-        time.sleep(1.0)
-    assert exc.value.code == 128 + signal.SIGTERM
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
-
-
-def test_sigterm_handler_only_in_the_main_thread():
-    seen = []
-
-    def run():
-        with execution._sigterm_raises():
-            seen.append(signal.getsignal(signal.SIGTERM))
-
-    t = threading.Thread(target=run)
-    t.start()
-    t.join()
-    assert seen == [signal.SIG_DFL]
 
 
 _CHILD = textwrap.dedent("""

@@ -4,7 +4,7 @@ import warnings
 import pytest
 
 from audit.enums import Backend
-from audit.simulation import planning
+from audit.simulation import planning, processes
 from audit.simulation.planning import ChunkPlan, ResourceCapWarning, make_schedule
 
 
@@ -38,15 +38,15 @@ def test_explicit_chunk_blocks():
 
 
 def test_workers_capped_at_cpus_with_one_warning(monkeypatch):
-    monkeypatch.setattr(planning, "usable_cpus", lambda: 4)
-    with pytest.warns(ResourceCapWarning, match="n_jobs=1000 capped at the 4 CPUs") as w:
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 4)
+    with pytest.warns(ResourceCapWarning, match="n_jobs=1000 capped at 4, the CPUs") as w:
         s = make_schedule(10**4, n_jobs=1000, threads=None, backend=Backend.LOKY)
     assert len(w) == 1 and s.workers == 4 and s.threads == 1 and not s.in_process
-    assert s.notes == ("n_jobs=1000 capped at the 4 CPUs this process may use",)
+    assert s.notes == ("n_jobs=1000 capped at 4, the CPUs this process may use",)
 
 
 def test_workers_capped_at_chunks_without_warning(monkeypatch):
-    monkeypatch.setattr(planning, "usable_cpus", lambda: 8)
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 8)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         s = make_schedule(3, n_jobs=-1, threads=None, backend=Backend.LOKY)
@@ -65,7 +65,7 @@ def test_in_process_groups_chunks_workers_do_not():
 
 
 def test_dask_all_workers_and_no_cpu_cap(monkeypatch):
-    monkeypatch.setattr(planning, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(processes, "usable_cpus", lambda: 2)
     s = make_schedule(10**4, n_jobs=-1, threads=None, backend=Backend.DASK)
     assert s.workers == -1 and not s.in_process
     s = make_schedule(10**4, n_jobs=16, threads=None, backend=Backend.DASK)

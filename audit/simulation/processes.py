@@ -1,0 +1,306 @@
+"""Process plumbing of both samplers: worker counts, the joblib loop, signals, parent watch.
+
+numba-free (the standard library, joblib when a loop runs, and ``audit.enums``): the numba engine
+(``audit.simulation.execution``) and the black-box sampler (``audit.simulation.callables``)
+both run their chunks through this module, so an audit of a Python implementation never
+imports numba.
+
+Worker counts
+-------------
+One rule, :func:`cap_workers`, wherever a number of workers is asked for (the engine's and the
+black-box sampler's ``n_jobs``, a command line's ``--jobs``, a config's ``audit.jobs``):
+
+- the request is an integer ≥ 1, or −1: every CPU this process may use (:func:`usable_cpus`);
+  with the dask backend −1 means every worker of the client's cluster (joblib asks the
+  scheduler). Anything else is refused (``ValueError`` naming the setting);
+- local backends (loky processes, threads) are capped at :func:`usable_cpus`: ``jobs = 1000``
+  never starts 1000 processes; dask's workers are elsewhere and are not capped; the cuda
+  backend runs in the calling process (one worker);
+- given the number of chunks, at most one worker per chunk.
+
+Each cap is one note in one wording, the setting spelled as where it came from:
+``--jobs 1000 capped at 2, the CPUs this process may use`` (a command-line flag),
+``audit.jobs = 1000 capped at 2, ...`` (a config key), ``n_jobs=1000 capped at 2, ...`` (a
+keyword). Library functions never print: they return the notes (:class:`WorkerCap`) and warn
+one :class:`ResourceCapWarning` when a request exceeded the CPUs; a command line prints
+:attr:`WorkerCap.lines` (or the line of :func:`cap_jobs`) to stderr.
+
+Workers never outlive the run's process
+---------------------------------------
+An exception or Ctrl-C (KeyboardInterrupt) inside :func:`joblib_results` makes joblib kill its
+loky workers; SIGTERM is turned into ``SystemExit`` for the duration of the loop
+(:func:`sigterm_raises`), so it takes the same path; and every loky worker watches its parent
+(:func:`watch_parent`) and exits when the parent is gone, which also covers SIGKILL and
+workers left idle in joblib's reusable pool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import threading
+import time
+import warnings
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from numbers import Integral
+
+from audit.enums import Backend
+
+__all__ = [
+    "PARENT_POLL_S",
+    "ResourceCapWarning",
+    "WorkerCap",
+    "usable_cpus",
+    "check_jobs",
+    "cap_workers",
+    "cap_jobs",
+    "joblib_backend",
+    "watch_parent",
+    "sigterm_raises",
+    "joblib_results",
+]
+
+#: Seconds between a worker's checks that its parent is alive.
+PARENT_POLL_S = 0.5
+
+
+class ResourceCapWarning(UserWarning):
+    """A worker count asked for more CPUs than this machine gives the process."""
+
+
+@dataclass(frozen=True)
+class WorkerCap:
+    """The workers a run uses for a request, and what was capped.
+
+    ``requested``: the request as given (−1 included). ``workers``: the count used (−1 only
+    with the dask backend: every worker of the client). ``notes``: one sentence per cap, no
+    ``note:`` prefix (see :attr:`lines`). ``over_cpus``: the request exceeded the CPUs this
+    process may use (the one case :meth:`warn` warns about).
+    """
+
+    requested: int
+    workers: int
+    notes: tuple[str, ...] = ()
+    over_cpus: bool = False
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        """The notes as a command line prints them: ``note: <sentence>``, one per cap."""
+        return tuple(f"note: {n}" for n in self.notes)
+
+    def warn(self, stacklevel: int = 1) -> None:
+        """Warn one :class:`ResourceCapWarning` (the first note) when over the CPUs.
+
+        ``stacklevel`` 1 points at the line calling this method, 2 at its caller, ...
+        """
+        if self.over_cpus:
+            warnings.warn(self.notes[0], ResourceCapWarning, stacklevel=stacklevel + 1)
+
+
+def usable_cpus() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one), ≥ 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _spelled(name: str, value: object) -> str:
+    """``name`` set to ``value`` as its source writes it: ``--jobs 4``, ``audit.jobs = 4``,
+    ``n_jobs=4``."""
+    if name.startswith("-"):
+        return f"{name} {value}"
+    if "." in name:
+        return f"{name} = {value}"
+    return f"{name}={value}"
+
+
+def check_jobs(requested: object, name: str = "n_jobs") -> int:
+    """``requested`` as a worker request: an integer ≥ 1, or −1 (all usable CPUs).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: ``--jobs must be an integer >= 1 or -1, got --jobs 0``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty str, got name={name!r}")
+    if isinstance(requested, bool) or not isinstance(requested, Integral) or (
+        requested < 1 and requested != -1
+    ):
+        raise ValueError(f"{name} must be an integer >= 1 or -1, got "
+                         f"{_spelled(name, repr(requested))}")
+    return int(requested)
+
+
+def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None = None,
+                backend: Backend | str = Backend.LOKY) -> WorkerCap:
+    """The workers a run of ``n_chunks`` chunks uses on ``backend`` for ``requested``.
+
+    Parameters
+    ----------
+    requested : int
+        ≥ 1, or −1: every usable CPU (dask: every worker of the client's cluster).
+    name : str
+        The setting, as its source spells it (``"--jobs"``, ``"audit.jobs"``, ``"n_jobs"``):
+        it names the setting in errors and notes.
+    n_chunks : int or None
+        Chunks of the run, ≥ 1: at most one worker per chunk. None: no such cap.
+    backend : Backend or {"loky", "threading", "dask", "cuda"}
+        Local backends are capped at :func:`usable_cpus`; dask is not; cuda uses one.
+
+    Returns
+    -------
+    WorkerCap
+        Does not warn and does not print (see :meth:`WorkerCap.warn`, :attr:`WorkerCap.lines`).
+
+    Examples
+    --------
+    >>> cap = cap_workers(10**6, name="--jobs")
+    >>> cap.workers == usable_cpus(), cap.over_cpus
+    (True, True)
+    >>> cap.lines[0] == f"note: --jobs 1000000 capped at {usable_cpus()}, the CPUs this " \\
+    ...                 "process may use"
+    True
+    >>> cap_workers(-1, n_chunks=1).workers
+    1
+    """
+    requested = check_jobs(requested, name)
+    backend = Backend.parse(backend, "backend")
+    if n_chunks is not None and (isinstance(n_chunks, bool) or not isinstance(
+            n_chunks, Integral) or n_chunks < 1):
+        raise ValueError(f"n_chunks must be an integer >= 1 or None, got n_chunks={n_chunks!r}")
+    spelled = _spelled(name, requested)
+    if backend is Backend.CUDA:
+        notes = () if requested == 1 else (
+            f"{spelled} ignored: backend='cuda' runs on the GPU from the calling process",)
+        return WorkerCap(requested, 1, notes)
+    notes, over = [], False
+    if backend is Backend.DASK:
+        if requested == -1:  # the client's workers: joblib asks the scheduler
+            return WorkerCap(requested, -1)
+        workers = requested
+    else:
+        cpus = usable_cpus()
+        workers = cpus if requested == -1 else requested
+        if workers > cpus:
+            notes.append(f"{spelled} capped at {cpus}, the CPUs this process may use")
+            workers, over = cpus, True
+    if n_chunks is not None and workers > n_chunks:
+        unit = "chunk" if n_chunks == 1 else "chunks"
+        notes.append(f"{workers} workers capped at the run's {n_chunks} {unit}")
+        workers = int(n_chunks)
+    return WorkerCap(requested, workers, tuple(notes), over)
+
+
+def cap_jobs(requested: object, name: str, *, backend: Backend | str = Backend.LOKY
+             ) -> tuple[int, str | None]:
+    """A command line's or a config's jobs setting: (the count to run with, the ``note:``
+    line to print on stderr, or None when nothing was capped).
+
+    The count is what :func:`cap_workers` gives without a number of chunks (−1 resolved to
+    :func:`usable_cpus` on local backends); passing it on as ``n_jobs`` caps nothing more at
+    the CPUs, so the engine and the sampler add no second note or warning.
+
+    Examples
+    --------
+    >>> cap_jobs(1, "audit.jobs")
+    (1, None)
+    >>> n, line = cap_jobs(10**6, "audit.jobs")
+    >>> line == f"note: audit.jobs = 1000000 capped at {n}, the CPUs this process may use"
+    True
+    """
+    cap = cap_workers(requested, name=name, backend=backend)
+    return cap.workers, ("\n".join(cap.lines) or None)
+
+
+def joblib_backend(backend: object) -> Backend:
+    """``backend`` as a joblib backend: loky, threading, or dask (with its optional extra).
+
+    Raises
+    ------
+    ValueError
+        For ``"cuda"`` (not a joblib backend: the engine drives the GPU itself), a name that
+        is not a :class:`~audit.enums.Backend`, or dask without ``distributed`` installed.
+    """
+    backend = Backend.parse(backend, "backend")
+    if backend is Backend.CUDA:
+        raise ValueError("backend must be one of 'loky', 'threading', 'dask' for joblib "
+                         "workers, got backend='cuda'")
+    if backend is Backend.DASK:
+        import importlib.util
+
+        if importlib.util.find_spec("distributed") is None:  # pragma: no cover
+            raise ValueError("backend='dask' needs the optional extra: pip install .[dask]")
+    return backend
+
+
+_WATCHING = False
+
+
+def watch_parent() -> None:
+    """Exit this (worker) process as soon as its parent has gone; once per process.
+
+    Called at the start of each job a loky worker runs: a daemon thread polls the parent's
+    pid every :data:`PARENT_POLL_S` seconds and ends the process when it changes.
+    """
+    global _WATCHING
+    if _WATCHING:
+        return
+    _WATCHING = True
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(PARENT_POLL_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="audit-parent-watch", daemon=True).start()
+
+
+@contextlib.contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Raise SystemExit(128 + SIGTERM) on SIGTERM in the main thread, for the block.
+
+    The default SIGTERM action ends the process at once and orphans its workers; an
+    exception instead unwinds through joblib, which kills them. A handler the application
+    installed itself is left alone, and so is a run outside the main thread (where Python
+    cannot install handlers).
+    """
+    if (threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL):
+        yield
+        return
+
+    def handler(signum, frame):
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def joblib_results(calls: Iterable, *, workers: int, backend: Backend) -> Iterator[Iterator]:
+    """The results of joblib ``calls`` (``joblib.delayed`` objects), in the order of the calls.
+
+    Runs them on ``backend`` (loky, threading or dask) over ``workers`` (from
+    :func:`cap_workers`), under :func:`sigterm_raises`. Leaving the block early (an exception,
+    SIGTERM, Ctrl-C, a caller that stops iterating) aborts the pending calls and shuts the
+    workers down now rather than when the generator is collected.
+    """
+    import joblib
+
+    backend = joblib_backend(backend)
+    with sigterm_raises(), joblib.parallel_config(backend=backend.value):
+        results = joblib.Parallel(n_jobs=workers, return_as="generator")(calls)
+        try:
+            yield results
+        finally:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                results.close()
