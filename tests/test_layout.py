@@ -327,3 +327,55 @@ def test_ci_runs_the_readme_test_command():
     test_cmd = 'python3 -m pip install -e ".[test]" && python3 -m pytest'
     assert test_cmd in readme
     assert ci.strip().splitlines()[-1].strip() == test_cmd
+
+
+def mirror_of(path: Path, root: Path) -> Path:
+    """The test file that mirrors ``audit/<layer>/<module>.py``: ``tests/<layer>/test_<module>.py``
+    (a leading underscore dropped: ``audit/_validate.py`` -> ``tests/test_validate.py``)."""
+    rel = path.relative_to(root / "audit")
+    return root / "tests" / rel.parent / f"test_{rel.stem.lstrip('_')}.py"
+
+
+def modules_without_mirror(root: Path) -> list[str]:
+    """Every module under ``root/audit`` (but ``__init__.py``, ``__main__.py``) whose mirrored
+    test file does not exist."""
+    return [str(path.relative_to(root)) for path in sorted((root / "audit").rglob("*.py"))
+            if path.name not in ("__init__.py", "__main__.py")
+            and not mirror_of(path, root).is_file()]
+
+
+#: modules still without their mirrored test file. Only ever remove entries: a new module
+#: comes with its ``tests/<layer>/test_<module>.py``. All of these are being rewritten on other
+#: branches (the subjects redesign of pipeline/, adapters/ and cli/; the shared mixture and
+#: protocols); until then they are covered only indirectly, through tests/pipeline/test_runner.py,
+#: tests/adapters/, tests/cli/ and the tests of the modules that use them.
+MIRROR_PENDING = {
+    "audit/adapters/_common.py",
+    "audit/adapters/diffprivlib.py",
+    "audit/adapters/opendp.py",
+    "audit/adapters/pipelinedp.py",
+    "audit/cli/bound.py",
+    "audit/cli/run.py",
+    "audit/mixture.py",
+    "audit/pipeline/budget.py",
+    "audit/pipeline/plan.py",
+    "audit/pipeline/results.py",
+    "audit/protocols.py",
+}
+
+
+def test_every_module_has_its_mirrored_test_file():
+    missing = set(modules_without_mirror(ROOT))
+    assert missing <= MIRROR_PENDING, f"modules without tests/<layer>/test_<module>.py: " \
+        f"{sorted(missing - MIRROR_PENDING)}"
+    # a module that got its mirror (or went away) leaves the allow-list, so it only shrinks
+    assert MIRROR_PENDING <= missing, f"remove from MIRROR_PENDING: {sorted(MIRROR_PENDING - missing)}"
+
+
+def test_the_mirror_rule_catches_a_module_without_tests(tmp_path):
+    _write_package(tmp_path, {"audit/_helpers.py": "", "audit/theory/pair/new.py": "",
+                              "audit/model/done.py": "", "audit/__main__.py": ""})
+    _write_package(tmp_path, {"tests/model/test_done.py": ""})
+    assert modules_without_mirror(tmp_path) == ["audit/_helpers.py", "audit/theory/pair/new.py"]
+    assert mirror_of(tmp_path / "audit" / "_helpers.py", tmp_path) == \
+        tmp_path / "tests" / "test_helpers.py"
