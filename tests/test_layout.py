@@ -366,10 +366,11 @@ MIRROR_PENDING = {
 
 def test_every_module_has_its_mirrored_test_file():
     missing = set(modules_without_mirror(ROOT))
-    assert missing <= MIRROR_PENDING, f"modules without tests/<layer>/test_<module>.py: " \
-        f"{sorted(missing - MIRROR_PENDING)}"
+    assert missing <= MIRROR_PENDING, (
+        f"modules without tests/<layer>/test_<module>.py: {sorted(missing - MIRROR_PENDING)}")
     # a module that got its mirror (or went away) leaves the allow-list, so it only shrinks
-    assert MIRROR_PENDING <= missing, f"remove from MIRROR_PENDING: {sorted(MIRROR_PENDING - missing)}"
+    assert MIRROR_PENDING <= missing, (
+        f"remove from MIRROR_PENDING: {sorted(MIRROR_PENDING - missing)}")
 
 
 def test_the_mirror_rule_catches_a_module_without_tests(tmp_path):

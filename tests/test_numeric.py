@@ -21,6 +21,7 @@ from audit._numeric import (
     lower_convex_hull,
 )
 
+
 @pytest.mark.parametrize("x", [-1e-9, -0.5, -5.0, -40.0, -800.0])
 @pytest.mark.parametrize("c", [1e-6, 0.3, 0.9])
 def test_log1p_c_expm1_for_negative_x_matches_mpmath(x, c):
@@ -72,5 +73,6 @@ def test_lower_convex_hull_of_a_parabola_keeps_every_point():
     x = np.linspace(-1.0, 1.0, 11)
     assert lower_convex_hull(x, x ** 2).tolist() == list(range(11))
     # an upward bump in the middle is dropped, collinear points are dropped
-    assert lower_convex_hull(np.array([0.0, 1.0, 2.0]), np.array([0.0, 5.0, 0.0])).tolist() == [0, 2]
-    assert lower_convex_hull(np.array([0.0, 1.0, 2.0]), np.array([0.0, 1.0, 2.0])).tolist() == [0, 2]
+    x3 = np.array([0.0, 1.0, 2.0])
+    assert lower_convex_hull(x3, np.array([0.0, 5.0, 0.0])).tolist() == [0, 2]
+    assert lower_convex_hull(x3, np.array([0.0, 1.0, 2.0])).tolist() == [0, 2]

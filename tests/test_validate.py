@@ -7,7 +7,7 @@ allowed range and the value; the value comes back converted).
 from __future__ import annotations
 
 import math
-from enum import Enum
+from enum import StrEnum
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ from audit._validate import (
 )
 
 
-class Colour(str, Enum):
+class Colour(StrEnum):
     RED = "red"
     GREEN = "green"
 
