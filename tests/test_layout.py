@@ -57,14 +57,15 @@ def _module_name(path: Path, root: Path) -> str:
     return ".".join(parts)
 
 
-def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
-    """(line, absolute module) of every import in ``path``, relative ones resolved."""
+def _import_statements(path: Path, root: Path) -> list[tuple[int, str, list[str] | None]]:
+    """(line, absolute module, imported names) of every import statement in ``path``: the
+    names of ``from mod import a, b`` (relative ``mod`` resolved), None for ``import mod``."""
     me = _module_name(path, root)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
     out = []
     for node in ast.walk(ast.parse(path.read_text())):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names]
+            out += [(node.lineno, a.name, None) for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
@@ -72,10 +73,19 @@ def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
                 mod = ".".join(base + ([node.module] if node.module else []))
             else:
                 mod = node.module or ""
-            out.append((node.lineno, mod))
+            out.append((node.lineno, mod, [a.name for a in node.names]))
+    return out
+
+
+def imports_of(path: Path, root: Path) -> list[tuple[int, str]]:
+    """(line, absolute module) of every import in ``path``, relative ones resolved."""
+    out = []
+    for line, mod, names in _import_statements(path, root):
+        out.append((line, mod))
+        if names is not None:
             # ``from audit import theory`` imports the subpackage audit.theory
-            out += [(node.lineno, f"{mod}.{a.name}") for a in node.names
-                    if mod == "audit" and layer_of(f"audit.{a.name}") != "shared"]
+            out += [(line, f"{mod}.{name}") for name in names
+                    if mod == "audit" and layer_of(f"audit.{name}") != "shared"]
     return out
 
 
@@ -110,6 +120,142 @@ def layer_violations(root: Path) -> list[str]:
 
 def test_every_layer_imports_only_what_the_table_allows():
     assert layer_violations(ROOT) == []
+
+
+def import_graph(root: Path) -> dict[str, dict[str, list[str]]]:
+    """module -> {imported module -> ["path:line", ...]} for every ``audit`` module under
+    ``root``. ``import a.b`` and ``from a import b`` (``b`` a module) point at ``a.b``;
+    ``from a import name`` (``name`` defined in ``a``) points at ``a``. Only modules that
+    exist under ``root/audit`` are nodes; the parent packages Python runs on the way to a
+    module are not edges (a lazy ``__getattr__`` export is not a dependency of its users)."""
+    paths = {_module_name(p, root): p for p in sorted((root / "audit").rglob("*.py"))}
+    graph: dict[str, dict[str, list[str]]] = {me: {} for me in paths}
+    for me, path in paths.items():
+        for line, mod, names in _import_statements(path, root):
+            if names is None:  # ``import a.b.c``: the deepest module that exists
+                parts = mod.split(".")
+                while parts and ".".join(parts) not in paths:
+                    parts.pop()
+                targets = [".".join(parts)] if parts else []
+            else:
+                targets = [f"{mod}.{n}" if f"{mod}.{n}" in paths else mod for n in names]
+            for target in targets:
+                if target in paths:
+                    where = f"{path.relative_to(root)}:{line}"
+                    sites = graph[me].setdefault(target, [])
+                    if where not in sites:
+                        sites.append(where)
+    return graph
+
+
+def _strongly_connected(graph: dict[str, dict[str, list[str]]]) -> list[list[str]]:
+    """Tarjan's strongly connected components of ``graph``, each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            out.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def import_cycles(root: Path) -> list[str]:
+    """Every import cycle among the ``audit`` modules under ``root``: each strongly connected
+    component of more than one module, or a module importing itself, with the import
+    statements that close it."""
+    graph = import_graph(root)
+    cycles = []
+    for component in sorted(_strongly_connected(graph)):
+        if len(component) == 1 and component[0] not in graph[component[0]]:
+            continue
+        members = set(component)
+        sites = [f"{site} imports {target}" for me in component
+                 for target, where in sorted(graph[me].items()) if target in members
+                 for site in where]
+        cycles.append(f"import cycle {' <-> '.join(component)}: {'; '.join(sites)}")
+    return cycles
+
+
+@pytest.mark.xfail(reason="runner <-> implementation cycle, removed by the subjects redesign",
+                   strict=False)
+def test_no_import_cycle_inside_audit():
+    assert import_cycles(ROOT) == []
+
+
+def _write_package(root: Path, files: dict[str, str]) -> None:
+    for name, source in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        for parent in path.parents:
+            if parent == root:
+                break
+            (parent / "__init__.py").touch()
+        path.write_text(source)
+
+
+@pytest.mark.parametrize(("files", "expected"), [
+    # two modules of one layer, the back edge lazy inside a function
+    ({"audit/pipeline/a.py": "from audit.pipeline.b import g\n",
+      "audit/pipeline/b.py": "def g():\n    from audit.pipeline import a\n"},
+     ["import cycle audit.pipeline.a <-> audit.pipeline.b: "
+      "audit/pipeline/a.py:1 imports audit.pipeline.b; "
+      "audit/pipeline/b.py:2 imports audit.pipeline.a"]),
+    # three modules, relative imports and ``import a.b``
+    ({"audit/model/a.py": "from . import b\n",
+      "audit/model/b.py": "from .c import x\n",
+      "audit/model/c.py": "import audit.model.a\nx = 1\n"},
+     ["import cycle audit.model.a <-> audit.model.b <-> audit.model.c: "
+      "audit/model/a.py:1 imports audit.model.b; audit/model/b.py:1 imports audit.model.c; "
+      "audit/model/c.py:1 imports audit.model.a"]),
+    # a module importing itself
+    ({"audit/theory/a.py": "def f():\n    from audit.theory.a import f\n"},
+     ["import cycle audit.theory.a: audit/theory/a.py:2 imports audit.theory.a"]),
+    # a package __init__ re-exporting a module that imports a name from the package
+    ({"audit/estimation/__init__.py": "from audit.estimation.x import f\n",
+      "audit/estimation/x.py": "from ..estimation import g\n"},
+     ["import cycle audit.estimation <-> audit.estimation.x: "
+      "audit/estimation/__init__.py:1 imports audit.estimation.x; "
+      "audit/estimation/x.py:1 imports audit.estimation"]),
+])
+def test_a_deliberate_import_cycle_is_caught(tmp_path, files, expected):
+    _write_package(tmp_path, files)
+    assert import_cycles(tmp_path) == expected
+
+
+def test_an_import_chain_without_a_cycle_passes(tmp_path):
+    # a -> b -> c, a -> c, a submodule importing from its package's other modules, and
+    # ``from pkg import module`` (an edge to the module, not to the package __init__)
+    _write_package(tmp_path, {
+        "audit/pipeline/__init__.py": "from audit.pipeline.a import run\n",
+        "audit/pipeline/a.py": "from audit.pipeline import b\nimport audit.pipeline.c\n"
+                               "def run():\n    from .c import z\n",
+        "audit/pipeline/b.py": "from audit.pipeline.c import z\nimport numpy\n",
+        "audit/pipeline/c.py": "z = 1\n",
+    })
+    assert import_cycles(tmp_path) == []
 
 
 def _long_units(root: Path) -> list[str]:
@@ -181,3 +327,56 @@ def test_ci_runs_the_readme_test_command():
     test_cmd = 'python3 -m pip install -e ".[test]" && python3 -m pytest'
     assert test_cmd in readme
     assert ci.strip().splitlines()[-1].strip() == test_cmd
+
+
+def mirror_of(path: Path, root: Path) -> Path:
+    """The test file that mirrors ``audit/<layer>/<module>.py``: ``tests/<layer>/test_<module>.py``
+    (a leading underscore dropped: ``audit/_validate.py`` -> ``tests/test_validate.py``)."""
+    rel = path.relative_to(root / "audit")
+    return root / "tests" / rel.parent / f"test_{rel.stem.lstrip('_')}.py"
+
+
+def modules_without_mirror(root: Path) -> list[str]:
+    """Every module under ``root/audit`` (but ``__init__.py``, ``__main__.py``) whose mirrored
+    test file does not exist."""
+    return [str(path.relative_to(root)) for path in sorted((root / "audit").rglob("*.py"))
+            if path.name not in ("__init__.py", "__main__.py")
+            and not mirror_of(path, root).is_file()]
+
+
+#: modules still without their mirrored test file. Only ever remove entries: a new module
+#: comes with its ``tests/<layer>/test_<module>.py``. All of these are being rewritten on other
+#: branches (the subjects redesign of pipeline/, adapters/ and cli/; the shared mixture and
+#: protocols); until then they are covered only indirectly, through tests/pipeline/test_runner.py,
+#: tests/adapters/, tests/cli/ and the tests of the modules that use them.
+MIRROR_PENDING = {
+    "audit/adapters/_common.py",
+    "audit/adapters/diffprivlib.py",
+    "audit/adapters/opendp.py",
+    "audit/adapters/pipelinedp.py",
+    "audit/cli/bound.py",
+    "audit/cli/run.py",
+    "audit/mixture.py",
+    "audit/pipeline/budget.py",
+    "audit/pipeline/plan.py",
+    "audit/pipeline/results.py",
+    "audit/protocols.py",
+}
+
+
+def test_every_module_has_its_mirrored_test_file():
+    missing = set(modules_without_mirror(ROOT))
+    assert missing <= MIRROR_PENDING, (
+        f"modules without tests/<layer>/test_<module>.py: {sorted(missing - MIRROR_PENDING)}")
+    # a module that got its mirror (or went away) leaves the allow-list, so it only shrinks
+    assert MIRROR_PENDING <= missing, (
+        f"remove from MIRROR_PENDING: {sorted(MIRROR_PENDING - missing)}")
+
+
+def test_the_mirror_rule_catches_a_module_without_tests(tmp_path):
+    _write_package(tmp_path, {"audit/_helpers.py": "", "audit/theory/pair/new.py": "",
+                              "audit/model/done.py": "", "audit/__main__.py": ""})
+    _write_package(tmp_path, {"tests/model/test_done.py": ""})
+    assert modules_without_mirror(tmp_path) == ["audit/_helpers.py", "audit/theory/pair/new.py"]
+    assert mirror_of(tmp_path / "audit" / "_helpers.py", tmp_path) == \
+        tmp_path / "tests" / "test_helpers.py"
