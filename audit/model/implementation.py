@@ -28,6 +28,7 @@ import numpy as np
 from audit._validate import check_delta, check_epsilon
 from audit.enums import NoiseKind
 from audit.model.release import Release
+from audit.protocols import Query
 
 __all__ = [
     "Claim",
@@ -125,14 +126,15 @@ class ReferenceImplementation:
 
     Parameters
     ----------
-    query : catalogue query (``audit.model.queries``)
+    query : Query
+        A catalogue query (``audit.model.queries``) or any :class:`audit.protocols.Query`.
     release : Release
         Noise kind and scale.
     claim : Claim
         The (ε, δ) the release is calibrated for.
     """
 
-    query: object
+    query: Query
     release: Release
     claim: Claim
     name: str = "reference"

@@ -13,7 +13,15 @@ Each mechanism is a frozen dataclass reporting
   some record) of |obs(m)|/d ([RPS] Lemma 4.4);
 - ``mask_distribution(record)``: exact enumeration ``(masks (M, d) bool, probs (M,))`` of the
   masks of positive probability for one record (d ≤ 20);
-- ``sample_masks(records, rng)``: one mask per record, plain numpy.
+- ``sample_masks(records, rng)``: one mask per record, plain numpy;
+- ``mask_structure(record)``: the mask law without enumeration, where one exists;
+- ``pair_candidates(records, bound)``: extra differing records for the worst-case pair search.
+
+These are the members of :class:`audit.protocols.MissingnessMechanism`. A new mechanism
+subclasses :class:`Mechanism` (or :class:`IndependentFeatures` when its features are masked
+independently given the record) and can be used directly, or by name through
+:func:`make_missingness` (a ``"package.module:Class"`` target): docs/DESIGN.md, "How to add a
+missingness mechanism".
 
 Records may hold NaN for features that are already NA (a record of Z_miss). Mechanisms whose
 probabilities read feature values read such an NA as 0, the query convention of docs/THEORY.md §1.
@@ -38,17 +46,37 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, is_dataclass
 from typing import ClassVar
 
 import numpy as np
 
 from audit._validate import check_positive_int, check_probability, check_real
 from audit.enums import MissingnessClass
-from audit.model.catalogue import build, config_params
+from audit.model.catalogue import build
+from audit.model.implementation import load_callable
+from audit.model.missingness_base import (
+    _CONFIG_KEYS,
+    MAX_ENUM_D,
+    IndependentFeatures,
+    Mechanism,
+    _check_record,
+    _check_records,
+    _rng,
+    all_masks,
+)
+from audit.protocols import (
+    FixedCountMasks,
+    IndependentMasks,
+    MaskStructure,
+    MissingnessMechanism,
+    missing_members,
+)
 
 __all__ = [
     "MissingnessClass",
+    "Mechanism",
+    "IndependentFeatures",
     "MCARIid",
     "MCARFixed",
     "MCARRow",
@@ -63,133 +91,12 @@ __all__ = [
     "make_missingness",
     "is_mar_by_enumeration",
     "all_masks",
+    "MAX_ENUM_D",
 ]
 
-MAX_ENUM_D = 20
-
-
-def all_masks(d: int) -> np.ndarray:
-    """All 2^d masks as a (2^d, d) bool array; row i has bit j of i in column j."""
-    d = check_positive_int(d, "d")
-    if d > MAX_ENUM_D:
-        raise ValueError(f"d must be in [1, {MAX_ENUM_D}] for enumeration, got d={d}")
-    idx = np.arange(1 << d, dtype=np.int64)
-    return ((idx[:, None] >> np.arange(d)) & 1).astype(bool)
-
-
-def _check_records(records: object) -> np.ndarray:
-    x = np.asarray(records, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] == 0:
-        raise ValueError(f"records must have shape (n, d) with d >= 1, got shape {x.shape}")
-    if np.any(np.isinf(x)):
-        raise ValueError("records must be finite or NaN (NA)")
-    return x
-
-
-def _check_record(record: object) -> np.ndarray:
-    z = np.asarray(record, dtype=np.float64)
-    if z.ndim != 1 or z.shape[0] == 0:
-        raise ValueError(f"record must have shape (d,) with d >= 1, got shape {z.shape}")
-    if z.shape[0] > MAX_ENUM_D:
-        raise ValueError(
-            f"record length d must be in [1, {MAX_ENUM_D}] for enumeration, got d={z.shape[0]}"
-        )
-    if np.any(np.isinf(z)):
-        raise ValueError("record must be finite or NaN (NA)")
-    return z
-
-
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-
-
-@dataclass(frozen=True, eq=False)
-class IndependentMasks:
-    """Features missing independently: feature j with probability ``rates[j]``."""
-
-    rates: np.ndarray
-
 
 @dataclass(frozen=True)
-class FixedCountMasks:
-    """With probability ``p_observed`` a uniformly random set of exactly ``observed``
-    features is observed, otherwise none."""
-
-    observed: int
-    p_observed: float
-
-
-MaskStructure = IndependentMasks | FixedCountMasks
-
-
-class _Mechanism:
-    """Shared behaviour; subclasses are frozen dataclasses."""
-
-    kind: ClassVar[str]
-    missing_class: ClassVar[MissingnessClass]
-
-    def params(self) -> dict:
-        """Every parameter under its config key, defaults included
-        (``make_missingness(kind, **params())`` rebuilds the mechanism)."""
-        return config_params(self, _CONFIG_KEYS)
-
-    def _check_d(self, d: int) -> int:
-        """Mechanisms with per-feature parameters (a pivot, a fixed count) override this."""
-        return check_positive_int(d, "d")
-
-    def check_dimension(self, d: int) -> int:
-        """Check that the mechanism is defined for records of length ``d``; return d."""
-        return self._check_d(d)
-
-    def p_star(self, d: int) -> float:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def rho(self, d: int) -> float:  # pragma: no cover - overridden
-        raise NotImplementedError
-
-    def mask_distribution(self, record) -> tuple[np.ndarray, np.ndarray]:
-        raise NotImplementedError  # pragma: no cover
-
-    def sample_masks(self, records, rng=None) -> np.ndarray:
-        raise NotImplementedError  # pragma: no cover
-
-    def mask_structure(self, record) -> MaskStructure | None:
-        """The law of one record's mask in a form that needs no enumeration of the 2^d
-        patterns (``None``: only :meth:`mask_distribution` describes it)."""
-        return None
-
-
-class _IndependentFeatures(_Mechanism):
-    """Features masked independently given the record, with rates ``_rates(records)``."""
-
-    def _rates(self, x: np.ndarray) -> np.ndarray:  # (N, d) values, NaN read as 0
-        raise NotImplementedError  # pragma: no cover
-
-    def mask_distribution(self, record) -> tuple[np.ndarray, np.ndarray]:
-        z = _check_record(record)
-        self._check_d(z.shape[0])
-        q = self._rates(np.nan_to_num(z, nan=0.0)[None, :])[0]
-        masks = all_masks(z.shape[0])
-        probs = np.prod(np.where(masks, q, 1.0 - q), axis=1)
-        keep = probs > 0
-        return masks[keep], probs[keep]
-
-    def sample_masks(self, records, rng=None) -> np.ndarray:
-        x = _check_records(records)
-        self._check_d(x.shape[1])
-        q = self._rates(np.nan_to_num(x, nan=0.0))
-        return _rng(rng).random(x.shape) < q
-
-    def mask_structure(self, record) -> IndependentMasks:
-        z = np.asarray(record, dtype=np.float64)
-        if z.ndim != 1 or z.shape[0] == 0 or np.any(np.isinf(z)):
-            raise ValueError(f"record must be a finite (or NaN) vector, got shape {z.shape}")
-        self._check_d(z.shape[0])
-        return IndependentMasks(self._rates(np.nan_to_num(z, nan=0.0)[None, :])[0])
-
-
-@dataclass(frozen=True)
-class MCARIid(_IndependentFeatures):
+class MCARIid(IndependentFeatures):
     """Every feature missing independently with probability ``rate`` (MCAR)."""
 
     rate: float = 0.3
@@ -212,7 +119,7 @@ class MCARIid(_IndependentFeatures):
 
 
 @dataclass(frozen=True)
-class NeverMask(_IndependentFeatures):
+class NeverMask(IndependentFeatures):
     """[RPS] B.3's D0: feature ``j0`` never masked, the others missing i.i.d. with ``rate``.
 
     MCAR in the sense of docs/THEORY.md §1 (P[F(z) = m] is free of z), hence also MAR; reported as
@@ -249,7 +156,7 @@ class NeverMask(_IndependentFeatures):
 
 
 @dataclass(frozen=True)
-class MARPivot(_IndependentFeatures):
+class MARPivot(IndependentFeatures):
     """Feature ``pivot`` always observed; every other feature missing independently with
     ``rate_low`` if z[pivot] < ``threshold`` else ``rate_high`` (MAR: the rate reads only the
     always-observed pivot)."""
@@ -287,9 +194,17 @@ class MARPivot(_IndependentFeatures):
         d = self._check_d(d)
         return 1.0 if min(self.rate_low, self.rate_high) < 1.0 or d == 1 else 1.0 / d
 
+    def _pair_candidates(self, x, bound):
+        """Each record with its pivot at the threshold (clipped to [−B, B]), at −B and at +B:
+        the rates change where z[pivot] crosses the threshold."""
+        values = np.array([min(max(self.threshold, -bound), bound), -bound, bound])
+        out = np.repeat(x[None, :, :], values.size, axis=0)
+        out[:, :, self.pivot] = values[:, None]
+        return out.reshape(-1, x.shape[1])
+
 
 @dataclass(frozen=True)
-class MNARValue(_IndependentFeatures):
+class MNARValue(IndependentFeatures):
     """Self-masking (MNAR): feature j missing with ``rate_high`` if z_j > ``threshold`` else
     ``rate_low``. ``p_star`` returns sup_z P[partially observed] = 1 − min(rates)^d; no
     amplification theorem applies."""
@@ -318,7 +233,7 @@ class MNARValue(_IndependentFeatures):
 
 
 @dataclass(frozen=True)
-class MCARFixed(_Mechanism):
+class MCARFixed(Mechanism):
     """With probability ``p_star`` exactly ``observed`` features are observed (a uniformly
     random subset); otherwise the whole record is missing. ρ = observed/d."""
 
@@ -378,7 +293,7 @@ class MCARFixed(_Mechanism):
 
 
 @dataclass(frozen=True)
-class MCARRow(_Mechanism):
+class MCARRow(Mechanism):
     """The whole record missing with probability 1 − ``p_star``, else fully observed."""
 
     p_star_value: float = 0.5
@@ -417,7 +332,7 @@ def _sigmoid(t):
 
 
 @dataclass(frozen=True)
-class MARMonotone(_Mechanism):
+class MARMonotone(Mechanism):
     """Monotone dropout (MAR): feature 0 missing with probability ``q0``; given features
     0..j observed, feature j+1 is missing with probability σ(intercept + slope · z_j)
     (logistic σ), and once a feature is missing all later ones are. Masks are the d + 1
@@ -474,25 +389,26 @@ class MARMonotone(_Mechanism):
         return np.logical_or.accumulate(stop, axis=1)
 
 
-MISSINGNESS_KINDS: dict[str, type[_Mechanism]] = {
+MISSINGNESS_KINDS: dict[str, type[Mechanism]] = {
     cls.kind: cls
     for cls in (MCARIid, MCARFixed, MCARRow, MARPivot, MARMonotone, NeverMask, MNARValue)
 }
 
-# Config names that differ from the dataclass field names (a field cannot share the name of
-# the p_star(d) method), and short aliases accepted on input.
-_CONFIG_KEYS = {"p_star_value": "p_star"}
+# Short aliases accepted on input (config keys that differ from field names: _CONFIG_KEYS).
 _ALIASES = {"r": "rate", "k": "observed"}
 
 
-def make_missingness(kind: str, **params) -> _Mechanism:
+def make_missingness(kind: str | type, **params) -> MissingnessMechanism:
     """Build a mechanism from its config name and parameters.
 
     Parameters
     ----------
-    kind : str
+    kind : str or class
         One of ``MISSINGNESS_KINDS`` (``"mcar-iid"``, ``"mcar-fixed"``, ``"mcar-row"``,
-        ``"mar-pivot"``, ``"mar-monotone"``, ``"never-mask"``, ``"mnar-value"``).
+        ``"mar-pivot"``, ``"mar-monotone"``, ``"never-mask"``, ``"mnar-value"``); or a user's
+        mechanism class (a dataclass, usually a :class:`Mechanism` subclass), given itself or
+        as its import target ``"package.module:Class"`` (how a config names it; a
+        :class:`Mechanism` subclass's default ``kind``).
     **params
         The mechanism's parameters (``p_star`` is accepted for ``p_star_value``, ``r`` for
         ``rate``, ``k`` for ``observed``).
@@ -500,13 +416,44 @@ def make_missingness(kind: str, **params) -> _Mechanism:
     Raises
     ------
     ValueError
-        Unknown kind, unknown parameter, or a parameter out of range.
+        Unknown kind, a target that cannot be imported or names no dataclass, unknown
+        parameter, a parameter out of range, or a user class whose instances lack a member
+        of :class:`audit.protocols.MissingnessMechanism`.
+
+    Examples
+    --------
+    >>> make_missingness("mcar-iid", rate=0.25).p_star(2)
+    0.9375
+    >>> make_missingness(MCARRow, p_star=0.5).kind
+    'mcar-row'
     """
-    return build(MISSINGNESS_KINDS, kind, params, what="missingness kind", param="kind",
+    catalogue, name = _catalogue_for(kind)
+    mech = build(catalogue, name, params, what="missingness kind", param="kind",
                  config_keys=_CONFIG_KEYS, aliases=_ALIASES)
+    if not isinstance(mech, MissingnessMechanism):
+        lacks = ", ".join(missing_members(mech, MissingnessMechanism))
+        raise ValueError(f"kind {name!r} must build an audit.protocols.MissingnessMechanism; "
+                         f"it lacks {lacks}")
+    return mech
 
 
-def is_mar_by_enumeration(mech: _Mechanism, d: int, values, *, atol: float = 1e-12) -> bool:
+def _catalogue_for(kind) -> tuple[dict[str, type], str]:
+    """The one-entry catalogue of a user's class, or the built-in one for a name."""
+    if isinstance(kind, str) and kind not in MISSINGNESS_KINDS and ":" in kind:
+        cls = load_callable(kind)
+    elif isinstance(kind, type):
+        cls = kind
+    else:
+        return MISSINGNESS_KINDS, kind
+    if not (isinstance(cls, type) and is_dataclass(cls)):
+        raise ValueError(f"kind must be a built-in name or a dataclass mechanism class, got "
+                         f"kind={kind!r}")
+    name = kind if isinstance(kind, str) else getattr(cls, "kind", cls.__qualname__)
+    return {name: cls}, name
+
+
+def is_mar_by_enumeration(mech: MissingnessMechanism, d: int, values, *,
+                          atol: float = 1e-12) -> bool:
     """Check the MAR definition on every record with entries in ``values``.
 
     For every mask m and every two records z, z' ∈ values^d that agree on obs(m), checks
@@ -514,7 +461,7 @@ def is_mar_by_enumeration(mech: _Mechanism, d: int, values, *, atol: float = 1e-
 
     Parameters
     ----------
-    mech : mechanism
+    mech : MissingnessMechanism
     d : int
         Record length, ≥ 1, with len(values)^d · 2^d small (the check is exhaustive).
     values : sequence of float
@@ -552,3 +499,8 @@ def is_mar_by_enumeration(mech: _Mechanism, d: int, values, *, atol: float = 1e-
             else:
                 groups[key] = p
     return True
+
+
+# The names these base classes had before they were public.
+_Mechanism = Mechanism
+_IndependentFeatures = IndependentFeatures

@@ -26,12 +26,19 @@ import numpy as np
 from audit._validate import check_delta, check_positive, check_positive_int
 from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture, NoiseKind
-from audit.model.missingness import MAX_ENUM_D, FixedCountMasks, IndependentMasks
+from audit.model.missingness import MAX_ENUM_D
 from audit.model.release import Release
+from audit.protocols import (
+    FixedCountMasks,
+    IndependentMasks,
+    MissingnessMechanism,
+    Query,
+    missing_members,
+)
 from audit.theory.pair import pair_epsilon
 
 __all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_law",
-           "structured_law"]
+           "structured_law", "check_setting"]
 
 
 def _check_dataset(name: str, z: object, bound: float) -> np.ndarray:
@@ -47,7 +54,8 @@ def _check_dataset(name: str, z: object, bound: float) -> np.ndarray:
     return a
 
 
-def structured_law(record, n: int, query, missingness, release: Release) -> Law | None:
+def structured_law(record, n: int, query: Query, missingness: MissingnessMechanism,
+                   release: Release) -> Law | None:
     """The output law as a :class:`~audit.laws.ProductMixture` or
     :class:`~audit.laws.SubsetMixture` when the query is separable (vector output whose
     coordinate j reads feature j alone) and the mechanism's masks are independent per feature
@@ -68,7 +76,8 @@ def structured_law(record, n: int, query, missingness, release: Release) -> Law 
     return None
 
 
-def record_law(record, n: int, query, missingness, release: Release) -> Law:
+def record_law(record, n: int, query: Query, missingness: MissingnessMechanism,
+               release: Release) -> Law:
     """Output law of A_D on a dataset whose only non-zero record is ``record`` (NaN = NA).
 
     The mixture over the record's masks Σ_m P[F(record) = m] · Noise(f(record masked by m)):
@@ -81,7 +90,8 @@ def record_law(record, n: int, query, missingness, release: Release) -> Law:
     record : array_like, shape (d,)
     n : int
         Dataset size (enters means), ≥ 1.
-    query, missingness : catalogue query and mechanism
+    query : Query
+    missingness : MissingnessMechanism
     release : Release
 
     Raises
@@ -121,7 +131,8 @@ class NeighbourPair:
         record). Every value must satisfy |value| <= bound.
     index : int
         The differing record, in [0, n − 1]; all other rows must be equal (NaN-aware).
-    query, missingness : catalogue query and mechanism
+    query : Query
+    missingness : MissingnessMechanism
     bound : float
         Record bound B > 0.
     score : float or None
@@ -131,8 +142,8 @@ class NeighbourPair:
     z: np.ndarray
     z_prime: np.ndarray
     index: int
-    query: object
-    missingness: object
+    query: Query
+    missingness: MissingnessMechanism
     bound: float
     score: float | None = None
 
@@ -151,6 +162,7 @@ class NeighbourPair:
         others[i] = False
         if not np.array_equal(z[others], zp[others], equal_nan=True):
             raise ValueError("z and z_prime must differ only in record `index`")
+        check_setting(self.query, self.missingness)
         self.query.check_dimension(z.shape[1])
         self.missingness.check_dimension(z.shape[1])
         object.__setattr__(self, "z", z)
@@ -200,18 +212,21 @@ def _pair_dataset(row: np.ndarray, n: int, index: int) -> np.ndarray:
     return z
 
 
-def _mechanism_candidates(missingness, rows: np.ndarray, bound: float) -> list[np.ndarray]:
-    """Extra records that move a MAR mechanism's mask probabilities across its threshold."""
-    out = []
-    pivot = getattr(missingness, "pivot", None)
-    thr = getattr(missingness, "threshold", None)
-    if pivot is not None and thr is not None and pivot < rows.shape[1]:
-        for v in (min(max(thr, -bound), bound), -bound, bound):
-            for r in rows:
-                s = r.copy()
-                s[pivot] = v
-                out.append(s)
-    return out
+def check_setting(query: Query, missingness: MissingnessMechanism) -> None:
+    """Check that ``query`` and ``missingness`` have every member of their protocols.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter and the members it lacks (``audit.protocols.Query``,
+        ``audit.protocols.MissingnessMechanism``).
+    """
+    for name, obj, protocol in (("query", query, Query),
+                                ("missingness", missingness, MissingnessMechanism)):
+        if not isinstance(obj, protocol):
+            lacks = ", ".join(missing_members(obj, protocol))
+            raise ValueError(f"{name} must be an audit.protocols.{protocol.__name__}, got "
+                             f"{name}={obj!r} (it lacks {lacks})")
 
 
 _EXACT_TOP = 6  # Gaussian pairs scored exactly after the divergence screen
@@ -256,23 +271,26 @@ class _PilotKL:
         return float(kl_pq + kl_qp)
 
 
-def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: Release,
-                    candidates=None, *, delta: float | None = None, index: int = 0,
-                    pilot_trials: int = 4000, seed: int = 0) -> NeighbourPair:
+def worst_case_pair(query: Query, missingness: MissingnessMechanism, d: int, n: int,
+                    bound: float, release: Release, candidates=None, *,
+                    delta: float | None = None, index: int = 0, pilot_trials: int = 4000,
+                    seed: int = 0) -> NeighbourPair:
     """Search a small candidate set of differing records for the least private pair.
 
     The other n − 1 records are zero (mixture path). Candidates: the query's domain corners
     (``query.candidate_records``: ±B patterns, or one-hot records for the histogram), the
-    all-NA record, and for threshold-based MAR mechanisms the corners with the pivot moved
-    across the threshold. Every unordered pair of distinct laws is scored by the exact pair
-    ε(δ) (``audit.theory.pair.pair_epsilon``) when the output is scalar — for Gaussian releases only
-    the ``_EXACT_TOP`` pairs leading a symmetrised-KL screen (grid quadrature), since each
-    exact Gaussian ε costs root finding; for vector outputs by a pilot estimate of the
-    symmetrised KL divergence (a ranking proxy, not a privacy parameter).
+    all-NA record, and the mechanism's ``pair_candidates`` of those corners (for threshold
+    MAR mechanisms, the corners with the pivot moved across the threshold). Every unordered
+    pair of distinct laws is scored by the exact pair ε(δ) (``audit.theory.pair.pair_epsilon``)
+    when the output is scalar — for Gaussian releases only the ``_EXACT_TOP`` pairs leading a
+    symmetrised-KL screen (grid quadrature), since each exact Gaussian ε costs root finding;
+    for vector outputs by a pilot estimate of the symmetrised KL divergence (a ranking proxy,
+    not a privacy parameter).
 
     Parameters
     ----------
-    query, missingness : catalogue query and mechanism
+    query : Query
+    missingness : MissingnessMechanism
     d, n : int
         Features and records, ≥ 1.
     bound : float
@@ -300,6 +318,7 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
         raise ValueError(f"index must be in [0, {n - 1}], got index={index}")
     if not isinstance(release, Release):
         raise ValueError(f"release must be a Release, got release={release!r}")
+    check_setting(query, missingness)
     query.check_dimension(d)
     missingness.check_dimension(d)
     if delta is None:
@@ -332,12 +351,13 @@ def worst_case_pair(query, missingness, d: int, n: int, bound: float, release: R
                          index, query, missingness, B, score=s)
 
 
-def _candidate_records(query, missingness, d: int, bound: float, candidates) -> np.ndarray:
-    """The differing records the search tries: the query's corners, the pivot-moving
-    records of threshold MAR mechanisms and the all-NA record (or the caller's list)."""
+def _candidate_records(query: Query, missingness: MissingnessMechanism, d: int, bound: float,
+                       candidates) -> np.ndarray:
+    """The differing records the search tries: the query's corners, the mechanism's extra
+    records for them (``pair_candidates``) and the all-NA record (or the caller's list)."""
     if candidates is None:
         base = np.asarray(query.candidate_records(d, bound), dtype=np.float64)
-        rows = [*base, *_mechanism_candidates(missingness, base, bound), np.full(d, np.nan)]
+        rows = [*base, *missingness.pair_candidates(base, bound), np.full(d, np.nan)]
         cands = np.unique(np.nan_to_num(np.array(rows), nan=np.inf), axis=0)
         cands[np.isinf(cands)] = np.nan
         return cands
@@ -361,15 +381,16 @@ def _distinct_law_pairs(laws: list) -> list[tuple[int, int]]:
     return list(pairs.values())
 
 
-def simulate_general(z, query, missingness, release: Release, trials: int, rng=None,
-                     *, batch: int = 20000) -> np.ndarray:
+def simulate_general(z, query: Query, missingness: MissingnessMechanism, release: Release,
+                     trials: int, rng=None, *, batch: int = 20000) -> np.ndarray:
     """Plain-numpy draws of A_D(z) for any dataset: masks for all n records, query, noise.
 
     Parameters
     ----------
     z : array_like, shape (n, d)
         Dataset (NaN = NA).
-    query, missingness : catalogue query and mechanism
+    query : Query
+    missingness : MissingnessMechanism
     release : Release
     trials : int
         Number of draws, ≥ 1.
@@ -390,6 +411,7 @@ def simulate_general(z, query, missingness, release: Release, trials: int, rng=N
     if not isinstance(release, Release):
         raise ValueError(f"release must be a Release, got release={release!r}")
     n, d = x.shape
+    check_setting(query, missingness)
     query.check_dimension(d)
     missingness.check_dimension(d)
     g = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)

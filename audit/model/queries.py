@@ -28,6 +28,7 @@ import numpy as np
 
 from audit._validate import check_positive, check_positive_int
 from audit.model.catalogue import build, config_params
+from audit.protocols import Query
 from audit.theory import fwl
 
 __all__ = [
@@ -54,11 +55,15 @@ def _as_data(x: object, name: str = "x") -> np.ndarray:
 
 
 class _Query:
+    """Shared behaviour of the catalogue (an :class:`audit.protocols.Query`); subclasses are
+    frozen dataclasses."""
+
     name: ClassVar[str]
     #: Output norm of the FWL constants (1 or 2).
     norm: ClassVar[int] = 1
 
     def output_dim(self, d: int) -> int:
+        """Length of the output for records of length ``d``."""
         raise NotImplementedError  # pragma: no cover
 
     def _g(self, rows: np.ndarray, n: int) -> np.ndarray:
@@ -92,6 +97,7 @@ class _Query:
         return self._g(a, a.shape[0]).sum(axis=0)
 
     def fwl_constants(self, n: int, d: int, bound: float) -> fwl.FWLConstants:
+        """FWL constants for n records of d features bounded by ``bound`` ([RPS] Table 1)."""
         raise NotImplementedError  # pragma: no cover
 
     def candidate_records(self, d: int, bound: float) -> np.ndarray:
@@ -338,7 +344,7 @@ QUERY_KINDS: dict[str, type[_Query]] = {
 _CONFIG_KEYS = {"norm_index": "norm"}
 
 
-def make_query(name: str, **params) -> _Query:
+def make_query(name: str, **params) -> Query:
     """Build a catalogue query from its config name (``QUERY_KINDS``) and parameters.
 
     Raises
