@@ -29,7 +29,8 @@ from scipy.special import gammaln
 
 from audit._validate import check_positive_int, check_probability
 from audit.enums import NoiseKind
-from audit.mixture import LOGPDF_CHUNK_FLOATS, Mixture, noise_logpdf
+from audit.mixture import LOGPDF_CHUNK_FLOATS, Mixture
+from audit.noise import noise_of
 
 __all__ = ["ProductMixture", "SubsetMixture", "Law", "MAX_ENUMERATED_COMPONENTS"]
 
@@ -49,12 +50,6 @@ def _points(x: np.ndarray, dim: int) -> np.ndarray:
     if x.ndim != 2 or x.shape[1] != dim:
         raise ValueError(f"x must have shape (n, {dim}), got shape {x.shape}")
     return x
-
-
-def _noise(rng: np.random.Generator, noise: NoiseKind, scale: float, shape) -> np.ndarray:
-    if noise is NoiseKind.LAPLACE:
-        return rng.laplace(scale=scale, size=shape)
-    return rng.normal(scale=scale, size=shape)
 
 
 @dataclass(frozen=True, eq=False)
@@ -117,9 +112,9 @@ class ProductMixture:
             logw = np.log(self.weights)[None]
         out = np.empty(x.shape[0])
         step = max(1, LOGPDF_CHUNK_FLOATS // self.weights.size)
+        noise = noise_of(self.noise)
         for a in range(0, x.shape[0], step):
-            comp = noise_logpdf(x[a:a + step, :, None] - self.shifts[None], self.noise,
-                                self.scale) + logw
+            comp = noise.logpdf(x[a:a + step, :, None] - self.shifts[None], self.scale) + logw
             top = comp.max(axis=2, keepdims=True)  # finite: each row has a positive weight
             lse = top[:, :, 0] + np.log(np.exp(comp - top).sum(axis=2))
             out[a:a + step] = lse.sum(axis=1)
@@ -131,7 +126,7 @@ class ProductMixture:
         u = g.random((n, self.dim, 1))
         k = (u > np.cumsum(self.weights, axis=1)[None, :, :-1]).sum(axis=2)
         loc = np.take_along_axis(self.shifts[None], k[:, :, None], axis=2)[:, :, 0]
-        return loc + _noise(g, self.noise, self.scale, loc.shape)
+        return loc + noise_of(self.noise).sample(g, self.scale, loc.shape)
 
     def as_mixture(self) -> Mixture:
         """The same law as an enumerated :class:`Mixture` (small dim only)."""
@@ -219,12 +214,13 @@ class SubsetMixture:
         log_comb = gammaln(self.dim + 1) - gammaln(k + 1) - gammaln(self.dim - k + 1)
         out = np.empty(x.shape[0])
         step = max(1, LOGPDF_CHUNK_FLOATS // (self.dim * (k + 2)))
+        noise = noise_of(self.noise)
         with np.errstate(divide="ignore"):
             log_off, log_on = np.log1p(-p), np.log(p) - log_comb
         for a in range(0, x.shape[0], step):
             xa = x[a:a + step]
-            base = noise_logpdf(xa, self.noise, self.scale)
-            log_r = noise_logpdf(xa - self.values[None], self.noise, self.scale) - base
+            base = noise.logpdf(xa, self.scale)
+            log_r = noise.logpdf(xa - self.values[None], self.scale) - base
             mix = np.logaddexp(log_off, log_on + _log_elementary_symmetric(log_r, k))
             out[a:a + step] = base.sum(axis=1) + mix
         return out
@@ -235,7 +231,7 @@ class SubsetMixture:
         ranks = g.random((n, self.dim)).argsort(axis=1).argsort(axis=1)
         on = (ranks < self.observed) & (g.random((n, 1)) < self.p_observed)
         loc = np.where(on, self.values[None], 0.0)
-        return loc + _noise(g, self.noise, self.scale, loc.shape)
+        return loc + noise_of(self.noise).sample(g, self.scale, loc.shape)
 
     def as_mixture(self) -> Mixture:
         """The same law as an enumerated :class:`Mixture` (small dim only)."""

@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from audit.enums import NoiseKind
+from audit.noise import noise_of
 
 __all__ = ["NoiseKind", "Mixture", "noise_logpdf", "LOGPDF_CHUNK_FLOATS"]
 
@@ -25,23 +25,13 @@ __all__ = ["NoiseKind", "Mixture", "noise_logpdf", "LOGPDF_CHUNK_FLOATS"]
 LOGPDF_CHUNK_FLOATS = 1 << 19
 
 
-def _sum_noise_logpdf(diff: np.ndarray, noise: NoiseKind, scale: float) -> np.ndarray:
-    """Σ over the last axis of :func:`noise_logpdf` (constants added once, after the sum)."""
-    dim = diff.shape[-1]
-    if noise is NoiseKind.LAPLACE:
-        return -np.abs(diff).sum(axis=-1) / scale - dim * np.log(2 * scale)
-    return -0.5 * (diff**2).sum(axis=-1) / scale**2 - dim * (
-        np.log(scale) + 0.5 * np.log(2 * np.pi))
-
-
 def noise_logpdf(diff: np.ndarray, noise: NoiseKind, scale: float) -> np.ndarray:
     """log density of one coordinate of the noise at ``diff`` (elementwise).
 
-    Laplace: −|t|/b − ln(2b); Gaussian: −t²/(2σ²) − ln σ − ln(2π)/2.
+    Laplace: −|t|/b − ln(2b); Gaussian: −t²/(2σ²) − ln σ − ln(2π)/2. Delegates to
+    :meth:`audit.noise.AdditiveNoise.logpdf`.
     """
-    if noise is NoiseKind.LAPLACE:
-        return -np.abs(diff) / scale - np.log(2.0 * scale)
-    return -0.5 * (diff / scale) ** 2 - (np.log(scale) + 0.5 * np.log(2.0 * np.pi))
+    return noise_of(noise).logpdf(diff, scale)
 
 
 @dataclass(frozen=True, eq=False)
@@ -155,7 +145,7 @@ class Mixture:
         step = max(1, LOGPDF_CHUNK_FLOATS // (self.n_components * self.dim))
         for a in range(0, x.shape[0], step):
             diff = x[a:a + step, None, :] - self.shifts[None, :, :]
-            comp = _sum_noise_logpdf(diff, self.noise, self.scale) + logw
+            comp = noise_of(self.noise).logpdf_sum(diff, self.scale) + logw
             top = comp.max(axis=1, keepdims=True)  # finite: every component density is > 0
             out[a:a + step] = (top + np.log(np.exp(comp - top).sum(axis=1, keepdims=True)))[:, 0]
         return out
@@ -163,25 +153,17 @@ class Mixture:
     def pdf(self, x: np.ndarray) -> np.ndarray:
         return np.exp(self.logpdf(x))
 
-    def _std_cdf(self, z: np.ndarray) -> np.ndarray:
-        """CDF of the standardised noise (the closed forms scipy.stats uses, without loading
-        scipy.stats: Laplace ½e^z / 1 − ½e^{−z}, Gaussian Φ)."""
-        if self.noise is NoiseKind.LAPLACE:
-            with np.errstate(over="ignore"):
-                return np.where(z > 0, 1.0 - 0.5 * np.exp(-z), 0.5 * np.exp(z))
-        return special.ndtr(z)
-
     def cdf(self, x: np.ndarray) -> np.ndarray:
         """P[X <= x] for scalar outputs."""
         x = np.asarray(x, dtype=np.float64)
         z = (x[..., None] - self.scalar_shifts) / self.scale
-        return (self._std_cdf(z) * self.weights).sum(axis=-1)
+        return (noise_of(self.noise).cdf(z) * self.weights).sum(axis=-1)
 
     def sf(self, x: np.ndarray) -> np.ndarray:
-        """P[X > x] for scalar outputs, accurate in the upper tail (by symmetry, CDF at −z)."""
+        """P[X > x] for scalar outputs, accurate in the upper tail (the noise's SF)."""
         x = np.asarray(x, dtype=np.float64)
         z = (x[..., None] - self.scalar_shifts) / self.scale
-        return (self._std_cdf(-z) * self.weights).sum(axis=-1)
+        return (noise_of(self.noise).sf(z) * self.weights).sum(axis=-1)
 
     # -------------------------------------------------------------- sampling
     def sample(self, n: int, rng: np.random.Generator | int | None = None) -> np.ndarray:
@@ -189,8 +171,5 @@ class Mixture:
         rng = np.random.default_rng(rng)
         comp = rng.choice(self.n_components, size=n, p=self.weights)
         loc = self.shifts[comp]
-        if self.noise is NoiseKind.LAPLACE:
-            x = loc + rng.laplace(scale=self.scale, size=loc.shape)
-        else:
-            x = loc + rng.normal(scale=self.scale, size=loc.shape)
+        x = loc + noise_of(self.noise).sample(rng, self.scale, loc.shape)
         return x[:, 0] if self.is_scalar else x

@@ -26,7 +26,6 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from audit._validate import check_delta, check_epsilon
-from audit.enums import NoiseKind
 from audit.model.release import Release
 from audit.protocols import Query
 
@@ -146,10 +145,7 @@ class ReferenceImplementation:
         x = np.nan_to_num(np.asarray(datasets, dtype=np.float64), nan=0.0)
         m, n, d = x.shape
         f = self.query.contributions(x.reshape(m * n, d), n).reshape(m, n, -1).sum(axis=1)
-        if self.release.noise is NoiseKind.LAPLACE:
-            f = f + rng.laplace(scale=self.release.scale, size=f.shape)
-        else:
-            f = f + rng.normal(scale=self.release.scale, size=f.shape)
+        f = f + self.release.additive_noise.sample(rng, self.release.scale, f.shape)
         return f[:, 0] if f.shape[1] == 1 else f
 
 

@@ -25,7 +25,7 @@ import numpy as np
 
 from audit._validate import check_delta, check_positive, check_positive_int
 from audit.laws import Law, ProductMixture, SubsetMixture
-from audit.mixture import Mixture, NoiseKind
+from audit.mixture import Mixture
 from audit.model.missingness import MAX_ENUM_D
 from audit.model.release import Release
 from audit.protocols import (
@@ -35,7 +35,7 @@ from audit.protocols import (
     Query,
     missing_members,
 )
-from audit.theory.pair import pair_epsilon
+from audit.theory.pair import pair_epsilon, pair_method
 
 __all__ = ["NeighbourPair", "Release", "worst_case_pair", "simulate_general", "record_law",
            "structured_law", "check_setting"]
@@ -229,7 +229,9 @@ def check_setting(query: Query, missingness: MissingnessMechanism) -> None:
                              f"{name}={obj!r} (it lacks {lacks})")
 
 
-_EXACT_TOP = 6  # Gaussian pairs scored exactly after the divergence screen
+_EXACT_TOP = 6  # pairs scored exactly after the divergence screen (root-finding noises)
+#: δ of the exact pair ε for a noise whose natural δ is not 0
+_DEFAULT_DELTA = 1e-6
 
 
 def _symmetric_kl(P: Mixture, Q: Mixture, points: int = 4001) -> float:
@@ -322,7 +324,7 @@ def worst_case_pair(query: Query, missingness: MissingnessMechanism, d: int, n: 
     query.check_dimension(d)
     missingness.check_dimension(d)
     if delta is None:
-        delta = 0.0 if release.noise is NoiseKind.LAPLACE else 1e-6
+        delta = 0.0 if release.additive_noise.pure else _DEFAULT_DELTA
     delta = check_delta(delta)
     pilot_trials = check_positive_int(pilot_trials, "pilot_trials", minimum=100)
     cands = _candidate_records(query, missingness, d, B, candidates)
@@ -336,8 +338,9 @@ def worst_case_pair(query: Query, missingness: MissingnessMechanism, d: int, n: 
         return float(pair_epsilon(laws[a], laws[b], delta).value)
 
     score = exact if laws[0].is_scalar else _PilotKL(laws, pilot_trials, seed)
-    if laws[0].is_scalar and release.noise is NoiseKind.GAUSSIAN and len(todo) > _EXACT_TOP:
-        # The exact Gaussian pair ε costs root finding per pair: rank all pairs by a cheap
+    costly = not pair_method(release.noise).closed_form_split
+    if laws[0].is_scalar and costly and len(todo) > _EXACT_TOP:
+        # The exact pair ε costs root finding per pair (Gaussian): rank all pairs by a cheap
         # divergence first and compute the exact ε for the leading ones only.
         kl = [_symmetric_kl(laws[a], laws[b]) for a, b in todo]
         todo = [todo[i] for i in np.argsort(kl)[::-1][:_EXACT_TOP]]
@@ -425,10 +428,7 @@ def simulate_general(z, query: Query, missingness: MissingnessMechanism, release
         masks = missingness.sample_masks(X, g)
         Xt = np.where(masks | np.tile(nan, (b, 1)), 0.0, X)
         f = query.contributions(Xt, n).reshape(b, n, out_dim).sum(axis=1)
-        if release.noise is NoiseKind.LAPLACE:
-            f += g.laplace(scale=release.scale, size=f.shape)
-        else:
-            f += g.normal(scale=release.scale, size=f.shape)
+        f += release.additive_noise.sample(g, release.scale, f.shape)
         out[done:done + b] = f
         done += b
     return out[:, 0] if out_dim == 1 else out

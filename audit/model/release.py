@@ -5,8 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from audit._validate import check_positive
+from audit.enums import Calibration
 from audit.mixture import NoiseKind
-from audit.theory import calibration as _cal
+from audit.noise import AdditiveNoise, GaussianNoise, LaplaceNoise, noise_of
 
 __all__ = ["Release"]
 
@@ -29,16 +30,45 @@ class Release:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise))
         object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
 
+    @property
+    def additive_noise(self) -> AdditiveNoise:
+        """The noise class of this release (``audit.noise``)."""
+        return noise_of(self.noise)
+
+    @classmethod
+    def calibrated(cls, noise: NoiseKind | str | AdditiveNoise, sensitivity: float,
+                   epsilon: float, delta: float | None = None,
+                   calibration: Calibration | str = Calibration.CLASSICAL) -> Release:
+        """The release of ``noise`` calibrated to (ε, δ) at this sensitivity.
+
+        Parameters
+        ----------
+        noise : NoiseKind, str or AdditiveNoise
+        sensitivity : float
+            ℓ_p sensitivity in the noise's norm (``noise_of(noise).norm``), > 0.
+        epsilon, delta : float
+            Target (ε, δ); δ None or 0 for Laplace (see
+            :meth:`audit.noise.AdditiveNoise.calibrate` for the ranges).
+        calibration : {"classical", "analytic"}
+
+        Raises
+        ------
+        ValueError
+            Unknown noise or calibration, or a parameter out of range.
+        """
+        law = noise_of(noise)
+        return cls(law.kind, law.calibrate(sensitivity, epsilon, delta, calibration))
+
     @classmethod
     def laplace(cls, sensitivity: float, epsilon: float) -> Release:
         """Laplace mechanism, b = C_1/ε ([RPS] Theorem 4.5; Dwork & Roth Thm 3.6)."""
-        return cls(NoiseKind.LAPLACE, _cal.laplace_scale(sensitivity, epsilon))
+        return cls.calibrated(LaplaceNoise(), sensitivity, epsilon)
 
     @classmethod
     def gaussian(
         cls, sensitivity: float, epsilon: float, delta: float, calibration: str = "classical"
     ) -> Release:
-        """Gaussian mechanism with σ from ``audit.theory.calibration``.
+        """Gaussian mechanism with σ from :class:`audit.noise.GaussianNoise`.
 
         Parameters
         ----------
@@ -55,13 +85,4 @@ class Release:
         ValueError
             Unknown calibration or a parameter out of range.
         """
-        if calibration == "classical":
-            sigma = _cal.gaussian_sigma_classical(sensitivity, epsilon, delta)
-        elif calibration == "analytic":
-            sigma = _cal.gaussian_sigma_analytic(sensitivity, epsilon, delta)
-        else:
-            raise ValueError(
-                "calibration must be one of 'classical', 'analytic', "
-                f"got calibration={calibration!r}"
-            )
-        return cls(NoiseKind.GAUSSIAN, sigma)
+        return cls.calibrated(GaussianNoise(), sensitivity, epsilon, delta, calibration)

@@ -13,12 +13,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
-from audit.enums import Calibration, MissingnessClass, NoiseKind
+from audit.enums import MissingnessClass
 from audit.mixture import Mixture
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.release import Release
+from audit.noise import noise_of
 from audit.pipeline.config import AuditConfig
 from audit.theory import accountant as acc
+from audit.theory.noise_theory import theory_of
 from audit.theory.pair import pair_epsilon
 from audit.theory.tradeoff import TradeoffFunction
 
@@ -58,13 +60,12 @@ class AuditPlan:
 def _release_and_constants(cfg: AuditConfig, query):
     """The calibrated release and the FWL constants in the norm its theorem needs."""
     sc = cfg.scenario
-    consts = query.fwl_constants(sc.n, sc.d, sc.bound)
-    if sc.mechanism is NoiseKind.LAPLACE:
-        c1 = consts.as_norm(1)  # refuses an ℓ2-only FWL query: Theorem 4.5 needs ℓ1
-        return Release.laplace(c1.sensitivity(), sc.epsilon), c1
-    c2 = consts.as_norm(2)
-    return Release.gaussian(c2.sensitivity(), sc.epsilon, sc.delta,
-                            calibration=sc.calibration), c2
+    noise = noise_of(sc.mechanism)
+    # as_norm refuses an ℓ2-only FWL query for Laplace: Theorem 4.5 needs ℓ1
+    consts = query.fwl_constants(sc.n, sc.d, sc.bound).as_norm(noise.norm)
+    release = Release.calibrated(noise, consts.sensitivity(), sc.epsilon, sc.delta,
+                                 sc.calibration)
+    return release, consts
 
 
 def ranking_release(cfg: AuditConfig, query) -> Release:
@@ -74,10 +75,11 @@ def ranking_release(cfg: AuditConfig, query) -> Release:
 
 
 def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
-    """The δ of the audited claim: as configured, else 0 (Laplace) or p*·δ (Theorem 4.7)."""
+    """The δ of the audited claim: as configured, else 0 (a pure noise: Laplace) or p*·δ
+    (Theorem 4.7)."""
     if cfg.audit.delta is not None:
         return float(cfg.audit.delta)
-    if cfg.scenario.mechanism is NoiseKind.LAPLACE:
+    if noise_of(cfg.scenario.mechanism).pure:
         return 0.0
     return p_star * cfg.scenario.delta
 
@@ -87,22 +89,15 @@ def _theory(cfg: AuditConfig, p_star: float, ratio: float, audit_delta: float,
     """The applicable [RPS] upper bound at the audit's δ: (name, ε or None, MAR formula).
 
     Laplace: Theorem 4.5; classically calibrated Gaussian with ε ≤ 1: Theorem 4.7; otherwise
-    Theorem 3.2. A theorem whose δ' exceeds the audited δ gives no ε at that δ. MNAR is outside
-    every theorem: the MAR formula's value is returned apart, labelled as not a bound.
+    Theorem 3.2 (``audit.theory.noise_theory``). A theorem whose δ' exceeds the audited δ gives
+    no ε at that δ. MNAR is outside every theorem: the MAR formula's value is returned apart,
+    labelled as not a bound.
     """
     sc = cfg.scenario
-    if sc.mechanism is NoiseKind.LAPLACE:
-        name = "RPS Theorem 4.5"
-        value = acc.laplace_fwl_bound(sc.epsilon, p_star, ratio)
-    else:
-        if sc.calibration is Calibration.CLASSICAL and sc.epsilon <= 1.0:
-            name = "RPS Theorem 4.7"
-            value, theory_delta = acc.gaussian_fwl_bound(sc.epsilon, sc.delta, p_star, ratio)
-        else:
-            name = "RPS Theorem 3.2"
-            value, theory_delta = acc.amplify(sc.epsilon, sc.delta, p_star)
-        if audit_delta < theory_delta:
-            return name + f" (gives δ'={theory_delta:.3g} > audit δ)", None, None
+    name, value, theory_delta = theory_of(sc.mechanism).rps_bound(
+        sc.epsilon, sc.delta, sc.calibration, p_star, ratio)
+    if audit_delta < theory_delta:
+        return name + f" (gives δ'={theory_delta:.3g} > audit δ)", None, None
     if mclass is MissingnessClass.MNAR:
         return name + " (not applicable: MNAR)", None, float(value)
     return name, float(value), None
@@ -113,10 +108,7 @@ def _fdp(cfg: AuditConfig, sens_tilde: float, scale: float, p_star: float, scala
     """The §7 curve and its ε at the audited δ (None for MNAR)."""
     if mclass is MissingnessClass.MNAR:
         return None, None
-    if cfg.scenario.mechanism is NoiseKind.GAUSSIAN:
-        curve = acc.fdp_missing_gaussian(sens_tilde, scale, p_star)
-    else:
-        curve = acc.fdp_missing_laplace(sens_tilde, scale, p_star, scalar_output=scalar)
+    curve = theory_of(cfg.scenario.mechanism).fdp_missing(sens_tilde, scale, p_star, scalar)
     return curve, float(acc.epsilon_for_delta(curve, audit_delta))
 
 
@@ -133,10 +125,8 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     audit_delta = _audit_delta(cfg, p_star)
     pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, release, delta=audit_delta)
     P, Q = pair.mixtures(release)
-    if sc.mechanism is NoiseKind.LAPLACE:
-        eps_base = sc.epsilon
-    else:  # the base mechanism A (no missingness) on complete neighbours at the same δ
-        eps_base = acc.epsilon_for_delta(acc.tradeoff_gaussian(sens / scale), audit_delta)
+    # the base mechanism A (no missingness) on complete neighbours at the same δ
+    eps_base = theory_of(sc.mechanism).base_epsilon(sc.epsilon, sens / scale, audit_delta)
     eps_pair = eps_pair_error = None
     if P.is_scalar:
         pv = pair_epsilon(P, Q, audit_delta)

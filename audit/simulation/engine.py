@@ -44,7 +44,8 @@ import numpy as np
 from audit._validate import check_positive_int
 from audit.enums import Backend
 from audit.laws import Law, ProductMixture, SubsetMixture
-from audit.mixture import Mixture, NoiseKind
+from audit.mixture import Mixture
+from audit.noise import noise_of
 from audit.simulation.checkpoints import (
     CODE_TAG,
     CUDA_CODE_TAG,
@@ -354,7 +355,7 @@ def default_edges(P: Mixture, Q: Mixture, n_bins: int = 1000, *, tail: float | N
         raise ValueError(f"default_edges needs scalar mixtures, got dims {P.dim} and {Q.dim}")
     n_bins = check_positive_int(n_bins, "n_bins")
     if tail is None:
-        tail = 25.0 if P.noise is NoiseKind.LAPLACE else 7.0
+        tail = noise_of(P.noise).negligible_tail
     elif not (isinstance(tail, int | float) and math.isfinite(tail) and tail > 0):
         raise ValueError(f"tail must be in (0, inf), got tail={tail!r}")
     scale = max(P.scale, Q.scale)

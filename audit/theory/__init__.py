@@ -5,11 +5,15 @@
   f-DP bounds of docs/THEORY.md §7;
 - :mod:`~audit.theory.bounds`: the table of every applicable bound (the ``bound`` CLI);
 - :mod:`~audit.theory.calibration`: noise scales; :mod:`~audit.theory.profiles`: exact
-  privacy profiles δ(ε) and ε(δ) of the Gaussian and Laplace mechanisms;
+  privacy profiles δ(ε) and ε(δ) of the Gaussian and Laplace mechanisms (both delegate to
+  the noise classes of :mod:`audit.noise`, where the closed forms live);
+- :mod:`~audit.theory.noise_theory`: the accountant's per-noise table (which [RPS] theorem,
+  which §7 curve, the base mechanism's ε) that the pipeline calls with the noise kind;
 - :mod:`~audit.theory.fwl`: feature-wise Lipschitz constants and the [RPS] query catalogue;
 - :mod:`~audit.theory.tradeoff`: the f-DP toolkit of [DRS] (curves, C_p, conversions);
 - :mod:`~audit.theory.pair`: exact privacy of one audited pair of scalar mixtures.
 
-The layer depends on numpy, scipy, :mod:`audit._validate`, :mod:`audit._numeric` and
-:mod:`audit.mixture` only (``tests/theory/test_layer.py``).
+The layer depends on numpy, scipy and the shared vocabulary only (``audit.enums``,
+``audit.noise``, ``audit.mixture``, ``audit._validate``, ``audit._numeric``;
+``tests/test_layout.py``).
 """

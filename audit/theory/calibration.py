@@ -8,8 +8,10 @@ Calibration maps (sensitivity, ε[, δ]) to a noise scale:
 - Analytic Gaussian (Balle & Wang 2018, Thm 8): the smallest σ with exact δ(ε) ≤ δ, rounded
   in the safe direction (the profile re-evaluated at the returned σ is ≤ δ).
 
-The exact privacy profiles (``gaussian_delta``, ``gaussian_epsilon``, ``laplace_delta``,
-``laplace_epsilon``) live in :mod:`audit.theory.profiles` and are re-exported here.
+The closed forms live with their noise classes (:meth:`audit.noise.AdditiveNoise.calibrate`);
+the functions here delegate to them. The exact privacy profiles (``gaussian_delta``,
+``gaussian_epsilon``, ``laplace_delta``, ``laplace_epsilon``) live in
+:mod:`audit.theory.profiles` and are re-exported here.
 
 References
 ----------
@@ -20,19 +22,13 @@ Dwork, C. and Roth, A. (2014). The algorithmic foundations of differential priva
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
-
-from audit._numeric import brentq
-from audit._validate import check_epsilon, check_in_range, check_positive
+from audit.enums import Calibration
+from audit.noise import GaussianNoise, LaplaceNoise
 from audit.theory.profiles import (
     gaussian_delta,
-    gaussian_delta_value,
     gaussian_epsilon,
     laplace_delta,
     laplace_epsilon,
-    log_gaussian_delta,
 )
 
 __all__ = [
@@ -46,8 +42,7 @@ __all__ = [
 ]
 
 
-def _check_sensitivity(sensitivity: object) -> float:
-    return check_positive(sensitivity, "sensitivity")
+_GAUSSIAN, _LAPLACE = GaussianNoise(), LaplaceNoise()
 
 
 # ----------------------------------------------------------------------------- calibration
@@ -75,9 +70,7 @@ def laplace_scale(sensitivity: float, epsilon: float) -> float:
     ----------
     Dwork & Roth (2014), Thm 3.6; [RPS] Theorem 4.5.
     """
-    c = _check_sensitivity(sensitivity)
-    eps = check_epsilon(epsilon, allow_zero=False)
-    return c / eps
+    return _LAPLACE.calibrate(sensitivity, epsilon)
 
 
 def gaussian_sigma_classical(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -106,10 +99,7 @@ def gaussian_sigma_classical(sensitivity: float, epsilon: float, delta: float) -
     ----------
     Dwork & Roth (2014), Thm A.1 (needs c² ≥ 2 ln(1.25/δ)); [RPS] Theorem 4.7; docs/THEORY.md §5.
     """
-    c = _check_sensitivity(sensitivity)
-    eps = check_in_range("epsilon", epsilon, 0.0, 1.0, lo_closed=False, hi_closed=True)
-    dlt = check_in_range("delta", delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
-    return c * math.sqrt(2.0 * math.log(1.25 / dlt)) / eps
+    return _GAUSSIAN.calibrate(sensitivity, epsilon, delta, Calibration.CLASSICAL)
 
 
 def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) -> float:
@@ -139,32 +129,4 @@ def gaussian_sigma_analytic(sensitivity: float, epsilon: float, delta: float) ->
     ----------
     Balle & Wang (2018), Theorem 8 and Algorithm 1.
     """
-    c = _check_sensitivity(sensitivity)
-    eps = check_epsilon(epsilon)
-    dlt = check_in_range("delta", delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
-    mu = _gaussian_mu_for(eps, dlt)
-    return c / mu
-
-
-def _gaussian_mu_for(eps: float, dlt: float) -> float:
-    """Largest μ > 0 with δ_μ(ε) ≤ δ (δ_μ(ε) is increasing in μ)."""
-    log_target = math.log(dlt)
-
-    def g(log_mu: float) -> float:
-        return log_gaussian_delta(eps, math.exp(log_mu)) - log_target
-
-    lo, hi = -1.0, 1.0
-    while g(lo) > 0:
-        lo -= 2.0
-        if lo < -700:  # pragma: no cover - δ(ε) → 0 as μ → 0 for any δ > 0
-            raise RuntimeError("could not bracket mu")
-    while g(hi) <= 0:
-        hi += 2.0
-        if hi > 700:  # pragma: no cover
-            raise RuntimeError("could not bracket mu")
-    root = brentq(g, lo, hi, xtol=1e-15, rtol=4 * np.finfo(float).eps, maxiter=500)
-    mu = math.exp(root)
-    # Safe rounding: step down until the profile is certified at this μ.
-    while gaussian_delta_value(eps, mu) > dlt:
-        mu = float(np.nextafter(mu, 0.0)) * (1 - 1e-15)
-    return float(mu)
+    return _GAUSSIAN.calibrate(sensitivity, epsilon, delta, Calibration.ANALYTIC)

@@ -1,4 +1,4 @@
-"""Exact privacy profiles δ(ε) and their inverses ε(δ): the one home of each closed form.
+"""Exact privacy profiles δ(ε) and their inverses ε(δ) of the Gaussian, Laplace and (ε, δ) laws.
 
 A profile maps a normalised shift μ = sensitivity / scale to the hockey-stick divergence
 δ(ε) between the two output laws of a neighbouring pair ([DRS] Prop. 2.12: for a symmetric
@@ -12,9 +12,11 @@ can never disagree.
 - (ε, δ)-DP: the smallest sum of type I and type II errors, 2(1 − δ)/(1 + e^ε), attained
   at the fixed point x* = (1 − δ)/(1 + e^ε) of f_{ε,δ} ([DRS] Eq. 5).
 
-The Gaussian profile is evaluated as Φ(a)·(1 − R(b)/R(a)) with the Mills ratio
-R(x) = Φ(x)/φ(x) = √(π/2)·erfcx(−x/√2); this avoids the cancellation of the direct difference
-in the tails, and its logarithm stays finite when δ underflows (e.g. δ = 1e-300).
+The Gaussian and Laplace closed forms live with their noise classes
+(:meth:`audit.noise.AdditiveNoise.delta_for_epsilon`, ``epsilon_for_delta``); the functions
+here delegate to them. The Gaussian profile is evaluated as Φ(a)·(1 − R(b)/R(a)) with the
+Mills ratio R(x) = Φ(x)/φ(x) = √(π/2)·erfcx(−x/√2); this avoids the cancellation of the direct
+difference in the tails, and its logarithm stays finite when δ underflows (e.g. δ = 1e-300).
 
 Every inverse is rounded in the safe direction: the returned ε satisfies δ(ε) ≤ δ when
 re-evaluated with the same profile.
@@ -32,11 +34,8 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
-from scipy import special
-
-from audit._numeric import brentq, first_true
 from audit._validate import check_delta, check_in_range
+from audit.noise import GaussianNoise, LaplaceNoise
 
 __all__ = [
     "gaussian_delta",
@@ -46,14 +45,7 @@ __all__ = [
     "dp_min_error_sum",
 ]
 
-_EPS = float(np.finfo(float).eps)
-_SQRT2 = math.sqrt(2.0)
-_LOG_HALF_PI = 0.5 * math.log(math.pi / 2.0)
-
-
-def _check_mu(mu: object) -> float:
-    """μ ∈ [0, ∞]: μ = 0 means no distinguishability, μ = ∞ means no noise."""
-    return check_in_range("mu", mu, 0.0, math.inf, lo_closed=True, hi_closed=True)
+_GAUSSIAN, _LAPLACE = GaussianNoise(), LaplaceNoise()
 
 
 def _check_epsilon_or_inf(epsilon: object) -> float:
@@ -61,40 +53,6 @@ def _check_epsilon_or_inf(epsilon: object) -> float:
 
 
 # ----------------------------------------------------------------------------- Gaussian
-def _log_mills(x: float) -> float:
-    """log R(x) with R(x) = Φ(x)/φ(x) = √(π/2) erfcx(−x/√2)."""
-    return _LOG_HALF_PI + math.log(special.erfcx(-x / _SQRT2))
-
-
-def log_gaussian_delta(eps: float, mu: float) -> float:
-    """log δ_μ(ε) for μ ∈ (0, ∞), ε ∈ [0, ∞]; −inf when δ = 0 exactly (no validation)."""
-    if math.isinf(eps):
-        return -math.inf
-    a = -eps / mu + mu / 2.0
-    b = -eps / mu - mu / 2.0
-    if a > 5.0:
-        # Φ(a) close to 1: the direct form has no cancellation problem that matters here
-        # (δ ≥ Φ(a) − e^ε Φ(b) with the second term far below the first in relative terms,
-        # or both O(1)); erfcx(−a/√2) would overflow for large a.
-        log_t2 = eps + float(special.log_ndtr(b))
-        t1 = float(special.ndtr(a))
-        val = t1 - math.exp(log_t2) if log_t2 > -745 else t1
-        return math.log(val) if val > 0 else -math.inf
-    # δ = Φ(a) (1 − R(b)/R(a)); R(b)/R(a) < 1 since R is increasing and b < a.
-    log_ratio = _log_mills(b) - _log_mills(a)
-    if log_ratio >= 0.0:
-        return -math.inf
-    return float(special.log_ndtr(a)) + math.log(-math.expm1(log_ratio))
-
-
-def gaussian_delta_value(eps: float, mu: float) -> float:
-    """δ_μ(ε) exactly as :func:`gaussian_delta` returns it, for μ ∈ (0, ∞) (no validation).
-
-    Every inverse re-evaluates this to round its answer in the safe direction.
-    """
-    return float(min(1.0, math.exp(log_gaussian_delta(eps, mu))))
-
-
 def gaussian_delta(epsilon: float, mu: float) -> float:
     """Exact privacy profile of the Gaussian mechanism, δ(ε) at μ = Δ/σ.
 
@@ -119,13 +77,7 @@ def gaussian_delta(epsilon: float, mu: float) -> float:
     ----------
     Balle & Wang (2018), Theorem 8; docs/THEORY.md §5.
     """
-    eps = _check_epsilon_or_inf(epsilon)
-    m = _check_mu(mu)
-    if m == 0.0 or math.isinf(eps):
-        return 0.0
-    if math.isinf(m):
-        return 1.0
-    return gaussian_delta_value(eps, m)
+    return _GAUSSIAN.delta_for_epsilon(epsilon, mu)
 
 
 def gaussian_epsilon(delta: float, mu: float) -> float:
@@ -152,45 +104,7 @@ def gaussian_epsilon(delta: float, mu: float) -> float:
     ----------
     Balle & Wang (2018), Theorem 8.
     """
-    dlt = check_delta(delta)
-    m = _check_mu(mu)
-    if m == 0.0 or dlt == 1.0:
-        return 0.0
-    if math.isinf(m) or dlt == 0.0:
-        return math.inf
-    log_target = math.log(dlt)
-    if log_gaussian_delta(0.0, m) <= log_target:
-        return 0.0
-
-    def g(e: float) -> float:
-        return log_gaussian_delta(e, m) - log_target
-
-    # δ_μ(ε) ≤ Φ(−ε/μ + μ/2) is tiny once ε ≫ μ²: the doubling ends, for any δ > 0
-    hi = max(1.0, m * m)
-    while g(hi) > 0:
-        hi *= 2.0
-    root = brentq(g, 0.0, hi, xtol=1e-14, rtol=4 * _EPS, maxiter=500)
-    return _round_to_smallest(float(root), lambda e: gaussian_delta_value(e, m) <= dlt)
-
-
-def _round_to_smallest(root: float, ok) -> float:
-    """The smallest double ε ≥ 0 near ``root`` with ok(ε) (ok: False below ε(δ), True above).
-
-    brentq stops within a relative 1e-15 of the root, on either side; stepping up certifies
-    δ(ε) ≤ δ, and the bisection below takes back the excess, so the answer is ε(δ) to the last
-    bit whenever the profile is evaluated monotonically.
-    """
-    hi = root
-    while not ok(hi):
-        hi = float(np.nextafter(hi, math.inf)) * (1 + 1e-15) + 1e-300
-    step = 1e-14 + 8 * _EPS * hi
-    lo = max(0.0, hi - step)
-    while lo > 0.0 and ok(lo):
-        step *= 2.0
-        lo = max(0.0, hi - step)
-    if ok(lo):
-        return 0.0
-    return float(first_true(ok, lo, hi))
+    return _GAUSSIAN.epsilon_for_delta(delta, mu)
 
 
 # ----------------------------------------------------------------------------- Laplace
@@ -225,13 +139,7 @@ def laplace_delta(epsilon: float, mu: float) -> float:
     Balle, Barthe & Gaboardi (2018), "Privacy amplification by subsampling", §4 (Laplace
     privacy profile); docs/THEORY.md §6 (the same pair's trade-off curve).
     """
-    eps = _check_epsilon_or_inf(epsilon)
-    m = _check_mu(mu)
-    if eps >= m:
-        return 0.0
-    if math.isinf(m):
-        return 1.0
-    return float(-math.expm1((eps - m) / 2.0))
+    return _LAPLACE.delta_for_epsilon(epsilon, mu)
 
 
 def laplace_epsilon(delta: float, mu: float) -> float:
@@ -258,13 +166,7 @@ def laplace_epsilon(delta: float, mu: float) -> float:
     ----------
     Inverse of :func:`laplace_delta`.
     """
-    dlt = check_delta(delta)
-    m = _check_mu(mu)
-    if dlt == 1.0 or m == 0.0:
-        return 0.0
-    if math.isinf(m):
-        return math.inf
-    return float(max(0.0, m + 2.0 * math.log1p(-dlt)))
+    return _LAPLACE.epsilon_for_delta(delta, mu)
 
 
 # ----------------------------------------------------------------------------- (ε, δ)-DP

@@ -41,10 +41,13 @@ from audit.theory.pair.curve import (
 )
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.hockey import PairProfile, PairValue, hockey_stick, pair_delta, pair_profile
+from audit.theory.pair.methods import PairMethod, pair_method
 
 __all__ = [
     "PairValue",
     "PairProfile",
+    "PairMethod",
+    "pair_method",
     "PairTradeoffBounds",
     "hockey_stick",
     "pair_delta",

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit._numeric import lower_convex_hull
-from audit.mixture import Mixture, NoiseKind
-from audit.theory.pair.epsilon import max_abs_logratio
+from audit.mixture import Mixture
 from audit.theory.pair.hockey import hockey
 from audit.theory.pair.masses import check_pair
+from audit.theory.pair.methods import pair_method
 from audit.theory.tradeoff import PiecewiseLinearTradeoff
 
 __all__ = [
@@ -62,14 +62,6 @@ def _curve(alphas: np.ndarray, betas: np.ndarray) -> PiecewiseLinearTradeoff:
     return PiecewiseLinearTradeoff(alphas, betas, symmetric=False, convexify=True)
 
 
-def _t_range(P: Mixture, Q: Mixture) -> float:
-    if P.noise is NoiseKind.LAPLACE:
-        return max_abs_logratio(P, Q).value + 1e-9
-    sP, sQ = P.scalar_shifts, Q.scalar_shifts
-    D = max(abs(sP.max() - sQ.min()), abs(sQ.max() - sP.min())) / P.scale
-    return min(D * (D / 2 + 9.0) + 1.0, 60.0)
-
-
 def pair_tradeoff_bounds(P: Mixture, Q: Mixture, n_t: int = 401) -> PairTradeoffBounds:
     """Rigorous lower and upper piecewise-linear bounds on T(P, Q) (docs/THEORY.md §6).
 
@@ -82,7 +74,7 @@ def pair_tradeoff_bounds(P: Mixture, Q: Mixture, n_t: int = 401) -> PairTradeoff
     P, Q = check_pair(P, Q)
     if isinstance(n_t, bool) or not isinstance(n_t, int) or n_t < 3:
         raise ValueError(f"n_t must be an integer >= 3, got n_t={n_t!r}")
-    tmax = _t_range(P, Q)
+    tmax = pair_method(P.noise).t_range(P, Q)
     ts = np.linspace(-tmax, tmax, n_t)
     hs = [hockey(Q, P, float(t)) for t in ts]
     D = np.array([h.value + h.error for h in hs])

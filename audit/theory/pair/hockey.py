@@ -9,28 +9,10 @@ import numpy as np
 
 from audit._validate import check_epsilon
 from audit.mixture import Mixture
-from audit.theory.pair.masses import U, check_pair, interval_masses
-from audit.theory.pair.split import split
+from audit.theory.pair.masses import EPS_MAX, PairValue, U, check_pair, interval_masses
+from audit.theory.pair.methods import pair_method
 
 __all__ = ["PairValue", "PairProfile", "hockey_stick", "pair_delta", "pair_profile"]
-
-#: Largest ε at which a divergence is evaluated (e^ε stays a finite double).
-EPS_MAX = 700.0
-
-
-@dataclass(frozen=True)
-class PairValue:
-    """An exact-pair quantity with a bound on its absolute numerical error.
-
-    The true value lies in ``[value - error, value + error]``. ``n_roots`` is the number of
-    sign changes of p − e^t q located and ``root_bound`` the a-priori bound on it (Gaussian:
-    total positivity; Laplace: one per breakpoint interval); ``None`` where not applicable.
-    """
-
-    value: float
-    error: float
-    n_roots: int | None = None
-    root_bound: int | None = None
 
 
 @dataclass(frozen=True)
@@ -56,7 +38,7 @@ class Hockey:
 
 def hockey(P: Mixture, Q: Mixture, t: float) -> Hockey:
     """D_{e^t}(P‖Q) for any real t, with the masses of the optimal set and its complement."""
-    sp = split(P, Q, t)
+    sp = pair_method(P.noise).split(P, Q, t)
     edges = np.concatenate([[-np.inf], sp.cuts, [np.inf]])
     lo, hi = edges[:-1], edges[1:]
     mP, eP = interval_masses(P, lo, hi)

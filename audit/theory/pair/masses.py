@@ -1,4 +1,5 @@
-"""Exact masses of intervals under a scalar mixture, and the log density ratio of a pair.
+"""Exact masses of intervals under a scalar mixture, the log density ratio of a pair, and the
+value type every exact-pair quantity is returned in.
 
 Upper tails are summed via the survival function, so tiny masses keep their relative
 accuracy; every mass comes with a bound on its rounding error (u = 2^-53 per operation).
@@ -7,14 +8,32 @@ accuracy; every mass comes with a bound on its rounding error (u = 2^-53 per ope
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
-from audit.mixture import Mixture, NoiseKind
+from audit.mixture import Mixture
+from audit.noise import noise_of
 
 #: unit round-off of a double
 U = 2.0**-53
+#: Largest ε at which a divergence is evaluated (e^ε stays a finite double).
+EPS_MAX = 700.0
+
+
+@dataclass(frozen=True)
+class PairValue:
+    """An exact-pair quantity with a bound on its absolute numerical error.
+
+    The true value lies in ``[value - error, value + error]``. ``n_roots`` is the number of
+    sign changes of p − e^t q located and ``root_bound`` the a-priori bound on it (Gaussian:
+    total positivity; Laplace: one per breakpoint interval); ``None`` where not applicable.
+    """
+
+    value: float
+    error: float
+    n_roots: int | None = None
+    root_bound: int | None = None
 
 
 def check_pair(P: object, Q: object) -> tuple[Mixture, Mixture]:
@@ -37,14 +56,10 @@ def check_pair(P: object, Q: object) -> tuple[Mixture, Mixture]:
 
 
 # --------------------------------------------------------------------------- masses
-def tails(noise: NoiseKind, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def tails(noise, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(cdf, sf) of the standard noise at z, each accurate in its own tail."""
-    if noise is NoiseKind.GAUSSIAN:
-        return special.ndtr(z), special.ndtr(-z)
-    with np.errstate(over="ignore"):
-        lo = np.where(z < 0, 0.5 * np.exp(np.minimum(z, 0.0)), 1 - 0.5 * np.exp(-np.abs(z)))
-        hi = np.where(z > 0, 0.5 * np.exp(-np.maximum(z, 0.0)), 1 - 0.5 * np.exp(-np.abs(z)))
-    return lo, hi
+    law = noise_of(noise)
+    return law.cdf(z), law.sf(z)
 
 
 def interval_masses(

@@ -2,7 +2,8 @@
 
 Laplace: one closed-form root per breakpoint interval. Gaussian: the sign changes of
 p − e^t q are bounded by total positivity of the kernel (Karlin 1968, ch. 5 Thm 3.1) and found
-by certified refinement of a grid (see :mod:`audit.theory.pair`).
+by certified refinement of a grid (see :mod:`audit.theory.pair`). Which applies is looked up
+per noise class in :mod:`audit.theory.pair.methods`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import numpy as np
 from scipy import special
 
 from audit._numeric import brentq
-from audit.mixture import Mixture, NoiseKind
+from audit.mixture import Mixture
 from audit.theory.pair.masses import U, logdiff, logratio
 
 _GRID = 1024
@@ -69,7 +70,7 @@ def _split_from_roots(P, Q, t, roots, brackets, x_probe_left, n_roots, bound) ->
     return Split(cuts, labels, brackets, n_roots, bound)
 
 
-def _laplace_split(P: Mixture, Q: Mixture, t: float) -> Split:
+def laplace_split(P: Mixture, Q: Mixture, t: float) -> Split:
     b = P.scale
     bps = np.unique(np.concatenate([P.scalar_shifts, Q.scalar_shifts]))
     Lb, _ = logratio(P, Q, t, bps)
@@ -122,7 +123,7 @@ def _gauss_coefficients(P: Mixture, Q: Mixture, t: float):
     return shifts[keep], sign[keep], logc[keep]
 
 
-def _gaussian_split(P: Mixture, Q: Mixture, t: float) -> Split:
+def gaussian_split(P: Mixture, Q: Mixture, t: float) -> Split:
     sig = P.scale
     with np.errstate(divide="ignore"):
         s, sg, lc = _gauss_coefficients(P, Q, t)
@@ -179,9 +180,3 @@ def _gaussian_split(P: Mixture, Q: Mixture, t: float) -> Split:
             roots.append(r)
             brackets.append(br)
     return _split_from_roots(P, Q, t, roots, brackets, 0.5 * (xL + xR), found, bound)
-
-
-def split(P: Mixture, Q: Mixture, t: float) -> Split:
-    if P.noise is NoiseKind.LAPLACE:
-        return _laplace_split(P, Q, t)
-    return _gaussian_split(P, Q, t)
