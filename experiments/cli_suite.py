@@ -54,11 +54,10 @@ def violations(doc) -> list[str]:
 
 def _check(args: argparse.Namespace) -> int:
     from audit.pipeline.results import check_output_dir
-    from audit.simulation.planning import usable_cpus
+    from audit.simulation.processes import cap_jobs, check_jobs
     from experiments.suite import experiment_names
 
-    if args.jobs < 1:
-        raise ValueError(f"--jobs must be an integer >= 1, got --jobs={args.jobs}")
+    check_jobs(args.jobs, "--jobs")
     known = experiment_names()
     for name in args.only or []:
         if name not in known:
@@ -66,10 +65,10 @@ def _check(args: argparse.Namespace) -> int:
     check_output_dir(args.results, "--results")
     if args.checkpoint is not None:
         check_output_dir(args.checkpoint, "--checkpoint")
-    if args.jobs > usable_cpus():
-        print(f"note: --jobs {args.jobs} capped at {usable_cpus()}, the CPUs this process may "
-              "use", file=sys.stderr)
-    return min(args.jobs, usable_cpus())
+    jobs, note = cap_jobs(args.jobs, "--jobs")
+    if note is not None:
+        print(note, file=sys.stderr)
+    return jobs
 
 
 def main(args: argparse.Namespace) -> int:

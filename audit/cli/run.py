@@ -80,20 +80,20 @@ def _prepare(args: argparse.Namespace):
     from audit.pipeline.config import load_config
     from audit.pipeline.factory import make_subject
     from audit.pipeline.results import check_output_dir, check_output_file
-    from audit.simulation.planning import usable_cpus
+    from audit.simulation.processes import cap_jobs, check_jobs
 
-    if args.jobs is not None and args.jobs < 1:
-        raise ValueError(f"--jobs must be an integer >= 1, got --jobs={args.jobs}")
+    if args.jobs is not None:
+        check_jobs(args.jobs, "--jobs")
     if not args.max_hours > 0:
         raise ValueError(f"--max-hours must be > 0, got --max-hours={args.max_hours}")
-    jobs = args.jobs
-    if jobs is not None and jobs > usable_cpus():
-        print(f"note: --jobs {jobs} capped at {usable_cpus()}, the CPUs this process may use",
-              file=sys.stderr)
-        jobs = usable_cpus()
     cfg = load_config(args.config).with_overrides(
-        trials=args.trials, seed=args.seed, jobs=jobs, checkpoint=args.checkpoint,
+        trials=args.trials, seed=args.seed, jobs=args.jobs, checkpoint=args.checkpoint,
         backend=args.backend)
+    # one cap and one note, whether the count came from --jobs or from audit.jobs
+    jobs, note = cap_jobs(cfg.audit.jobs, "--jobs" if args.jobs is not None else "audit.jobs")
+    if note is not None:
+        print(note, file=sys.stderr)
+    cfg = cfg.with_overrides(jobs=jobs)
     if cfg.audit.backend == "cuda":
         from audit.simulation.engine import check_backend
 

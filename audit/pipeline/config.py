@@ -34,6 +34,7 @@ from audit._validate import (
 )
 from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
 from audit.protocols import MissingnessMechanism, Query
+from audit.simulation.processes import check_jobs
 
 #: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
 MAX_TRIALS = 10**18
@@ -161,7 +162,7 @@ class AuditSettings:
             raise ValueError(f"audit.bins must be in [10, {MAX_BINS}], got audit.bins="
                              f"{self.bins}")
         object.__setattr__(self, "selection", Selection.parse(self.selection, "audit.selection"))
-        check_positive_int(self.jobs, "audit.jobs")
+        check_jobs(self.jobs, "audit.jobs")
         if self.checkpoint is not None and not isinstance(self.checkpoint, str):
             raise ValueError(f"audit.checkpoint must be a directory path, "
                              f"got audit.checkpoint={self.checkpoint!r}")

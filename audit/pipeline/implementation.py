@@ -28,7 +28,7 @@ import numpy as np
 
 from audit.enums import CeilingKind, MissingnessClass
 from audit.estimation.policy import PilotRule
-from audit.model.implementation import Claim
+from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.config import AuditConfig
@@ -53,7 +53,7 @@ class ImplementationPlan:
     """Everything fixed before the audit's calls: the implementation, the pair, the claims."""
 
     config: AuditConfig
-    implementation: object
+    implementation: Implementation
     claim: Claim
     z: np.ndarray
     z_prime: np.ndarray
@@ -216,12 +216,14 @@ class ImplementationSubject:
 
         run = self._run(trials, seed)
         bar = _bar(run.n_chunks, f"{self.config.name}: {label}", progress)
-        chunks = iter_chunks(run, n_jobs=self.config.audit.jobs, checkpoint=checkpoint,
-                             on_chunk=None if bar is None else lambda c: bar.update(1))
         try:
-            yield from chunks
+            chunks = iter_chunks(run, n_jobs=self.config.audit.jobs, checkpoint=checkpoint,
+                                 on_chunk=None if bar is None else lambda c: bar.update(1))
+            try:
+                yield from chunks
+            finally:
+                chunks.close()
         finally:
-            chunks.close()
             if bar is not None:
                 bar.close()
 
@@ -267,6 +269,6 @@ class ImplementationSubject:
         return 2.0 * calls / max(time.perf_counter() - t, 1e-9)
 
     def workers(self, jobs: int) -> int:
-        from audit.simulation.planning import usable_cpus
+        from audit.simulation.processes import cap_workers
 
-        return max(1, min(jobs, usable_cpus()))
+        return cap_workers(jobs, name="audit.jobs").workers

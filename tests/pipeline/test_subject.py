@@ -1,5 +1,5 @@
-"""Subjects and their factory: both kinds satisfy the protocol, the factory picks by config or
-by plan, and the runner gives the same result from a config, a plan or a subject."""
+"""audit.pipeline.subject: both kinds of subject satisfy the protocol, the factory picks by
+config or by plan, and the runner gives the same result from a config, a plan or a subject."""
 
 from __future__ import annotations
 
