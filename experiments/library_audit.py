@@ -69,6 +69,7 @@ from __future__ import annotations
 import math
 import textwrap
 
+from audit.adapters import example as adapter_example
 from experiments.common import audit, base, check_size, record, variant
 from experiments.plotting import STYLE, column, legend_below, lower_with_point, num
 
@@ -99,9 +100,11 @@ N_RECORDS = 20
 PILOT = {"smoke": 100, "default": None, "full": None}
 LIBRARIES = ("diffprivlib", "opendp", "pipeline-dp", "python-dp", "scikit-learn")
 
-_BOUNDS = [-1.0, 1.0]
+#: per target: the adapter example whose parameters it runs (``audit.adapters.example``; all
+#: with bounds [−1, 1]), the query that ranks the search's pairs, the pair, budgets and the
+#: finding's text
 TARGETS = (
-    {"target": "diffprivlib:nanmean", "params": {"bounds": _BOUNDS}, "query": "bounded-mean",
+    {"target": "diffprivlib:nanmean", "example": "default", "query": "bounded-mean",
      "pair": "others-at-bound",
      "trials": {"smoke": 200, "default": 10_000, "full": 100_000},
      "setting": "explicit pair z₁ = −1 vs +1, other records +1",
@@ -112,7 +115,7 @@ TARGETS = (
          "of k values by up to 2/k, so the noise is N/k times too small; with the other "
          "records at +1, z′ releases 1 + noise whatever the mask while z's mean 1 − 2/k moves "
          "further off as π lowers k.")},
-    {"target": "diffprivlib:nansum", "params": {"bounds": _BOUNDS}, "query": "sum",
+    {"target": "diffprivlib:nansum", "example": "default", "query": "sum",
      "pair": "search",
      "trials": {"smoke": 200, "default": 2_000, "full": 20_000},
      "setting": "search pair z₁ = −1 vs +1, other records 0",
@@ -121,7 +124,7 @@ TARGETS = (
          "`LaplaceTruncated` gets `sensitivity=upper - lower` (l. 739), which covers a value "
          "replaced by 0 because 0 ∈ [−1, 1] (with bounds excluding 0 the per-entry "
          "sensitivity would be max(|lo|, |hi|) > hi − lo).")},
-    {"target": "diffprivlib:mean", "params": {"bounds": _BOUNDS}, "query": "bounded-mean",
+    {"target": "diffprivlib:mean", "example": "default", "query": "bounded-mean",
      "pair": "nan-one-side",
      "trials": {"smoke": 200, "default": 1_500, "full": 30_000},
      "setting": "explicit pair z₁ = NaN vs +1, other records 0",
@@ -131,8 +134,7 @@ TARGETS = (
          "(`mechanisms/laplace.py:149`), NaN, and `_truncate` compares false both ways and "
          "returns it (`mechanisms/base.py:217-223`): the release is NaN if and only if some "
          "entry is missing, a deterministic function of the missingness pattern.")},
-    {"target": "opendp:sum", "params": {"bounds": _BOUNDS, "nan": "impute", "constant": 0.0},
-     "query": "sum", "pair": "search",
+    {"target": "opendp:sum", "example": "impute", "query": "sum", "pair": "search",
      "trials": {"smoke": 200, "default": 2_500, "full": 25_000},
      "setting": "nan = impute 0; search pair z₁ = −1 vs +1, other records 0",
      "cause": (
@@ -140,8 +142,7 @@ TARGETS = (
          "`make_clamp` (which refuses a domain that may hold NaN), so the sized checked sum "
          "sees N values and its map d_in/2·(hi − lo) covers a NaN turned into the constant; "
          "the noise is calibrated on that map at d_in = 2 (one substitution).")},
-    {"target": "pipelinedp:sum", "params": {"bounds": _BOUNDS, "nan": "propagate"},
-     "query": "sum", "pair": "nan-one-side",
+    {"target": "pipelinedp:sum", "example": "propagate", "query": "sum", "pair": "nan-one-side",
      "trials": {"smoke": 200, "default": 1_500, "full": 30_000},
      "setting": "nan = propagate; explicit pair z₁ = NaN vs +1, other records 0",
      "cause": (
@@ -150,6 +151,11 @@ TARGETS = (
          "NaN, and `AdditiveMechanism.add_noise` (`dp_computations.py:448-456`) hands NaN to "
          "PyDP, which returns NaN: the release is NaN if and only if some entry is missing.")},
 )
+
+
+def target_params(spec: dict) -> dict:
+    """The parameters of a target: its adapter's example ``spec["example"]`` (a fresh copy)."""
+    return adapter_example(spec["target"], spec["example"]).kwargs()
 
 
 def _pair(kind: str, n: int) -> dict | None:
@@ -259,7 +265,7 @@ def run(size: str = "default", seed: int = 8, jobs: int = 1, progress: bool = Fa
         for rate in RATES:
             v = variant(doc, **{
                 "implementation.target": spec["target"],
-                "implementation.params": spec["params"],
+                "implementation.params": target_params(spec),
                 "scenario.query": spec["query"],
                 "missingness.rate": rate,
                 "audit.trials": spec["trials"][size],

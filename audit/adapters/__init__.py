@@ -1,9 +1,13 @@
 """Adapters: real DP libraries, and a user's own mechanism, as black-box implementations.
 
 adapters layer: imports the shared vocabulary and ``audit.model`` only. Each library has one
-small module here, importing its library lazily (inside functions), so that this package and
-every adapter module import without the libraries installed; each module's docstring states
-exactly what a NaN does to its library's release, with source citations.
+small module, importing its library lazily (inside functions), so that this package and every
+adapter module import without the libraries installed; each module's docstring states exactly
+what a NaN does to its library's release, with source citations, and its ``ADAPTER``
+(:class:`~audit.adapters.protocol.Adapter`) declares the library, its targets and their
+parameters, the library's neighbouring relation, each target's NaN semantics and the example
+parameters that tests, benchmark and experiments use. Adapters are found through the
+``audit.adapters`` entry-point group (:mod:`audit.adapters.registry`).
 
 ``make_implementation("<library>:<function>", epsilon=..., delta=..., params={...})`` builds an
 :class:`audit.model.implementation.Implementation`; ``"package.module:function"`` names a
@@ -14,55 +18,48 @@ whether the same ``rng`` seed reproduces a target's releases.
 
 Every adapter's claim is for the audit's neighbouring relation, the substitution of one
 record (a row of the (n, d) array): each adapter calibrates its library, by the library's own
-stated guarantee and neighbouring relation, so that this holds for the (ε, δ) asked for (the
-module docstrings give the translation).
+stated guarantee and neighbouring relation, so that this holds for the (ε, δ) asked for,
+through the one conversion :func:`audit.adapters.relations.to_substitution`.
 
 Install the libraries with the ``libraries`` extra: ``pip install -e ".[libraries]"``.
 """
 
 from __future__ import annotations
 
-import importlib
 import inspect
-from types import ModuleType
 
 from audit._validate import check_delta, check_positive
+from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters.registry import (
+    ENTRY_POINT_GROUP,
+    adapters,
+    examples,
+    get_adapter,
+    library_names,
+)
+from audit.adapters.relations import LibraryBudget, Relation, to_substitution
 from audit.model.implementation import CallableImplementation, Claim, load_callable
 
-__all__ = ["LIBRARIES", "make_implementation", "available_targets", "seedable"]
-
-#: library name in a target -> the adapter module
-LIBRARIES: dict[str, str] = {
-    "diffprivlib": "audit.adapters.diffprivlib",
-    "opendp": "audit.adapters.opendp",
-    "pipelinedp": "audit.adapters.pipelinedp",
-}
-
-
-def _adapter(library: str) -> ModuleType:
-    return importlib.import_module(LIBRARIES[library])
+__all__ = [
+    "make_implementation", "available_targets", "seedable", "example",
+    "Adapter", "Target", "Parameter", "Example", "NanSemantics", "REQUIRED",
+    "Relation", "LibraryBudget", "to_substitution",
+    "ENTRY_POINT_GROUP", "adapters", "get_adapter", "library_names", "examples",
+]
 
 
 def available_targets() -> dict[str, list[str]]:
     """Library name -> the functions its adapter offers (whether or not it is installed)."""
-    return {lib: list(_adapter(lib).FUNCTIONS) for lib in LIBRARIES}
+    return {lib: list(a.functions) for lib, a in adapters().items()}
 
 
 def _split(target: object) -> tuple[str, str]:
     head, sep, tail = str(target).partition(":")
     if not isinstance(target, str) or not sep or not head or not tail:
         raise ValueError(f"target must look like '<library>:<function>' (libraries: "
-                         f"{', '.join(LIBRARIES)}) or 'package.module:function', got "
+                         f"{', '.join(library_names())}) or 'package.module:function', got "
                          f"target={target!r}")
     return head, tail
-
-
-def _check_function(library: str, function: str) -> ModuleType:
-    module = _adapter(library)
-    if function not in module.FUNCTIONS:
-        raise ValueError(f"unknown function {function!r} for library {library!r}; available: "
-                         f"{', '.join(f'{library}:{f}' for f in module.FUNCTIONS)}")
-    return module
 
 
 def seedable(target: str) -> bool:
@@ -71,9 +68,23 @@ def seedable(target: str) -> bool:
     A user's callable is taken to be seedable (it is given the ``rng``).
     """
     library, function = _split(target)
-    if library not in LIBRARIES:
+    if library not in library_names():
         return True
-    return bool(_check_function(library, function).SEEDABLE)
+    adapter = get_adapter(library)
+    adapter.target(function)
+    return adapter.seedable
+
+
+def example(target: str, name: str) -> Example:
+    """The example ``name`` of the library target ``target`` (``"opendp:sum"``).
+
+    Raises
+    ------
+    ValueError
+        An unknown library, function or example (the message lists those available).
+    """
+    library, function = _split(target)
+    return get_adapter(library).target(function).example(name)
 
 
 def _user_callable(target: str, epsilon: float, delta: float,
@@ -84,8 +95,10 @@ def _user_callable(target: str, epsilon: float, delta: float,
     except ValueError as exc:
         if "." not in library:
             raise ValueError(f"unknown library {library!r} in target {target!r}; available: "
-                             f"{', '.join(LIBRARIES)} (or 'package.module:function' for your "
-                             f"own callable: {exc})") from None
+                             f"{', '.join(library_names())} (the adapters registered under "
+                             f"the entry-point group {ENTRY_POINT_GROUP!r}), or "
+                             f"'package.module:function' for your own callable ({exc})"
+                             ) from None
         raise
     if not callable(func):
         raise ValueError(f"target {target!r} is not callable")
@@ -125,14 +138,22 @@ def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,
     delta : float
         δ ∈ [0, 1): 0 for Laplace/pure-ε targets, > 0 for Gaussian ones.
     params : dict, optional
-        The target's parameters (each adapter module documents its own).
+        The target's parameters (its adapter's ``Target.parameters``; each adapter module
+        documents them).
 
     Raises
     ------
     ValueError
-        Unknown library or function (the message lists those available), a library that is
-        not installed (the message names the extra to install), or a bad parameter (the
-        message names it).
+        Unknown library or function (the message lists those available and names the
+        entry-point group), a library that is not installed (the message names the extra to
+        install), or a bad parameter (the message names it).
+
+    Examples
+    --------
+    >>> impl = make_implementation("tests.adapters.example_mechanisms:noisy_sum",
+    ...                            epsilon=1.0, params={"bound": 1.0, "scale": 6.0})
+    >>> impl.claim.epsilon, impl.name
+    (1.0, 'tests.adapters.example_mechanisms:noisy_sum')
     """
     epsilon = check_positive(epsilon, "epsilon")
     delta = check_delta(delta, "delta")
@@ -141,7 +162,8 @@ def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,
     if params is not None and not isinstance(params, dict):
         raise ValueError(f"params must be a dict, got params={params!r}")
     library, function = _split(target)
-    if library not in LIBRARIES:
+    if library not in library_names():
         return _user_callable(target, epsilon, delta, params or {})
-    module = _check_function(library, function)
-    return module.make(function, epsilon=epsilon, delta=delta, params=params)
+    adapter = get_adapter(library)
+    adapter.target(function)
+    return adapter.make(function, epsilon=epsilon, delta=delta, params=params)

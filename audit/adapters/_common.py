@@ -15,12 +15,11 @@ from types import ModuleType
 import numpy as np
 
 from audit._validate import parse_enum
+from audit.adapters.protocol import REQUIRED
 from audit.enums import NoiseKind
 
 #: the optional extra that installs every library an adapter wraps
 INSTALL_HINT = 'pip install -e ".[libraries]"'
-#: marks a parameter without a default
-REQUIRED = object()
 
 
 def require(module: str, distribution: str, target: str) -> ModuleType:
@@ -42,7 +41,8 @@ def version(distribution: str) -> str:
 
 
 def check_params(target: str, params: dict | None, accepted: dict[str, object]) -> dict:
-    """``params`` completed with the defaults in ``accepted`` (name -> default or REQUIRED).
+    """``params`` completed with the defaults in ``accepted`` (name -> default or
+    :data:`~audit.adapters.protocol.REQUIRED`; a target's ``Target.accepted()``).
 
     Raises ValueError for an unknown name (listing those accepted) or a missing required one.
     """

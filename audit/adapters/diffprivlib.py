@@ -1,7 +1,8 @@
 """IBM diffprivlib's ``tools`` (``nanmean``, ``nansum``, ``nanvar``, ``nanstd``, ``mean``, ``sum``,
 ``var``, ``std``) as black-box implementations.
 
-Targets: ``diffprivlib:<function>`` for each function above. Parameters:
+Targets: ``diffprivlib:<function>`` for each function above (``ADAPTER`` declares them, with
+their parameters, NaN semantics and examples). Parameters:
 
 ``bounds`` (required)
     (lo, hi), passed to diffprivlib, which clips every entry to it.
@@ -11,15 +12,16 @@ Targets: ``diffprivlib:<function>`` for each function above. Parameters:
 
 **Claim.** The audit's neighbouring relation is the substitution of one record (a row of d
 entries). diffprivlib's own guarantee is ε-DP for the substitution of one *entry* of the array
-it is given (its sensitivities below are those of one entry). With ``axis=None`` the adapter
-therefore calls diffprivlib with ``epsilon = ε / d`` on a dataset of d columns, which by group
-privacy over the d entries of a record is ε-DP per record; with ``axis=0`` it passes ε, which
-diffprivlib splits into ε/d per column (``_wrap_axis``, tools/utils.py:57-95), and a record
-touches one entry per column, so the vector release is again ε-DP per record. The claim is
-(ε, 0): the tools are pure ε-DP, so ``delta`` must be 0.
+it is given (its sensitivities below are those of one entry): ``Relation.ENTRY_SUBSTITUTION``.
+With ``axis=None`` the adapter therefore calls diffprivlib with ``epsilon = ε / d`` on a
+dataset of d columns (``to_substitution(ENTRY_SUBSTITUTION, ε, entries=d)``), which by group
+privacy over the d entries of a record is ε-DP per record; with ``axis=0`` it passes ε
+(``entries=1``), which diffprivlib splits into ε/d per column (``_wrap_axis``,
+tools/utils.py:57-95), and a record touches one entry per column, so the vector release is
+again ε-DP per record. The claim is (ε, 0): the tools are pure ε-DP, so ``delta`` must be 0.
 
-**Randomness.** Seedable: each call draws a 32-bit seed from ``rng`` and passes it as
-``random_state``, which diffprivlib turns into a ``numpy.random.RandomState``
+**Randomness.** Seedable (``ADAPTER.seedable``): each call draws a 32-bit seed from ``rng``
+and passes it as ``random_state``, which diffprivlib turns into a ``numpy.random.RandomState``
 (``utils.check_random_state``, utils.py:75-102; the mechanisms keep it, mechanisms/base.py:83).
 (With ``random_state=None`` diffprivlib would use ``secrets.SystemRandom``.) Each call is given
 a fresh ``BudgetAccountant``: the default one appends every spend to a list it never empties
@@ -72,14 +74,13 @@ import warnings
 
 import numpy as np
 
-from audit.adapters import _common
+from audit.adapters import _common, relations
+from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters.relations import Relation
 from audit.model.implementation import CallableImplementation, Claim
 
 LIBRARY = "diffprivlib"
 DISTRIBUTION = "diffprivlib"
-SEEDABLE = True
-FUNCTIONS = ("nanmean", "nansum", "nanvar", "nanstd", "mean", "sum", "var", "std")
-ACCEPTED = {"bounds": _common.REQUIRED, "axis": None}
 
 #: numpy's warnings for an all-missing slice in the nan* functions (silenced by message)
 _EMPTY_SLICE = ("Mean of empty slice", "Degrees of freedom <= 0 for slice")
@@ -89,7 +90,7 @@ def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``diffprivlib.tools.<function>`` (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
-    p = _common.check_params(target, params, ACCEPTED)
+    p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     lo, hi = _common.check_bounds(target, p["bounds"])
     axis = p["axis"]
     if axis is not None and (isinstance(axis, bool) or axis != 0):
@@ -102,10 +103,16 @@ def make(function: str, *, epsilon: float, delta: float,
     accountant_cls = _common.require("diffprivlib.accountant", DISTRIBUTION,
                                      target).BudgetAccountant
     func = getattr(tools, function)
+    eps_by_entries: dict[int, float] = {}  # entries per record -> the library's ε
 
     def release(data, rng: np.random.Generator):
         x = _common.as_data(target, data)
-        eps_lib = epsilon / x.shape[1] if axis is None else epsilon
+        # axis=0: diffprivlib splits ε over the columns itself, one entry of each per record
+        entries = x.shape[1] if axis is None else 1
+        if entries not in eps_by_entries:
+            eps_by_entries[entries] = relations.to_substitution(
+                ADAPTER.relation, epsilon, 0.0, entries=entries).epsilon
+        eps_lib = eps_by_entries[entries]
         seed = int(rng.integers(2**32))
         with warnings.catch_warnings():
             for message in _EMPTY_SLICE:
@@ -121,3 +128,34 @@ def make(function: str, *, epsilon: float, delta: float,
     return CallableImplementation(
         func=release, claim=Claim(epsilon, 0.0, note), name=target,
         params={"bounds": (lo, hi), "axis": axis})
+
+
+_PARAMETERS = (
+    Parameter("bounds", REQUIRED, "(lo, hi): diffprivlib clips every entry to it"),
+    Parameter("axis", None, "None: one scalar over every entry; 0: one value per column"),
+)
+_DEFAULT = Example("default", {"bounds": [-1.0, 1.0]}, doc="one scalar over every entry")
+_PER_COLUMN = Example("per-column", {"bounds": [-1.0, 1.0], "axis": 0},
+                      doc="a vector of d values, ε split over the columns by diffprivlib")
+#: function -> (what a NaN does, in one line)
+_NAN = {
+    "nanmean": (NanSemantics.SKIPS, "mean of the observed entries, noise calibrated to all N "
+                                    "entries: about ε·N/k-DP with k observed"),
+    "nansum": (NanSemantics.READ_AS_ZERO, "a NaN adds 0; the claim holds when 0 ∈ bounds"),
+    "nanvar": (NanSemantics.SKIPS, "variance of the observed entries, sensitivity for all N"),
+    "nanstd": (NanSemantics.SKIPS, "√ of nanvar's release"),
+    "mean": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
+    "sum": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
+    "var": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
+    "std": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
+}
+
+ADAPTER = Adapter(
+    library=LIBRARY, distribution=DISTRIBUTION, import_name="diffprivlib", seedable=True,
+    relation=Relation.ENTRY_SUBSTITUTION, make=make,
+    summary="IBM diffprivlib 0.6 tools (pure ε-DP, Laplace-type noise)",
+    targets=tuple(
+        Target(function, _PARAMETERS, nan=nan, summary=summary,
+               examples=(_DEFAULT, _PER_COLUMN) if function == "nanmean" else (_DEFAULT,))
+        for function, (nan, summary) in _NAN.items()),
+)

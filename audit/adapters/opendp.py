@@ -1,6 +1,7 @@
 """OpenDP measurement chains (sum, mean) as black-box implementations.
 
-Targets: ``opendp:sum``, ``opendp:mean``. Each is the chain
+Targets: ``opendp:sum``, ``opendp:mean`` (``ADAPTER`` declares them, with their parameters,
+NaN semantics and examples). Each is the chain
 
     vector of float entries (NaN allowed) → impute a constant for NaN, or drop NaN
     → clamp to ``bounds`` → sum, or (resize →) mean → Laplace or Gaussian noise
@@ -30,15 +31,16 @@ built with ``opendp.prelude`` (``dp.t.then_impute_constant`` / ``then_drop_null`
     shape (and cached), and the claim is the (ε, δ) asked for, each chain's map being ≤ it.
 
 **Claim.** OpenDP's dataset metric is the symmetric distance (insertions plus deletions of
-elements). The substitution of one record — the audit's neighbouring relation — replaces its
-k entries (k = d, or 1 with ``column``), a symmetric distance of 2k; the noise scale is found
-by ``dp.binary_search_param`` so that the chain's privacy map at ``d_in = 2k`` is ≤ ε
-(Laplace, ``MaxDivergence``) or ≤ (ε, δ) (Gaussian, ``Approximate(MaxDivergence)``), and that
-map value is OpenDP's own claim. The map bounds the float rounding of the sum too (the
-``relaxation`` term of the checked sums).
+elements; ``Relation.SYMMETRIC_DISTANCE``). The substitution of one record — the audit's
+neighbouring relation — replaces its k entries (k = d, or 1 with ``column``), a symmetric
+distance of 2k (``to_substitution(SYMMETRIC_DISTANCE, ε, δ, entries=k).distance``); the
+noise scale is found by ``dp.binary_search_param`` so that the chain's privacy map at
+``d_in = 2k`` is ≤ ε (Laplace, ``MaxDivergence``) or ≤ (ε, δ) (Gaussian,
+``Approximate(MaxDivergence)``), and that map value is OpenDP's own claim. The map bounds
+the float rounding of the sum too (the ``relaxation`` term of the checked sums).
 
-**Randomness.** Not seedable (``SEEDABLE = False``): OpenDP samples all noise (and the
-shuffles of resize and of an over-long unsized sum) from its own CSPRNG by design — the
+**Randomness.** Not seedable (``ADAPTER.seedable`` is False): OpenDP samples all noise (and
+the shuffles of resize and of an over-long unsized sum) from its own CSPRNG by design — the
 PyPI build links OpenSSL and ``fill_bytes`` calls ``RAND_priv_bytes``
 (rust/src/traits/samplers/mod.rs, ``fill_bytes``; the non-OpenSSL build uses
 ``rand::thread_rng``). There is no seeding API; ``rng`` is not used, and the same seed does
@@ -80,16 +82,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.adapters import _common
+from audit.adapters import _common, relations
+from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters.relations import Relation
 from audit.enums import NoiseKind
 from audit.model.implementation import CallableImplementation, Claim
 
 LIBRARY = "opendp"
 DISTRIBUTION = "opendp"
-SEEDABLE = False
-FUNCTIONS = ("sum", "mean")
-ACCEPTED = {"bounds": _common.REQUIRED, "nan": "impute", "constant": 0.0, "noise": "laplace",
-            "column": None, "shape": None}
 NAN_HANDLING = ("impute", "drop")
 
 
@@ -125,7 +125,8 @@ def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
     dp = _prelude(target)
     k = d if params["column"] is None else 1
     size = n * k
-    d_in = 2 * k
+    budget = relations.to_substitution(ADAPTER.relation, epsilon, delta, entries=k)
+    d_in = budget.distance  # one record's substitution: symmetric distance 2k
     lo, hi = params["bounds"]
     constant = params["constant"]
     gaussian = params["noise"] is NoiseKind.GAUSSIAN
@@ -148,9 +149,9 @@ def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
         if not gaussian:
             return t >> dp.m.then_laplace(scale=scale)
         zcdp = t >> dp.m.then_gaussian(scale=scale)
-        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), delta)
+        return dp.c.make_fix_delta(dp.c.make_zCDP_to_approxDP(zcdp), budget.delta)
 
-    d_out = (epsilon, delta) if gaussian else epsilon
+    d_out = (budget.epsilon, budget.delta) if gaussian else budget.epsilon
     try:
         scale = dp.binary_search_param(measurement, d_in=d_in, d_out=d_out)
     except dp.OpenDPException as exc:  # pragma: no cover - calibration failure
@@ -201,7 +202,7 @@ def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``opendp:<function>`` (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
-    p = _common.check_params(target, params, ACCEPTED)
+    p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     checked = {
         "bounds": _common.check_bounds(target, p["bounds"]),
         "nan": _common.check_choice(target, "nan", p["nan"], NAN_HANDLING),
@@ -240,3 +241,43 @@ def make(function: str, *, epsilon: float, delta: float,
             f"<= {(epsilon, delta) if gaussian else epsilon}")
     return CallableImplementation(func=release, claim=Claim(claim_eps, claim_delta, note),
                                   name=target, params=checked)
+
+
+_PARAMETERS = (
+    Parameter("bounds", REQUIRED, "(lo, hi) of the clamp"),
+    Parameter("nan", "impute", "'impute': NaN -> constant before the clamp; 'drop': removed"),
+    Parameter("constant", 0.0, "the imputed value (and the mean's padding after 'drop')"),
+    Parameter("noise", "laplace", "'laplace' (δ = 0) or 'gaussian' (zCDP -> (ε, δ), δ > 0)"),
+    Parameter("column", None, "None: every entry, record by record; j: column j only"),
+    Parameter("shape", None, "(n, d): build and calibrate at once, claim = OpenDP's map"),
+)
+_NAN_OPTIONS = {"impute": NanSemantics.IMPUTES_CONSTANT, "drop": NanSemantics.DROPS}
+_BOUNDS = [-1.0, 1.0]
+
+ADAPTER = Adapter(
+    library=LIBRARY, distribution=DISTRIBUTION, import_name="opendp", seedable=False,
+    relation=Relation.SYMMETRIC_DISTANCE, make=make,
+    summary="OpenDP 0.16 measurement chains (impute or drop, clamp, sum or mean, noise)",
+    targets=(
+        Target("sum", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
+               nan_options=_NAN_OPTIONS,
+               summary="imputed (size known) or dropped (unsized sum) before the clamp",
+               examples=(
+                   Example("impute", {"bounds": _BOUNDS, "nan": "impute", "constant": 0.0},
+                           doc="NaN read as 0 by imputation: the sized checked sum"),
+                   Example("drop", {"bounds": _BOUNDS, "nan": "drop"},
+                           doc="NaN dropped: the unsized sum, sensitivity twice as large"),
+                   Example("gaussian", {"bounds": _BOUNDS, "noise": "gaussian"}, delta=1e-6,
+                           doc="Gaussian noise, zCDP converted to (ε, δ)"),
+               )),
+        Target("mean", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
+               nan_options=_NAN_OPTIONS,
+               summary="imputed, or dropped then resized to N with the constant",
+               examples=(
+                   Example("impute", {"bounds": _BOUNDS, "constant": 0.25},
+                           doc="NaN imputed with a constant other than 0"),
+                   Example("drop", {"bounds": _BOUNDS, "nan": "drop"},
+                           doc="NaN dropped, resized back to N (stability 2)"),
+               )),
+    ),
+)

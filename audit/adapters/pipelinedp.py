@@ -1,6 +1,7 @@
 """PipelineDP's SUM, MEAN and COUNT (local in-memory backend) as black-box implementations.
 
-Targets: ``pipelinedp:sum``, ``pipelinedp:mean``, ``pipelinedp:count``. Each call runs one
+Targets: ``pipelinedp:sum``, ``pipelinedp:mean``, ``pipelinedp:count`` (``ADAPTER`` declares
+them, with their parameters, NaN semantics and examples). Each call runs one
 ``DPEngine.aggregate`` on a ``LocalBackend`` with a fresh ``NaiveBudgetAccountant``: every
 record (row) is one privacy unit, contributing its k entries (k = d, or 1 with ``column``)
 as k values to the single public partition 0 (``public_partitions=[0]``, so no partition
@@ -23,12 +24,13 @@ selection), with ``max_partitions_contributed=1`` and ``max_contributions_per_pa
 (``AddDPNoiseParams``: "adding or removing one privacy unit", aggregate_params.py:805; the
 sum's sensitivity max(|lo|, |hi|)·k, ``compute_sensitivities_for_sum``,
 dp_computations.py:782-795). The audit's neighbouring relation, the substitution of one
-record, is a removal then an addition, so by group privacy an (ε', δ')-DP release is
-(2ε', (1 + e^ε')δ')-DP under substitution. The adapter hands PipelineDP the budget
-``total_epsilon = ε/2``, ``total_delta = δ/(1 + e^(ε/2))``, and claims (ε, δ) per substituted
-record. (MEAN splits that budget between its count and its sum, as PipelineDP does.)
+record, is a removal then an addition (``Relation.ADD_REMOVE``), so by group privacy an
+(ε', δ')-DP release is (2ε', (1 + e^ε')δ')-DP under substitution. The adapter hands
+PipelineDP the budget ``to_substitution(ADD_REMOVE, ε, δ)``: ``total_epsilon = ε/2``,
+``total_delta = δ/(1 + e^(ε/2))``, and claims (ε, δ) per substituted record. (MEAN splits
+that budget between its count and its sum, as PipelineDP does.)
 
-**Randomness.** Not seedable (``SEEDABLE = False``): the noise comes from PyDP
+**Randomness.** Not seedable (``ADAPTER.seedable`` is False): the noise comes from PyDP
 (``pydp.algorithms.numerical_mechanisms``, Google's C++ differential-privacy library), whose
 ``SecureURBG`` draws from ``RAND_bytes``; there is no seeding API. ``rng`` is not used. (The
 only numpy randomness in this path, ``sampling_utils.choose_from_list_without_replacement``,
@@ -72,19 +74,16 @@ the others, so audits of it should budget their trials accordingly.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from audit.adapters import _common
+from audit.adapters import _common, relations
+from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters.relations import Relation
 from audit.enums import NoiseKind
 from audit.model.implementation import CallableImplementation, Claim
 
 LIBRARY = "pipelinedp"
 DISTRIBUTION = "pipeline-dp"
-SEEDABLE = False
-FUNCTIONS = ("sum", "mean", "count")
-ACCEPTED = {"bounds": None, "noise": "laplace", "nan": "propagate", "column": None}
 NAN_HANDLING = ("propagate", "drop")
 
 
@@ -104,10 +103,12 @@ def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``pipelinedp:<function>`` (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
-    p = _common.check_params(target, params, ACCEPTED)
-    if function == "count":
-        if p["bounds"] is not None:
+    if function == "count" and isinstance(params, dict) and "bounds" in params:
+        if params["bounds"] is not None:
             raise ValueError(f"{target}: parameter 'bounds' does not apply to a count")
+        params = {k: v for k, v in params.items() if k != "bounds"}  # None: no bounds
+    p = _common.check_params(target, params, ADAPTER.target(function).accepted())
+    if function == "count":
         bounds = None
     else:
         if p["bounds"] is None:
@@ -123,8 +124,8 @@ def make(function: str, *, epsilon: float, delta: float,
                          f"delta={delta!r}")
     pdp = _common.require("pipeline_dp", DISTRIBUTION, target)
 
-    eps_lib = epsilon / 2.0
-    delta_lib = delta / (1.0 + math.exp(eps_lib))
+    budget = relations.to_substitution(ADAPTER.relation, epsilon, delta)
+    eps_lib, delta_lib = budget.epsilon, budget.delta  # ε/2, δ/(1 + e^(ε/2))
     metric = {"sum": pdp.Metrics.SUM, "mean": pdp.Metrics.MEAN,
               "count": pdp.Metrics.COUNT}[function]
     noise_kind = pdp.NoiseKind.LAPLACE if noise is NoiseKind.LAPLACE else pdp.NoiseKind.GAUSSIAN
@@ -162,3 +163,43 @@ def make(function: str, *, epsilon: float, delta: float,
     return CallableImplementation(
         func=release, claim=Claim(epsilon, delta, note), name=target,
         params={"bounds": bounds, "noise": noise, "nan": nan, "column": column})
+
+
+_BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): min_value, max_value, each value clipped")
+_OTHERS = (
+    Parameter("noise", "laplace", "'laplace' (δ = 0) or 'gaussian' (δ > 0)"),
+    Parameter("nan", "propagate", "'propagate': NaN handed to PipelineDP; 'drop': removed first"),
+    Parameter("column", None, "None: every entry; j: column j only"),
+)
+_RANGE = [-1.0, 1.0]
+_PROPAGATE = Example("propagate", {"bounds": _RANGE, "nan": "propagate"},
+                     doc="NaN handed to the library as it is")
+_DROP = Example("drop", {"bounds": _RANGE, "nan": "drop"}, doc="NaN removed by the adapter")
+
+
+def _nan_options(propagate: NanSemantics) -> dict[str, NanSemantics]:
+    return {"propagate": propagate, "drop": NanSemantics.DROPS}
+
+
+ADAPTER = Adapter(
+    library=LIBRARY, distribution=DISTRIBUTION, import_name="pipeline_dp", seedable=False,
+    relation=Relation.ADD_REMOVE, make=make,
+    summary="PipelineDP 0.3 SUM, MEAN and COUNT on the local backend (PyDP noise)",
+    targets=(
+        Target("sum", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
+               nan_options=_nan_options(NanSemantics.PROPAGATES),
+               summary="values not validated: NaN whenever an entry is missing",
+               examples=(_PROPAGATE, _DROP,
+                         Example("gaussian", {"bounds": _RANGE, "noise": "gaussian"},
+                                 delta=1e-6, doc="Gaussian noise"))),
+        Target("mean", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
+               nan_options=_nan_options(NanSemantics.PROPAGATES),
+               summary="a NaN counts in the count and makes the sum NaN: NaN release",
+               examples=(_PROPAGATE, _DROP)),
+        Target("count", _OTHERS, nan=NanSemantics.COUNTED,
+               nan_options=_nan_options(NanSemantics.COUNTED),
+               summary="a NaN value is counted like any other (no bounds)",
+               examples=(Example("propagate", {"nan": "propagate"}),
+                         Example("drop", {"nan": "drop"}))),
+    ),
+)

@@ -1,9 +1,13 @@
-"""The contract every library adapter meets, one subclass per audited target and variant.
+"""The contract every library adapter meets, run on every example of every registered target.
 
-Each subclass records what its library does on data with missing values (``nan_*``: whether
-the release is finite or NaN) — the behaviour the adapter modules' docstrings explain from
-the libraries' sources — and the standard deviation its release must have on a fixed complete
-dataset, derived from the sensitivity that library uses (not from its own calibration).
+The cases are the examples the adapters declare (``Target.examples``: the same parameters the
+benchmark and ``experiments/library_audit.py`` use). What each release must do is written here,
+independently of the adapters: on data with missing values, the finite-or-NaN behaviour of the
+NaN semantics the adapter declares (``NAN_BEHAVIOUR``, the behaviour the adapter modules'
+docstrings explain from the libraries' sources), and the standard deviation the release must
+have on a fixed complete dataset (``EXPECTED``), derived from the sensitivity that library
+uses (not from its own calibration). A registered example without an entry in ``EXPECTED``
+fails ``test_every_registered_target_has_a_contract_case``.
 
 Spread check: m releases on one dataset; the sample variance s² must lie in
 [σ_lo²(1 − t), σ_hi²(1 + t)] with t = 6·√((κ − 1)/m), κ the noise's kurtosis (6 Laplace, 3
@@ -15,11 +19,23 @@ and are deterministic; the others are marked ``statistical``.
 from __future__ import annotations
 
 import math
+from importlib import metadata
+from typing import NamedTuple
 
 import numpy as np
 import pytest
 
-from audit.adapters import make_implementation, seedable
+from audit.adapters import (
+    ENTRY_POINT_GROUP,
+    Adapter,
+    Example,
+    NanSemantics,
+    available_targets,
+    examples,
+    get_adapter,
+    make_implementation,
+    seedable,
+)
 from audit.theory.calibration import gaussian_sigma_analytic
 
 N, D = 40, 3
@@ -40,97 +56,14 @@ LAPLACE_KURTOSIS, GAUSSIAN_KURTOSIS = 6.0, 3.0
 SQRT2 = math.sqrt(2.0)
 
 
-class AdapterContract:
-    """Subclasses set the target and what the library does; the tests are shared."""
+class Expect(NamedTuple):
+    """What one example's release must look like (derived from its library's source, not from
+    the adapter): ``spread`` (σ_lo, σ_hi) on ``SPREAD_DATA`` at ε = 1 (None: no closed form),
+    ``vector`` a per-column release of shape (D,), ``trials`` for the spread check."""
 
-    target: str
-    params: dict = {}
-    epsilon: float = 1.0
-    delta: float = 0.0
-    module: str  # the library's import name, for importorskip
-    output_shape: tuple = ()  # () scalar, (D,) a per-column vector
-    #: behaviour on data with some NaN entries / one all-NaN record / all NaN: "finite" or "nan"
-    nan_entries = "finite"
-    nan_record = "finite"
-    nan_dataset = "finite"
-    #: (σ_lo, σ_hi) of the release on ``spread_data`` (ε = 1), None: not checked
-    spread: tuple[float, float] | None = None
-    spread_data = SPREAD_DATA
-    kurtosis = LAPLACE_KURTOSIS
-    spread_trials = 3000
-
-    @pytest.fixture(autouse=True)
-    def _library(self):
-        pytest.importorskip(self.module)
-
-    def make(self, **params):
-        return make_implementation(self.target, epsilon=self.epsilon, delta=self.delta,
-                                   params={**self.params, **params})
-
-    def check_output(self, out, expected: str):
-        if self.output_shape == ():
-            assert isinstance(out, float), type(out)
-        else:
-            assert isinstance(out, np.ndarray) and out.shape == self.output_shape
-            assert out.dtype == np.float64
-        if expected == "finite":
-            assert np.all(np.isfinite(out)), out
-        else:
-            assert np.all(np.isnan(out)), out
-
-    def test_finite_output_on_complete_data(self):
-        self.check_output(self.make()(COMPLETE, np.random.default_rng(1)), "finite")
-
-    @pytest.mark.parametrize(("data", "attr"), [(NAN_ENTRIES, "nan_entries"),
-                                                (NAN_RECORD, "nan_record"),
-                                                (ALL_NAN, "nan_dataset")],
-                             ids=["nan-entries", "all-nan-record", "all-nan-dataset"])
-    def test_data_with_nan(self, data, attr):
-        impl = self.make()
-        self.check_output(impl(data.copy(), np.random.default_rng(2)), getattr(self, attr))
-
-    def test_does_not_modify_the_data(self):
-        data = NAN_ENTRIES.copy()
-        self.make()(data, np.random.default_rng(3))
-        np.testing.assert_array_equal(data, NAN_ENTRIES)
-
-    def test_can_be_sent_to_worker_processes(self):
-        # the process pool pickles the implementation with cloudpickle (as joblib's loky does)
-        import cloudpickle
-
-        impl = self.make()
-        impl(COMPLETE, np.random.default_rng(4))  # builds any per-shape cache first
-        copy = cloudpickle.loads(cloudpickle.dumps(impl))
-        assert copy.claim == impl.claim and copy.name == impl.name
-        self.check_output(copy(COMPLETE, np.random.default_rng(5)), "finite")
-
-    def test_claim_is_what_was_asked(self):
-        impl = self.make()
-        assert (impl.claim.epsilon, impl.claim.delta) == (self.epsilon, self.delta)
-        assert impl.name == self.target and impl.claim.note
-
-    def test_seeding(self):
-        impl = self.make()
-        a = impl(COMPLETE, np.random.default_rng(7))
-        b = impl(COMPLETE, np.random.default_rng(7))
-        if seedable(self.target):
-            np.testing.assert_array_equal(a, b)
-            c = impl(COMPLETE, np.random.default_rng(8))
-            assert np.all(a != c)
-        else:  # the library draws from its own CSPRNG: the seed does not reproduce
-            assert np.all(a != b)
-
-    def test_spread_matches_the_claimed_noise(self):
-        if self.spread is None:
-            pytest.skip("no closed-form spread for this target")
-        impl = self.make()
-        rng = np.random.default_rng(11)
-        m = self.spread_trials
-        out = np.array([impl(self.spread_data, rng) for _ in range(m)])
-        s2 = out.var(ddof=1)
-        t = 6.0 * math.sqrt((self.kurtosis - 1.0) / m)
-        lo, hi = self.spread
-        assert lo**2 * (1 - t) <= s2 <= hi**2 * (1 + t), (math.sqrt(s2), self.spread)
+    spread: tuple[float, float] | None
+    vector: bool = False
+    trials: int = 3000
 
 
 def laplace_std(sensitivity: float, epsilon: float = 1.0) -> tuple[float, float]:
@@ -139,179 +72,215 @@ def laplace_std(sensitivity: float, epsilon: float = 1.0) -> tuple[float, float]
     return s, s
 
 
-# ---------------------------------------------------------------- diffprivlib (seedable)
-# Sensitivities diffprivlib uses (tools/utils.py): sum hi − lo = 2; mean (hi − lo)/N = 2/40.
+#: what each library does on the three NaN datasets (entries, one record, all), by the NaN
+#: semantics its adapter declares: the contract tests hold the declaration to the behaviour
+NAN_BEHAVIOUR = {
+    NanSemantics.PROPAGATES: ("nan", "nan", "nan"),
+    NanSemantics.SKIPS: ("finite", "finite", "nan"),  # nothing observed: NaN
+    NanSemantics.READ_AS_ZERO: ("finite", "finite", "finite"),
+    NanSemantics.IMPUTES_CONSTANT: ("finite", "finite", "finite"),
+    NanSemantics.DROPS: ("finite", "finite", "finite"),
+    NanSemantics.COUNTED: ("finite", "finite", "finite"),
+}
 
-
-class TestDiffprivlibNanmean(AdapterContract):
-    target, module = "diffprivlib:nanmean", "diffprivlib"
-    params = {"bounds": (-1, 1)}
-    nan_dataset = "nan"  # np.nanmean of nothing is NaN; LaplaceTruncated passes it through
-    spread = laplace_std(2 / N)
-
-
-class TestDiffprivlibNanmeanPerColumn(TestDiffprivlibNanmean):
-    params = {"bounds": (-1, 1), "axis": 0}
-    output_shape = (D,)
-    spread = None  # d = 1 in the spread data: the scalar case above
-
-
-class TestDiffprivlibNansum(AdapterContract):
-    target, module = "diffprivlib:nansum", "diffprivlib"
-    params = {"bounds": (-1, 1)}
-    spread = laplace_std(2.0)
-
-
-class TestDiffprivlibNansumD3(TestDiffprivlibNansum):
-    """d = 3: diffprivlib gets ε/3 per entry, so the scale is 2/(1/3) = 6."""
-
-    spread_data = SPREAD_DATA_D3
-    spread = laplace_std(6.0)
-
-
-class TestDiffprivlibNanvar(AdapterContract):
-    target, module = "diffprivlib:nanvar", "diffprivlib"
-    params = {"bounds": (-1, 1)}
-    nan_dataset = "nan"  # LaplaceBoundedDomain.randomise returns NaN for NaN
-
-
-class TestDiffprivlibNanstd(TestDiffprivlibNanvar):
-    target = "diffprivlib:nanstd"
-
-
-class TestDiffprivlibMean(AdapterContract):
-    target, module = "diffprivlib:mean", "diffprivlib"
-    params = {"bounds": (-1, 1)}
-    nan_entries = nan_record = nan_dataset = "nan"  # np.mean propagates NaN
-    spread = laplace_std(2 / N)
-
-
-class TestDiffprivlibSum(AdapterContract):
-    target, module = "diffprivlib:sum", "diffprivlib"
-    params = {"bounds": (-1, 1)}
-    nan_entries = nan_record = nan_dataset = "nan"  # np.sum propagates NaN
-    spread = laplace_std(2.0)
-
-
-class TestDiffprivlibVar(TestDiffprivlibNanvar):
-    target = "diffprivlib:var"
-    nan_entries = nan_record = nan_dataset = "nan"
-
-
-class TestDiffprivlibStd(TestDiffprivlibVar):
-    target = "diffprivlib:std"
-
-
-# ---------------------------------------------------------------- OpenDP (not seedable)
-# Substitution of a one-entry record is symmetric distance 2. Sized sum (impute): 2/2·(hi − lo)
-# = 2; unsized sum (drop): 2·max(hi − lo, |lo|, |hi|) = 4; sized mean: 2/N; resize doubles
-# the distance, so the dropped-then-resized mean: 4/N.
-
-
-@pytest.mark.statistical
-class TestOpendpSumImpute(AdapterContract):
-    target, module = "opendp:sum", "opendp"
-    params = {"bounds": (-1.0, 1.0)}
-    spread = laplace_std(2.0)
-
-
-@pytest.mark.statistical
-class TestOpendpSumDrop(TestOpendpSumImpute):
-    params = {"bounds": (-1.0, 1.0), "nan": "drop"}
-    spread = laplace_std(4.0)
-
-
-@pytest.mark.statistical
-class TestOpendpSumImputeD3(TestOpendpSumImpute):
-    """d = 3: a record is symmetric distance 6, the sized sum's sensitivity 6/2·2 = 6."""
-
-    spread_data = SPREAD_DATA_D3
-    spread = laplace_std(6.0)
-
-
-@pytest.mark.statistical
-class TestOpendpMeanImpute(AdapterContract):
-    target, module = "opendp:mean", "opendp"
-    params = {"bounds": (-1.0, 1.0), "constant": 0.25}
-    spread = laplace_std(2 / N)
-
-
-@pytest.mark.statistical
-class TestOpendpMeanDrop(TestOpendpMeanImpute):
-    params = {"bounds": (-1.0, 1.0), "nan": "drop"}
-    spread = laplace_std(4 / N)
-
-
-@pytest.mark.statistical
-class TestOpendpSumGaussian(TestOpendpSumImpute):
-    params = {"bounds": (-1.0, 1.0), "noise": "gaussian", "column": 0}
-    delta = 1e-6
-    kurtosis = GAUSSIAN_KURTOSIS
-    # at least the analytic-Gaussian σ for Δ = 2 (no smaller σ is (1, 1e-6)-DP), at most the
-    # classical 2·√(2 ln(1.25/δ))/ε (OpenDP converts zCDP to (ε, δ), between the two)
-    spread = (gaussian_sigma_analytic(2.0, 1.0, 1e-6),
-              2.0 * math.sqrt(2 * math.log(1.25 / 1e-6)))
-
-
-# ---------------------------------------------------------------- PipelineDP (not seedable)
+# diffprivlib (seedable). Sensitivities diffprivlib uses (tools/utils.py): sum hi − lo = 2;
+# mean (hi − lo)/N = 2/40.
+# OpenDP. Substitution of a one-entry record is symmetric distance 2. Sized sum (impute):
+# 2/2·(hi − lo) = 2; unsized sum (drop): 2·max(hi − lo, |lo|, |hi|) = 4; sized mean: 2/N;
+# resize doubles the distance, so the dropped-then-resized mean: 4/N. Gaussian: at least the
+# analytic-Gaussian σ for Δ = 2 (no smaller σ is (1, 1e-6)-DP), at most the classical
+# 2·√(2 ln(1.25/δ))/ε (OpenDP converts zCDP to (ε, δ), between the two).
 # PipelineDP is run with ε/2 (add/remove → substitution); add/remove sensitivity of a
-# one-value record: sum max(|lo|, |hi|) = 1, count 1, so Laplace scale 1/(ε/2) = 2.
+# one-value record: sum max(|lo|, |hi|) = 1, count 1, so Laplace scale 1/(ε/2) = 2. Gaussian:
+# PyDP's σ for (ε/2, δ/(1 + e^(ε/2))) at l2 sensitivity 1, between the analytic and the
+# classical σ of those parameters. NaN values are counted: the count is n·k whatever the data.
+_PDP_DELTA = 1e-6 / (1 + math.exp(0.5))
+EXPECTED: dict[str, Expect] = {
+    "diffprivlib:nanmean[default]": Expect(laplace_std(2 / N)),
+    "diffprivlib:nanmean[per-column]": Expect(None, vector=True),  # d = 1: the scalar case
+    "diffprivlib:nansum[default]": Expect(laplace_std(2.0)),
+    "diffprivlib:nanvar[default]": Expect(None),
+    "diffprivlib:nanstd[default]": Expect(None),
+    "diffprivlib:mean[default]": Expect(laplace_std(2 / N)),
+    "diffprivlib:sum[default]": Expect(laplace_std(2.0)),
+    "diffprivlib:var[default]": Expect(None),
+    "diffprivlib:std[default]": Expect(None),
+    "opendp:sum[impute]": Expect(laplace_std(2.0)),
+    "opendp:sum[drop]": Expect(laplace_std(4.0)),
+    "opendp:sum[gaussian]": Expect((gaussian_sigma_analytic(2.0, 1.0, 1e-6),
+                                    2.0 * math.sqrt(2 * math.log(1.25 / 1e-6)))),
+    "opendp:mean[impute]": Expect(laplace_std(2 / N)),
+    "opendp:mean[drop]": Expect(laplace_std(4 / N)),
+    "pipelinedp:sum[propagate]": Expect(laplace_std(1.0, 0.5), trials=2000),
+    "pipelinedp:sum[drop]": Expect(laplace_std(1.0, 0.5), trials=2000),
+    "pipelinedp:sum[gaussian]": Expect((gaussian_sigma_analytic(1.0, 0.5, _PDP_DELTA),
+                                        math.sqrt(2 * math.log(1.25 / _PDP_DELTA)) / 0.5),
+                                       trials=2000),
+    "pipelinedp:mean[propagate]": Expect(None),  # a ratio of two noisy values: no closed form
+    "pipelinedp:mean[drop]": Expect(None),
+    "pipelinedp:count[propagate]": Expect(laplace_std(1.0, 0.5), trials=2000),
+    "pipelinedp:count[drop]": Expect(laplace_std(1.0, 0.5), trials=2000),
+}
+#: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
+#: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized
+#: sum's sensitivity 6/2·2 = 6; PipelineDP has three contributions per privacy unit, add/remove
+#: sensitivity 3, scale 3/(ε/2)
+EXPECTED_D3: dict[str, Expect] = {
+    "diffprivlib:nansum[default]": Expect(laplace_std(6.0)),
+    "opendp:sum[impute]": Expect(laplace_std(6.0)),
+    "pipelinedp:sum[propagate]": Expect(laplace_std(3.0, 0.5), trials=2000),
+}
 
 
-@pytest.mark.statistical
-class TestPipelinedpSum(AdapterContract):
-    target, module = "pipelinedp:sum", "pipeline_dp"
-    params = {"bounds": (-1.0, 1.0)}
-    nan_entries = nan_record = nan_dataset = "nan"  # np.clip(...).sum() propagates NaN
-    spread = laplace_std(1.0, 0.5)
-    spread_trials = 2000
+class Case(NamedTuple):
+    """One registered example: the target, its adapter and the example."""
+
+    target: str
+    adapter: Adapter
+    example: Example
+
+    @property
+    def id(self) -> str:
+        return f"{self.target}[{self.example.name}]"
+
+    @property
+    def nan(self) -> NanSemantics:
+        return self.adapter.target(self.target.partition(":")[2]).nan_semantics(
+            self.example.params)
+
+    def make(self):
+        return make_implementation(self.target, epsilon=self.example.epsilon,
+                                   delta=self.example.delta, params=self.example.kwargs())
 
 
-@pytest.mark.statistical
-class TestPipelinedpSumDrop(TestPipelinedpSum):
-    params = {"bounds": (-1.0, 1.0), "nan": "drop"}
-    nan_entries = nan_record = nan_dataset = "finite"
+def registered_cases() -> list[Case]:
+    """Every example of every registered adapter (the parametrisation below)."""
+    return [Case(target, get_adapter(target.partition(":")[0]), ex) for target, ex in examples()]
 
 
-@pytest.mark.statistical
-class TestPipelinedpSumD3(TestPipelinedpSum):
-    """d = 3: three contributions per privacy unit, add/remove sensitivity 3, scale 3/(ε/2)."""
-
-    spread_data = SPREAD_DATA_D3
-    spread = laplace_std(3.0, 0.5)
+def _params(cases: list[Case]) -> list:
+    return [pytest.param(c, id=c.id,
+                         marks=() if c.adapter.seedable else (pytest.mark.statistical,))
+            for c in cases]
 
 
-@pytest.mark.statistical
-class TestPipelinedpSumGaussian(TestPipelinedpSum):
-    params = {"bounds": (-1.0, 1.0), "noise": "gaussian"}
-    delta = 1e-6
-    kurtosis = GAUSSIAN_KURTOSIS
-    # PyDP's σ for (ε/2, δ/(1 + e^(ε/2))) at l2 sensitivity 1: at least the analytic σ of
-    # those parameters, at most the classical one
-    _d = 1e-6 / (1 + math.exp(0.5))
-    spread = (gaussian_sigma_analytic(1.0, 0.5, _d), math.sqrt(2 * math.log(1.25 / _d)) / 0.5)
+CASES = registered_cases()
 
 
-@pytest.mark.statistical
-class TestPipelinedpMean(TestPipelinedpSum):
-    target = "pipelinedp:mean"
-    spread = None  # a ratio of two noisy values: no closed form
+@pytest.fixture(params=_params(CASES))
+def case(request) -> Case:
+    pytest.importorskip(request.param.adapter.import_name)
+    return request.param
 
 
-@pytest.mark.statistical
-class TestPipelinedpMeanDrop(TestPipelinedpMean):
-    params = {"bounds": (-1.0, 1.0), "nan": "drop"}
-    nan_entries = nan_record = nan_dataset = "finite"
+def check_output(case: Case, out, expected: str) -> None:
+    if EXPECTED[case.id].vector:
+        assert isinstance(out, np.ndarray) and out.shape == (D,)
+        assert out.dtype == np.float64
+    else:
+        assert isinstance(out, float), type(out)
+    if expected == "finite":
+        assert np.all(np.isfinite(out)), out
+    else:
+        assert np.all(np.isnan(out)), out
 
 
-@pytest.mark.statistical
-class TestPipelinedpCount(AdapterContract):
-    target, module = "pipelinedp:count", "pipeline_dp"
-    params = {}
-    spread = laplace_std(1.0, 0.5)  # NaN values are counted: n·k whatever the data
-    spread_trials = 2000
+def test_every_registered_target_has_a_contract_case():
+    """Each registered example is a case below, and has its expectations written here."""
+    registered = {c.id for c in registered_cases()}
+    assert registered == set(EXPECTED), (sorted(registered - set(EXPECTED)),
+                                         sorted(set(EXPECTED) - registered))
+    targets = {c.target for c in CASES}
+    assert targets == {f"{lib}:{f}" for lib, fs in available_targets().items() for f in fs}
+    assert set(EXPECTED_D3) <= registered
 
 
-@pytest.mark.statistical
-class TestPipelinedpCountDrop(TestPipelinedpCount):
-    params = {"nan": "drop"}
+def test_a_target_without_contract_expectations_is_caught(monkeypatch):
+    """A new adapter registered through its entry point shows up in the cases, without an
+    expectation, so the completeness test above would fail for it."""
+    import tests.adapters.fake_adapter as fake
+
+    real = metadata.entry_points
+
+    def entry_points(**kw):
+        if kw.get("group") == ENTRY_POINT_GROUP:
+            return metadata.EntryPoints([metadata.EntryPoint(
+                "fakelib", "tests.adapters.fake_adapter:ADAPTER", ENTRY_POINT_GROUP)])
+        return real(**kw)
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    missing = {c.id for c in registered_cases()} - set(EXPECTED)
+    assert missing == {f"fakelib:{t.function}[{e.name}]" for t in fake.ADAPTER.targets
+                       for e in t.examples}
+
+
+def test_finite_output_on_complete_data(case):
+    check_output(case, case.make()(COMPLETE, np.random.default_rng(1)), "finite")
+
+
+@pytest.mark.parametrize(("data", "which"), [(NAN_ENTRIES, 0), (NAN_RECORD, 1), (ALL_NAN, 2)],
+                         ids=["nan-entries", "all-nan-record", "all-nan-dataset"])
+def test_data_with_nan_behaves_as_declared(case, data, which):
+    out = case.make()(data.copy(), np.random.default_rng(2))
+    check_output(case, out, NAN_BEHAVIOUR[case.nan][which])
+
+
+def test_does_not_modify_the_data(case):
+    data = NAN_ENTRIES.copy()
+    case.make()(data, np.random.default_rng(3))
+    np.testing.assert_array_equal(data, NAN_ENTRIES)
+
+
+def test_can_be_sent_to_worker_processes(case):
+    # the process pool pickles the implementation with cloudpickle (as joblib's loky does)
+    import cloudpickle
+
+    impl = case.make()
+    impl(COMPLETE, np.random.default_rng(4))  # builds any per-shape cache first
+    copy = cloudpickle.loads(cloudpickle.dumps(impl))
+    assert copy.claim == impl.claim and copy.name == impl.name
+    check_output(case, copy(COMPLETE, np.random.default_rng(5)), "finite")
+
+
+def test_claim_is_what_was_asked(case):
+    impl = case.make()
+    assert (impl.claim.epsilon, impl.claim.delta) == (case.example.epsilon, case.example.delta)
+    assert impl.name == case.target and impl.claim.note
+
+
+def test_seeding(case):
+    impl = case.make()
+    a = impl(COMPLETE, np.random.default_rng(7))
+    b = impl(COMPLETE, np.random.default_rng(7))
+    assert seedable(case.target) is case.adapter.seedable
+    if case.adapter.seedable:
+        np.testing.assert_array_equal(a, b)
+        c = impl(COMPLETE, np.random.default_rng(8))
+        assert np.all(a != c)
+    else:  # the library draws from its own CSPRNG: the seed does not reproduce
+        assert np.all(a != b)
+
+
+def _check_spread(case: Case, expect: Expect, data: np.ndarray) -> None:
+    if expect.spread is None:
+        pytest.skip("no closed-form spread for this target")
+    assert case.example.epsilon == 1.0  # the expectations are for ε = 1
+    impl = case.make()
+    rng = np.random.default_rng(11)
+    m = expect.trials
+    out = np.array([impl(data, rng) for _ in range(m)])
+    s2 = out.var(ddof=1)
+    gaussian = case.example.params.get("noise") == "gaussian"
+    t = 6.0 * math.sqrt(((GAUSSIAN_KURTOSIS if gaussian else LAPLACE_KURTOSIS) - 1.0) / m)
+    lo, hi = expect.spread
+    assert lo**2 * (1 - t) <= s2 <= hi**2 * (1 + t), (math.sqrt(s2), expect.spread)
+
+
+def test_spread_matches_the_claimed_noise(case):
+    _check_spread(case, EXPECTED[case.id], SPREAD_DATA)
+
+
+@pytest.mark.parametrize("case_d3", _params([c for c in CASES if c.id in EXPECTED_D3]))
+def test_spread_with_three_entries_per_record(case_d3):
+    pytest.importorskip(case_d3.adapter.import_name)
+    _check_spread(case_d3, EXPECTED_D3[case_d3.id], SPREAD_DATA_D3)

@@ -2,15 +2,30 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
+import tomllib
+from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import pytest
 
-from audit.adapters import LIBRARIES, available_targets, make_implementation, seedable
+from audit.adapters import (
+    ENTRY_POINT_GROUP,
+    adapters,
+    available_targets,
+    example,
+    get_adapter,
+    library_names,
+    make_implementation,
+    seedable,
+)
+from audit.adapters.registry import package_adapters
 from audit.model.implementation import Implementation
 
+ROOT = Path(__file__).resolve().parents[2]
 USER = "tests.adapters.example_mechanisms:noisy_sum"
 X = np.arange(12, dtype=float).reshape(4, 3) / 20
 X[1, 2] = np.nan
@@ -18,7 +33,7 @@ X[1, 2] = np.nan
 
 def test_available_targets_lists_every_library_and_function():
     targets = available_targets()
-    assert set(targets) == {"diffprivlib", "opendp", "pipelinedp"} == set(LIBRARIES)
+    assert set(targets) == set(library_names()) >= {"diffprivlib", "opendp", "pipelinedp"}
     assert set(targets["diffprivlib"]) >= {"nanmean", "nansum", "nanvar", "nanstd", "mean",
                                            "sum"}
     assert targets["opendp"] == ["sum", "mean"]
@@ -26,7 +41,8 @@ def test_available_targets_lists_every_library_and_function():
 
 
 @pytest.mark.parametrize(("target", "needles"), [
-    ("nosuchlib:sum", ["unknown library 'nosuchlib'", "diffprivlib", "opendp", "pipelinedp"]),
+    ("nosuchlib:sum", ["unknown library 'nosuchlib'", "diffprivlib", "opendp", "pipelinedp",
+                       "entry-point group 'audit.adapters'"]),
     ("opendp:median", ["unknown function 'median'", "opendp:sum", "opendp:mean"]),
     ("diffprivlib:histogram", ["unknown function 'histogram'", "diffprivlib:nanmean"]),
     ("no-colon", ["target must look like", "'package.module:function'"]),
@@ -106,15 +122,16 @@ def test_a_missing_library_names_the_extra(monkeypatch, module, target, params):
 
 
 def test_adapters_import_without_their_libraries():
+    blocked = sorted({a.import_name for a in adapters().values()} | {"pydp", "sklearn"})
     code = ("import sys\n"
-            "for m in ('diffprivlib', 'opendp', 'pipeline_dp', 'pydp', 'sklearn'):\n"
+            f"for m in {blocked!r}:\n"
             "    sys.modules[m] = None\n"
-            "import audit.adapters as a, audit.adapters.diffprivlib, audit.adapters.opendp, "
-            "audit.adapters.pipelinedp\n"
+            "import audit.adapters as a\n"  # available_targets imports every adapter module
             "print(sorted(a.available_targets()))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, env=None)
-    assert out.stdout.strip() == "['diffprivlib', 'opendp', 'pipelinedp']"
+    assert out.stdout.strip() == repr(sorted(available_targets()))
+    assert {"diffprivlib", "opendp", "pipelinedp"} <= set(available_targets())
 
 
 def test_seedable():
@@ -195,3 +212,107 @@ def test_diffprivlib_axis_none_gives_each_entry_epsilon_over_d():
     seed = int(np.random.default_rng(9).integers(2**32))
     direct = nansum(x, epsilon=1 / 3, bounds=(-1, 1), random_state=seed)
     assert impl(x, np.random.default_rng(9)) == direct
+
+
+# ---------------------------------------------------------------- discovery (entry points)
+
+FAKE = metadata.EntryPoint("fakelib", "tests.adapters.fake_adapter:ADAPTER", ENTRY_POINT_GROUP)
+
+
+def _register(monkeypatch, *eps: metadata.EntryPoint, scan: bool = True) -> None:
+    """Make ``importlib.metadata.entry_points(group="audit.adapters")`` return ``eps`` (the
+    other groups untouched); ``scan=False`` also hides this package's own adapter modules."""
+    real = metadata.entry_points
+
+    def entry_points(**kw):
+        if kw.get("group") == ENTRY_POINT_GROUP:
+            return metadata.EntryPoints(eps)
+        return real(**kw)
+
+    monkeypatch.setattr(metadata, "entry_points", entry_points)
+    if not scan:
+        monkeypatch.setattr("audit.adapters.registry.package_adapters", dict)
+
+
+def test_an_adapter_registered_as_an_entry_point_is_found(monkeypatch):
+    _register(monkeypatch, FAKE)
+    assert "fakelib" in library_names() and available_targets()["fakelib"] == ["sum"]
+    impl = make_implementation("fakelib:sum", epsilon=1.0, params={"bounds": (-1, 1)})
+    assert impl.name == "fakelib:sum" and seedable("fakelib:sum") is True
+    x = np.zeros((5, 2))
+    # ADD_REMOVE: the fake library is asked for ε/2, so its Laplace scale is 1·2/(1/2) = 4
+    expected = np.random.default_rng(3).laplace(scale=4.0)
+    assert impl(x, np.random.default_rng(3)) == expected
+    assert example("fakelib:sum", "default").params == {"bounds": [-1.0, 1.0]}
+
+
+def test_entry_points_are_the_registry(monkeypatch):
+    """With this package's modules hidden, only what the group lists exists."""
+    _register(monkeypatch, FAKE, scan=False)
+    assert list(adapters()) == ["fakelib"]
+    with pytest.raises(ValueError) as info:
+        make_implementation("opendp:sum", epsilon=1.0, params={"bounds": (-1, 1)})
+    assert "unknown library 'opendp'" in str(info.value)
+    assert "entry-point group 'audit.adapters'" in str(info.value)
+
+
+def test_an_empty_group_names_the_group(monkeypatch):
+    _register(monkeypatch, scan=False)
+    assert available_targets() == {}
+    with pytest.raises(ValueError, match=r"group 'audit.adapters' \(registered: \(none\)\)"):
+        get_adapter("opendp")
+
+
+def test_an_entry_point_replaces_the_package_adapter_of_its_name(monkeypatch):
+    import tests.adapters.fake_adapter as fake
+
+    ep = metadata.EntryPoint("opendp", "tests.adapters.fake_adapter:OPENDP", ENTRY_POINT_GROUP)
+    monkeypatch.setattr(fake, "OPENDP", dataclasses.replace(fake.ADAPTER, library="opendp"),
+                        raising=False)
+    _register(monkeypatch, ep)
+    assert get_adapter("opendp") is fake.OPENDP
+    assert get_adapter("diffprivlib") is package_adapters()["diffprivlib"]
+
+
+@pytest.mark.parametrize(("value", "needle"), [
+    ("tests.adapters.no_such_module:ADAPTER", "cannot be loaded"),
+    ("tests.adapters.fake_adapter:MISSING", "cannot be loaded"),
+    ("tests.adapters.fake_adapter:NOT_AN_ADAPTER", "must be an audit.adapters.Adapter, got int"),
+])
+def test_a_broken_entry_point_is_one_clear_error(monkeypatch, value, needle):
+    _register(monkeypatch, metadata.EntryPoint("brokenlib", value, ENTRY_POINT_GROUP))
+    with pytest.raises(ValueError) as info:
+        make_implementation("brokenlib:sum", epsilon=1.0)
+    msg = str(info.value)
+    assert needle in msg and "'brokenlib'" in msg and "'audit.adapters'" in msg, msg
+    # the other libraries are unaffected: entry points load only when asked for
+    assert make_implementation(USER, epsilon=1.0, params={"bound": 1.0, "scale": 1.0})
+
+
+def test_an_entry_point_must_carry_its_library_name(monkeypatch):
+    _register(monkeypatch, metadata.EntryPoint("otherlib", FAKE.value, ENTRY_POINT_GROUP))
+    with pytest.raises(ValueError, match="declares library='fakelib'"):
+        get_adapter("otherlib")
+
+
+def test_pyproject_registers_every_adapter_of_this_package():
+    """One entry-point line per adapter module: name = library, value = module:ADAPTER."""
+    table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
+    declared = table[ENTRY_POINT_GROUP]
+    own = package_adapters()
+    assert set(declared) == set(own) >= {"diffprivlib", "opendp", "pipelinedp"}
+    for name, value in declared.items():
+        module, _, attr = value.partition(":")
+        assert getattr(__import__(module, fromlist=[attr]), attr) is own[name]
+
+
+def test_example_lookup():
+    ex = example("opendp:sum", "gaussian")
+    assert ex.delta == 1e-6 and ex.params["noise"] == "gaussian"
+    kw = ex.kwargs()
+    kw["bounds"].append(9.0)  # a copy: the declared example is untouched
+    assert example("opendp:sum", "gaussian").params["bounds"] == [-1.0, 1.0]
+    with pytest.raises(ValueError, match="example must be one of 'impute', 'drop', 'gaussian'"):
+        example("opendp:sum", "nope")
+    with pytest.raises(ValueError, match="unknown function 'median'"):
+        example("opendp:median", "impute")

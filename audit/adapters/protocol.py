@@ -1,0 +1,277 @@
+"""What an adapter declares: its library, targets, parameters, relation, NaN semantics, examples.
+
+An adapter is one module of ``audit.adapters`` (or of any package) that defines ``ADAPTER``, an
+:class:`Adapter`, and is registered under the ``audit.adapters`` entry-point group with the
+library's name (``diffprivlib = "audit.adapters.diffprivlib:ADAPTER"``). Everything the rest
+of the project needs to know about it is read from that one object: the registry
+(``audit.adapters.registry``) lists its targets and builds implementations with
+:attr:`Adapter.make`; the contract tests, ``benchmarks/bench_adapters.py`` and
+``experiments/library_audit.py`` take their parameters from its :class:`Example` s.
+
+Describe only: the dataclasses check their own consistency (an example's parameters are among
+those its target accepts, every required one given) and compute nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from audit._validate import check_bool, check_delta, check_positive, parse_enum
+from audit.adapters.relations import Relation
+from audit.enums import Choice
+
+__all__ = ["REQUIRED", "NanSemantics", "Parameter", "Example", "Target", "Adapter"]
+
+
+class _Required:
+    """The default of a parameter that has none (a single instance, :data:`REQUIRED`)."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+    def __reduce__(self):
+        return "REQUIRED"
+
+
+#: marks a parameter without a default
+REQUIRED = _Required()
+
+
+class NanSemantics(Choice):
+    """What a target's library does with a NaN (a missing entry) among the values it reads.
+
+    ``PROPAGATES``
+        any NaN makes the release NaN: NaN exactly when some entry is missing.
+    ``SKIPS``
+        the statistic runs over the observed entries only (``np.nanmean``); NaN when none is.
+    ``READ_AS_ZERO``
+        a NaN contributes 0 (``np.nansum``).
+    ``IMPUTES_CONSTANT``
+        each NaN is replaced by a constant before clamping; never NaN.
+    ``DROPS``
+        NaN entries are removed before the statistic (the size is no longer known); never NaN.
+    ``COUNTED``
+        counted like any other value (a count); never NaN.
+    """
+
+    PROPAGATES = "propagates"
+    SKIPS = "skips"
+    READ_AS_ZERO = "read-as-zero"
+    IMPUTES_CONSTANT = "imputes-constant"
+    DROPS = "drops"
+    COUNTED = "counted"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "nan"
+
+
+def _name(value: object, what: str) -> str:
+    if not isinstance(value, str) or not value or ":" in value or value != value.strip():
+        raise ValueError(f"{what} must be a non-empty string without ':' or surrounding "
+                         f"spaces, got {what}={value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Parameter:
+    """One parameter a target accepts: its name, default (:data:`REQUIRED`: none) and a
+    one-line description (the adapter module's docstring has the details)."""
+
+    name: str
+    default: object = REQUIRED
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        _name(self.name, "name")
+
+    @property
+    def required(self) -> bool:
+        """Whether the parameter must be given."""
+        return self.default is REQUIRED
+
+
+@dataclass(frozen=True)
+class Example:
+    """A named call of a target: ``make_implementation(target, epsilon=epsilon,
+    delta=delta, params=params)``. The contract tests run every example, the benchmark times
+    every example, and experiments pick theirs by name.
+
+    ``params`` is stored as a read-only copy; :meth:`kwargs` returns a fresh deep copy.
+    """
+
+    name: str
+    params: Mapping[str, object] = field(default_factory=dict)
+    epsilon: float = 1.0
+    delta: float = 0.0
+    doc: str = ""
+
+    def __post_init__(self) -> None:
+        _name(self.name, "name")
+        if not isinstance(self.params, Mapping) or not all(isinstance(k, str)
+                                                           for k in self.params):
+            raise ValueError(f"params must be a mapping with string keys, got "
+                             f"params={self.params!r}")
+        object.__setattr__(self, "params", MappingProxyType(copy.deepcopy(dict(self.params))))
+        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon"))
+        delta = check_delta(self.delta, "delta")
+        if delta >= 1.0:
+            raise ValueError(f"delta must be in [0, 1), got delta={delta!r}")
+        object.__setattr__(self, "delta", delta)
+
+    def kwargs(self) -> dict:
+        """The example's parameters as a new dict (nested values copied too)."""
+        return copy.deepcopy(dict(self.params))
+
+
+@dataclass(frozen=True)
+class Target:
+    """One function of a library: ``"<library>:<function>"``.
+
+    ``nan`` is what a NaN does with the default parameters; a target with a ``nan`` parameter
+    lists in ``nan_options`` the semantics of each value it accepts (the default's among
+    them). ``summary`` says it in one line, for tables (the module docstring cites sources).
+    """
+
+    function: str
+    parameters: tuple[Parameter, ...]
+    nan: NanSemantics
+    examples: tuple[Example, ...]
+    summary: str = ""
+    nan_options: Mapping[str, NanSemantics] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _name(self.function, "function")
+        params = tuple(self.parameters)
+        if not all(isinstance(p, Parameter) for p in params):
+            raise ValueError(f"{self.function}: parameters must be Parameter objects, got "
+                             f"parameters={self.parameters!r}")
+        names = [p.name for p in params]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.function}: parameter names must be unique, got {names}")
+        object.__setattr__(self, "parameters", params)
+        object.__setattr__(self, "nan", parse_enum(NanSemantics, self.nan, "nan"))
+        options = {str(k): parse_enum(NanSemantics, v, "nan_options")
+                   for k, v in dict(self.nan_options).items()}
+        object.__setattr__(self, "nan_options", MappingProxyType(options))
+        if options:
+            default = self.accepted().get("nan")
+            if default is None or options.get(default) is not self.nan:
+                raise ValueError(f"{self.function}: nan_options needs a parameter 'nan' whose "
+                                 f"default ({default!r}) maps to nan={self.nan.value!r}")
+        self._check_examples()
+
+    def _check_examples(self) -> None:
+        examples = tuple(self.examples)
+        if not examples or not all(isinstance(e, Example) for e in examples):
+            raise ValueError(f"{self.function}: examples must be one or more Example objects, "
+                             f"got examples={self.examples!r}")
+        names = [e.name for e in examples]
+        if len(set(names)) != len(names):
+            raise ValueError(f"{self.function}: example names must be unique, got {names}")
+        accepted = self.accepted()
+        for e in examples:
+            unknown = sorted(set(e.params) - set(accepted))
+            missing = [p.name for p in self.parameters if p.required and p.name not in e.params]
+            if unknown or missing:
+                raise ValueError(f"{self.function}: example {e.name!r} has unknown parameters "
+                                 f"{unknown} or lacks required ones {missing}")
+        object.__setattr__(self, "examples", examples)
+
+    def accepted(self) -> dict[str, object]:
+        """Parameter name -> default (:data:`REQUIRED` for none), in declaration order."""
+        return {p.name: p.default for p in self.parameters}
+
+    def example(self, name: str) -> Example:
+        """The example called ``name``."""
+        for e in self.examples:
+            if e.name == name:
+                return e
+        raise ValueError(f"example must be one of {', '.join(repr(e.name) for e in self.examples)}"
+                         f" for {self.function!r}, got example={name!r}")
+
+    def nan_semantics(self, params: Mapping[str, object] | None = None) -> NanSemantics:
+        """What a NaN does with ``params`` (only their ``nan`` entry matters)."""
+        if not self.nan_options:
+            return self.nan
+        value = (params or {}).get("nan", self.accepted()["nan"])
+        key = value.lower() if isinstance(value, str) else value
+        if key not in self.nan_options:
+            raise ValueError(f"nan must be one of {', '.join(map(repr, self.nan_options))}, "
+                             f"got nan={value!r}")
+        return self.nan_options[key]
+
+
+@dataclass(frozen=True)
+class Adapter:
+    """A DP library as a source of black-box implementations.
+
+    Parameters
+    ----------
+    library : str
+        The name in targets (``"opendp"`` in ``"opendp:sum"``) and of its entry point; no
+        ``:`` or ``.`` (a dotted name is a user's ``package.module:function``).
+    distribution : str
+        The distribution whose version the claims record (``"pipeline-dp"``).
+    import_name : str
+        The top-level module the library installs (``"pipeline_dp"``), for import checks.
+    seedable : bool
+        Whether the same ``rng`` seed reproduces a release (False: the library draws from its
+        own CSPRNG).
+    relation : Relation
+        The neighbouring relation the library's guarantee is stated for; the adapter converts
+        it with :func:`audit.adapters.relations.to_substitution`.
+    targets : tuple of Target
+        The functions offered, each with its parameters, NaN semantics and examples.
+    make : callable
+        ``make(function, *, epsilon, delta, params) -> CallableImplementation`` claiming
+        (ε, δ) per substituted record; called with a checked ε > 0, δ ∈ [0, 1) and a known
+        function.
+    summary : str
+        One line: the library and what is wrapped.
+    """
+
+    library: str
+    distribution: str
+    import_name: str
+    seedable: bool
+    relation: Relation
+    targets: tuple[Target, ...]
+    make: Callable = field(repr=False)
+    summary: str = ""
+
+    def __post_init__(self) -> None:
+        _name(self.library, "library")
+        if "." in self.library:
+            raise ValueError(f"library must not contain '.' (a dotted name is a user's "
+                             f"'package.module:function'), got library={self.library!r}")
+        _name(self.distribution, "distribution")
+        _name(self.import_name, "import_name")
+        check_bool(self.seedable, "seedable")
+        object.__setattr__(self, "relation", Relation.parse(self.relation))
+        targets = tuple(self.targets)
+        if not targets or not all(isinstance(t, Target) for t in targets):
+            raise ValueError(f"{self.library}: targets must be one or more Target objects, "
+                             f"got targets={self.targets!r}")
+        functions = [t.function for t in targets]
+        if len(set(functions)) != len(functions):
+            raise ValueError(f"{self.library}: functions must be unique, got {functions}")
+        object.__setattr__(self, "targets", targets)
+        if not callable(self.make):
+            raise ValueError(f"{self.library}: make must be callable, got make={self.make!r}")
+
+    @property
+    def functions(self) -> tuple[str, ...]:
+        """The functions offered, in declaration order."""
+        return tuple(t.function for t in self.targets)
+
+    def target(self, function: str) -> Target:
+        """The target ``function``; ValueError listing those available otherwise."""
+        for t in self.targets:
+            if t.function == function:
+                return t
+        raise ValueError(f"unknown function {function!r} for library {self.library!r}; "
+                         f"available: {', '.join(f'{self.library}:{f}' for f in self.functions)}")

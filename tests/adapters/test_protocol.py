@@ -1,0 +1,164 @@
+"""The adapter protocol: the dataclasses refuse inconsistent declarations, and what every
+registered adapter declares is what it does (parameters, NaN options, distribution)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pickle
+from importlib import metadata
+
+import pytest
+
+from audit.adapters import (
+    REQUIRED,
+    Adapter,
+    Example,
+    NanSemantics,
+    Parameter,
+    Relation,
+    Target,
+    adapters,
+    make_implementation,
+)
+
+BOUNDS = Parameter("bounds", REQUIRED)
+NAN = Parameter("nan", "keep")
+EX = Example("default", {"bounds": [-1.0, 1.0]})
+
+
+def _make(function, *, epsilon, delta, params):  # pragma: no cover - never called
+    raise AssertionError
+
+
+def _target(**kw) -> Target:
+    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,)}
+    return Target(**{**args, **kw})
+
+
+def _adapter(**kw) -> Adapter:
+    args = {"library": "lib", "distribution": "lib", "import_name": "lib", "seedable": True,
+            "relation": "add-remove", "targets": (_target(),), "make": _make}
+    return Adapter(**{**args, **kw})
+
+
+def test_choices_parse_at_the_boundary():
+    a = _adapter()
+    assert a.relation is Relation.ADD_REMOVE and a.targets[0].nan is NanSemantics.PROPAGATES
+    assert a.functions == ("sum",) and a.target("sum") is a.targets[0]
+
+
+def test_an_example_is_a_read_only_copy():
+    params = {"bounds": [-1.0, 1.0]}
+    ex = Example("e", params)
+    params["bounds"].append(3.0)
+    params["extra"] = 1
+    assert dict(ex.params) == {"bounds": [-1.0, 1.0]}
+    with pytest.raises(TypeError):
+        ex.params["bounds"] = (0, 1)  # type: ignore[index]
+    assert ex.kwargs() == {"bounds": [-1.0, 1.0]} and ex.kwargs() is not ex.kwargs()
+
+
+def test_required_is_one_picklable_sentinel():
+    assert repr(REQUIRED) == "REQUIRED" and pickle.loads(pickle.dumps(REQUIRED)) is REQUIRED
+    assert BOUNDS.required and not NAN.required
+
+
+@pytest.mark.parametrize(("build", "needle"), [
+    (lambda: Example("", {}), "name must be a non-empty string"),
+    (lambda: Example("e", {1: 2}), "params must be a mapping with string keys"),
+    (lambda: Example("e", {}, epsilon=0.0), "epsilon must be in"),
+    (lambda: Example("e", {}, delta=1.0), "delta must be in [0, 1)"),
+    (lambda: Parameter("a:b"), "name must be a non-empty string without ':'"),
+    (lambda: _target(parameters=(BOUNDS, BOUNDS)), "parameter names must be unique"),
+    (lambda: _target(parameters=("bounds",)), "parameters must be Parameter objects"),
+    (lambda: _target(examples=()), "examples must be one or more Example objects"),
+    (lambda: _target(examples=(EX, EX)), "example names must be unique"),
+    (lambda: _target(examples=(Example("e", {"bounds": 1, "bonds": 2}),)),
+     "unknown parameters ['bonds']"),
+    (lambda: _target(examples=(Example("e", {}),)), "lacks required ones ['bounds']"),
+    (lambda: _target(nan="zero"), "nan must be one of 'propagates'"),
+    (lambda: _target(nan_options={"keep": "propagates"}), "needs a parameter 'nan'"),
+    (lambda: _target(parameters=(BOUNDS, NAN), nan="drops", nan_options={"keep": "propagates"}),
+     "default ('keep') maps to nan='drops'"),
+    (lambda: _adapter(library="my.lib"), "library must not contain '.'"),
+    (lambda: _adapter(library="my:lib"), "library must be a non-empty string without ':'"),
+    (lambda: _adapter(seedable=1), "seedable must be a bool"),
+    (lambda: _adapter(relation="replace-one"), "relation must be one of"),
+    (lambda: _adapter(targets=()), "targets must be one or more Target objects"),
+    (lambda: _adapter(targets=(_target(), _target())), "functions must be unique"),
+    (lambda: _adapter(make=None), "make must be callable"),
+])
+def test_inconsistent_declarations_are_refused(build, needle):
+    with pytest.raises(ValueError) as info:
+        build()
+    assert needle in str(info.value), str(info.value)
+
+
+def test_nan_semantics_follow_the_nan_parameter():
+    t = _target(parameters=(BOUNDS, NAN), nan="propagates",
+                nan_options={"keep": "propagates", "drop": "drops"})
+    assert t.nan_semantics() is NanSemantics.PROPAGATES
+    assert t.nan_semantics({"nan": "DROP"}) is NanSemantics.DROPS
+    with pytest.raises(ValueError, match="nan must be one of 'keep', 'drop', got nan='zero'"):
+        t.nan_semantics({"nan": "zero"})
+    assert _target().nan_semantics({"nan": "anything"}) is NanSemantics.PROPAGATES
+
+
+def test_unknown_function_lists_the_targets():
+    with pytest.raises(ValueError, match="unknown function 'median' for library 'lib'; "
+                                         "available: lib:sum"):
+        _adapter().target("median")
+
+
+def test_frozen():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        _adapter().seedable = False  # type: ignore[misc]
+
+
+# ---------------------------------------------------------------- the registered adapters
+
+REGISTERED = [(a, t) for a in adapters().values() for t in a.targets]
+IDS = [f"{a.library}:{t.function}" for a, t in REGISTERED]
+
+
+@pytest.mark.parametrize(("adapter", "target"), REGISTERED, ids=IDS)
+def test_declared_parameters_are_those_make_accepts(adapter, target):
+    """An unknown parameter's error lists exactly the declared names, in order; a required
+    one left out is named."""
+    pytest.importorskip(adapter.import_name)
+    name = f"{adapter.library}:{target.function}"
+    ex = target.examples[0]
+    with pytest.raises(ValueError) as info:
+        make_implementation(name, epsilon=ex.epsilon, delta=ex.delta,
+                            params={**ex.kwargs(), "zz_unknown": 1})
+    assert str(info.value).endswith("accepted: " + ", ".join(target.accepted())), info.value
+    for p in target.parameters:
+        if p.required:
+            params = {k: v for k, v in ex.kwargs().items() if k != p.name}
+            with pytest.raises(ValueError, match=f"parameter '{p.name}' is required"):
+                make_implementation(name, epsilon=1.0, delta=ex.delta, params=params)
+
+
+@pytest.mark.parametrize(("adapter", "target"), REGISTERED, ids=IDS)
+def test_declared_nan_options_are_those_make_accepts(adapter, target):
+    pytest.importorskip(adapter.import_name)
+    name = f"{adapter.library}:{target.function}"
+    if not target.nan_options:
+        assert "nan" not in target.accepted()
+        return
+    ex = target.examples[0]
+    for option in target.nan_options:
+        impl = make_implementation(name, epsilon=ex.epsilon, delta=ex.delta,
+                                   params={**ex.kwargs(), "nan": option})
+        assert impl.params["nan"] == option
+    with pytest.raises(ValueError, match="parameter 'nan' must be one of"):
+        make_implementation(name, epsilon=ex.epsilon, delta=ex.delta,
+                            params={**ex.kwargs(), "nan": "zz_unknown"})
+
+
+@pytest.mark.parametrize("adapter", list(adapters().values()), ids=list(adapters()))
+def test_distribution_and_import_name_are_the_librarys(adapter):
+    module = pytest.importorskip(adapter.import_name)
+    assert metadata.version(adapter.distribution)
+    assert module.__name__ == adapter.import_name
+    assert adapter.summary and all(t.summary for t in adapter.targets)
