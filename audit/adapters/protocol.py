@@ -76,6 +76,20 @@ def _name(value: object, what: str) -> str:
     return value
 
 
+
+def _items(owner: str, field_name: str, items, cls: type, key: str, *,
+           allow_empty: bool = False) -> tuple:
+    """``items`` as a tuple of ``cls`` objects with unique ``key``s (ValueError otherwise)."""
+    out = tuple(items)
+    if (not out and not allow_empty) or not all(isinstance(x, cls) for x in out):
+        some = "" if allow_empty else "one or more "
+        raise ValueError(f"{owner}: {field_name} must be {some}{cls.__name__} objects, got "
+                         f"{field_name}={items!r}")
+    keys = [getattr(x, key) for x in out]
+    if len(set(keys)) != len(keys):
+        raise ValueError(f"{owner}: {field_name} must have unique {key}s, got {keys}")
+    return out
+
 @dataclass(frozen=True)
 class Parameter:
     """One parameter a target accepts: its name, default (:data:`REQUIRED`: none) and a
@@ -145,13 +159,8 @@ class Target:
 
     def __post_init__(self) -> None:
         _name(self.function, "function")
-        params = tuple(self.parameters)
-        if not all(isinstance(p, Parameter) for p in params):
-            raise ValueError(f"{self.function}: parameters must be Parameter objects, got "
-                             f"parameters={self.parameters!r}")
-        names = [p.name for p in params]
-        if len(set(names)) != len(names):
-            raise ValueError(f"{self.function}: parameter names must be unique, got {names}")
+        params = _items(self.function, "parameters", self.parameters, Parameter, "name",
+                        allow_empty=True)
         object.__setattr__(self, "parameters", params)
         object.__setattr__(self, "nan", parse_enum(NanSemantics, self.nan, "nan"))
         options = {str(k): parse_enum(NanSemantics, v, "nan_options")
@@ -165,13 +174,7 @@ class Target:
         self._check_examples()
 
     def _check_examples(self) -> None:
-        examples = tuple(self.examples)
-        if not examples or not all(isinstance(e, Example) for e in examples):
-            raise ValueError(f"{self.function}: examples must be one or more Example objects, "
-                             f"got examples={self.examples!r}")
-        names = [e.name for e in examples]
-        if len(set(names)) != len(names):
-            raise ValueError(f"{self.function}: example names must be unique, got {names}")
+        examples = _items(self.function, "examples", self.examples, Example, "name")
         accepted = self.accepted()
         for e in examples:
             unknown = sorted(set(e.params) - set(accepted))
@@ -252,13 +255,7 @@ class Adapter:
         _name(self.import_name, "import_name")
         check_bool(self.seedable, "seedable")
         object.__setattr__(self, "relation", Relation.parse(self.relation))
-        targets = tuple(self.targets)
-        if not targets or not all(isinstance(t, Target) for t in targets):
-            raise ValueError(f"{self.library}: targets must be one or more Target objects, "
-                             f"got targets={self.targets!r}")
-        functions = [t.function for t in targets]
-        if len(set(functions)) != len(functions):
-            raise ValueError(f"{self.library}: functions must be unique, got {functions}")
+        targets = _items(self.library, "targets", self.targets, Target, "function")
         object.__setattr__(self, "targets", targets)
         if not callable(self.make):
             raise ValueError(f"{self.library}: make must be callable, got make={self.make!r}")

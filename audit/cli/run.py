@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from pathlib import Path
 
@@ -22,9 +23,10 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, help="seed (overrides audit.seed)")
     p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs; capped at "
                                             "the CPUs this process may use)")
-    p.add_argument("--backend", choices=("cpu", "cuda"),
-                   help="where the white-box engine draws (overrides audit.backend): cpu, or "
-                        "cuda for an NVIDIA GPU (the [cuda] extra)")
+    p.add_argument("--backend", choices=("cpu", "cuda", "dask"),
+                   help="where the work runs (overrides audit.backend): cpu; cuda for an "
+                        "NVIDIA GPU (the [cuda] extra, white-box audits); dask for a local "
+                        "dask cluster of --jobs workers (the [dask] extra)")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="save finished chunks here; rerunning resumes an interrupted run")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
@@ -94,10 +96,10 @@ def _prepare(args: argparse.Namespace):
     if note is not None:
         print(note, file=sys.stderr)
     cfg = cfg.with_overrides(jobs=jobs)
-    if cfg.audit.backend == "cuda":
+    if cfg.audit.backend != "cpu":
         from audit.simulation.engine import check_backend
 
-        check_backend(cfg.engine_backend)  # numba-cuda and a device, before any work
+        check_backend(cfg.engine_backend)  # numba-cuda and a device, or dask, before any work
     if args.json_out is not None:
         check_output_file(args.json_out, "--json")
     if cfg.audit.checkpoint is not None:
@@ -127,6 +129,21 @@ def _interrupted(cfg) -> str:
             "rerun the same command to resume from them")
 
 
+@contextlib.contextmanager
+def _cluster(cfg):
+    """For ``audit.backend = "dask"`` from the command line: a local cluster of ``jobs``
+    single-threaded worker processes on loopback, closed with the run."""
+    if cfg.audit.backend != "dask":
+        yield
+        return
+    import distributed
+
+    with distributed.LocalCluster(n_workers=max(cfg.audit.jobs, 1), threads_per_worker=1,
+                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
+            distributed.Client(cluster):
+        yield
+
+
 def main(args: argparse.Namespace) -> int:
     from audit.pipeline.results import save_json
     from audit.pipeline.runner import run_audit
@@ -137,7 +154,8 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     try:
-        result = run_audit(subject=subject, progress=not args.no_progress)
+        with _cluster(cfg):
+            result = run_audit(subject=subject, progress=not args.no_progress)
     except KeyboardInterrupt:
         print(_interrupted(cfg), file=sys.stderr)
         return 130

@@ -13,7 +13,7 @@ A config has three tables (README, "Config schema"):
 ``[audit]``
     ``trials`` (per side), ``pilot_trials``, ``seed``, ``confidence``, ``attack``, ``delta``
     (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``, ``checkpoint``,
-    ``backend`` ("cpu" | "cuda": where the white-box engine draws).
+    ``backend`` ("cpu" | "cuda" | "dask": where the work runs).
 
 Unknown keys and out-of-range values raise ``ValueError`` naming the key, before any work.
 """
@@ -43,7 +43,7 @@ MAX_BINS = 100_000
 #: Largest number of implementation calls per side in one chunk.
 MAX_CHUNK_CALLS = 1_000_000
 #: Where the white-box engine draws: the CPU kernels or a GPU (``audit.enums.Backend``).
-BACKENDS = ("cpu", "cuda")
+BACKENDS = ("cpu", "cuda", "dask")
 
 __all__ = [
     "ImplementationConfig",
@@ -125,8 +125,10 @@ class AuditSettings:
     pilot sample, ``"grid"`` a pre-declared grid of thresholds with a Bonferroni correction,
     ``"auto"`` = model for white-box attacks on scalar outputs, else pilot. ``checkpoint``
     names a directory where the main run saves finished chunks, so an interrupted run
-    resumes without redoing them. ``backend``: ``"cpu"`` (numba kernels, ``jobs`` processes)
-    or ``"cuda"`` (an NVIDIA GPU, optional extra ``[cuda]``; white-box audits only).
+    resumes without redoing them. ``backend``: ``"cpu"`` (numba kernels, ``jobs`` processes),
+    ``"cuda"`` (an NVIDIA GPU, optional extra ``[cuda]``; white-box audits only) or
+    ``"dask"`` (joblib's dask backend over the current ``distributed.Client``, optional extra
+    ``[dask]``; either subject, ``jobs`` tasks at a time).
     """
 
     trials: int = 1_000_000
@@ -245,14 +247,18 @@ class AuditConfig:
     pair: PairConfig | None = None
 
     def __post_init__(self) -> None:
-        if self.implementation is not None and self.audit.backend != "cpu":
+        if self.implementation is not None and self.audit.backend == "cuda":
             raise ValueError("audit.backend = 'cuda' applies to white-box audits; an "
                              "implementation audit calls the implementation on the CPU")
 
     @property
     def engine_backend(self) -> Backend:
-        """The engine backend of ``audit.backend``: joblib's loky processes, or the GPU."""
-        return Backend.CUDA if self.audit.backend == "cuda" else Backend.LOKY
+        """The backend of ``audit.backend``: joblib's loky processes (``cpu``), the GPU
+        (``cuda``, white-box audits only), or joblib's dask backend (``dask``: the workers of
+        the current ``distributed.Client``, for either subject, with the same seeds and the
+        same counts as a local run)."""
+        return {"cpu": Backend.LOKY, "cuda": Backend.CUDA, "dask": Backend.DASK}[
+            self.audit.backend]
 
     def components(self) -> tuple[MissingnessMechanism, Query]:
         """The missingness mechanism and the query this config names, built (and checked)

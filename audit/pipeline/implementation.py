@@ -33,7 +33,7 @@ from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import ranking_release
-from audit.pipeline.subject import Monitor, SampleCounts, Setting
+from audit.pipeline.subject import Monitor, PlannedSubject, SampleCounts, Setting
 from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, bin_indices, edges_spanning
 from audit.theory import accountant as acc
@@ -121,7 +121,7 @@ def _bar(total: int, label: str, progress: bool):
 
 
 @dataclass(frozen=True, eq=False)
-class ImplementationSubject:
+class ImplementationSubject(PlannedSubject):
     """An implementation called as a black box on the plan's pair, ``chunk`` calls per side at
     a time (the unit of reproducibility, checkpoints and the sequential test's bets), in its
     batched form when it has one and ``batch`` allows it."""
@@ -148,14 +148,6 @@ class ImplementationSubject:
         """Plan ``cfg`` for ``implementation`` (default: the one ``cfg`` names)."""
         return cls.from_plan(plan_implementation_audit(cfg, implementation), chunk=chunk,
                              batch=batch)
-
-    @property
-    def config(self) -> AuditConfig:
-        return self.plan.config
-
-    @property
-    def seconds(self) -> float:
-        return self.plan.seconds
 
     @property
     def laws(self) -> None:
@@ -217,7 +209,8 @@ class ImplementationSubject:
         run = self._run(trials, seed)
         bar = _bar(run.n_chunks, f"{self.config.name}: {label}", progress)
         try:
-            chunks = iter_chunks(run, n_jobs=self.config.audit.jobs, checkpoint=checkpoint,
+            chunks = iter_chunks(run, n_jobs=self.config.audit.jobs,
+                                 backend=self.config.engine_backend, checkpoint=checkpoint,
                                  on_chunk=None if bar is None else lambda c: bar.update(1))
             try:
                 yield from chunks

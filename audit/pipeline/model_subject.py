@@ -14,12 +14,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import CeilingKind
+from audit.enums import Backend, CeilingKind
 from audit.estimation.policy import PilotRule
 from audit.pipeline.ceilings import Ceiling
-from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import AuditPlan
-from audit.pipeline.subject import Setting
+from audit.pipeline.subject import PlannedSubject, Setting
 from audit.protocols import Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic, edges_spanning
 
@@ -35,18 +34,10 @@ PILOT_RULE = PilotRule(divisor=10, lo=100_000, hi=10_000_000, raw_cap=MAX_RAW_PI
 
 
 @dataclass(frozen=True, eq=False)
-class ModelSubject:
+class ModelSubject(PlannedSubject):
     """The release A_D of the model on the plan's worst-case pair."""
 
     plan: AuditPlan
-
-    @property
-    def config(self) -> AuditConfig:
-        return self.plan.config
-
-    @property
-    def seconds(self) -> float:
-        return self.plan.seconds
 
     @property
     def laws(self) -> Laws:
@@ -135,7 +126,10 @@ class ModelSubject:
             statistic = Statistic.output(default_edges(P, Q, bins))
         else:  # the exact LLR: the slowest statistic a vector audit can count
             statistic = Statistic.llr(P, Q, np.linspace(-1.0, 1.0, bins + 1))
-        return measure_rate(P, Q, statistic, backend=self.config.engine_backend)
+        backend = self.config.engine_backend
+        # a dask run is timed here: the cluster's speed is not known before it runs
+        return measure_rate(P, Q, statistic,
+                            backend=backend if backend is Backend.CUDA else Backend.LOKY)
 
     def workers(self, jobs: int) -> int:
         """The engine's rate is measured with every thread of this process."""

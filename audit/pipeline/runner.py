@@ -36,9 +36,9 @@ from audit.estimation.tradeoff_points import (
     tradeoff_violation,
 )
 from audit.pipeline.config import AuditConfig
+from audit.pipeline.factory import make_subject
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
-from audit.pipeline.factory import make_subject
 from audit.pipeline.subject import SampleCounts, Subject, pilot_size
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic

@@ -13,8 +13,9 @@ Two subjects exist:
   claim and the claim amplified by [RPS] Theorem 3.2.
 
 The runner (:mod:`audit.pipeline.runner`) knows a subject only through :class:`Subject`; the
-statistical choices live in :mod:`audit.estimation.policy`. :func:`audit.pipeline.factory.make_subject`
-is the only place of the pipeline that asks whether a config names an implementation.
+statistical choices live in :mod:`audit.estimation.policy`;
+:func:`audit.pipeline.factory.make_subject` is the only place of the pipeline that asks
+whether a config names an implementation.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from audit.statistics import Statistic
 if TYPE_CHECKING:
     from audit.pipeline.config import AuditConfig
 
-__all__ = ["Subject", "Setting", "SampleCounts", "Monitor", "pilot_size"]
+__all__ = ["Subject", "PlannedSubject", "Setting", "SampleCounts", "Monitor", "pilot_size"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,21 @@ class Subject(Protocol):
 
     def workers(self, jobs: int) -> int:
         """How many processes divide the expected duration."""
+
+
+class PlannedSubject:
+    """What every subject built on a plan shares: its config and planning time come from the
+    plan (a frozen dataclass field ``plan`` in the subclass)."""
+
+    plan: object
+
+    @property
+    def config(self) -> AuditConfig:
+        return self.plan.config
+
+    @property
+    def seconds(self) -> float:
+        return self.plan.seconds
 
 
 def pilot_size(subject: Subject) -> int:

@@ -69,10 +69,10 @@ def test_required_is_one_picklable_sentinel():
     (lambda: Example("e", {}, epsilon=0.0), "epsilon must be in"),
     (lambda: Example("e", {}, delta=1.0), "delta must be in [0, 1)"),
     (lambda: Parameter("a:b"), "name must be a non-empty string without ':'"),
-    (lambda: _target(parameters=(BOUNDS, BOUNDS)), "parameter names must be unique"),
+    (lambda: _target(parameters=(BOUNDS, BOUNDS)), "parameters must have unique names"),
     (lambda: _target(parameters=("bounds",)), "parameters must be Parameter objects"),
     (lambda: _target(examples=()), "examples must be one or more Example objects"),
-    (lambda: _target(examples=(EX, EX)), "example names must be unique"),
+    (lambda: _target(examples=(EX, EX)), "examples must have unique names"),
     (lambda: _target(examples=(Example("e", {"bounds": 1, "bonds": 2}),)),
      "unknown parameters ['bonds']"),
     (lambda: _target(examples=(Example("e", {}),)), "lacks required ones ['bounds']"),
@@ -85,7 +85,7 @@ def test_required_is_one_picklable_sentinel():
     (lambda: _adapter(seedable=1), "seedable must be a bool"),
     (lambda: _adapter(relation="replace-one"), "relation must be one of"),
     (lambda: _adapter(targets=()), "targets must be one or more Target objects"),
-    (lambda: _adapter(targets=(_target(), _target())), "functions must be unique"),
+    (lambda: _adapter(targets=(_target(), _target())), "targets must have unique functions"),
     (lambda: _adapter(make=None), "make must be callable"),
 ])
 def test_inconsistent_declarations_are_refused(build, needle):

@@ -13,7 +13,13 @@ import numpy as np
 import pytest
 
 from audit.mixture import Mixture
-from audit.theory.pair.split import Split, split
+from audit.theory.pair.methods import pair_method
+from audit.theory.pair.split import Split
+
+
+def split(P: Mixture, Q: Mixture, t: float) -> Split:
+    """The optimal set {p > e^t q} through the noise's own split (the integrator's path)."""
+    return pair_method(P.noise).split(P, Q, t)
 
 
 def _segments_agree_with_the_sign_of_L(sp: Split, P, Q, t):
