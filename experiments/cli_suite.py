@@ -11,6 +11,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from audit.cli.arguments import integer
+
 __all__ = ["add_parser", "main", "violations"]
 
 
@@ -26,7 +28,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="paper-size run (10-20x the default trials per audit; about 16 "
                         "minutes on 2 cores with --jobs 1)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
-    p.add_argument("--jobs", type=int, default=1,
+    p.add_argument("--jobs", type=integer, default=1,
                    help="joblib processes per audit (capped at the CPUs this process may use)")
     p.add_argument("--results", default="results", help="results folder (default: results)")
     p.add_argument("--resume", action="store_true",

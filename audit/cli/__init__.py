@@ -17,7 +17,9 @@ import signal
 import sys
 from importlib.metadata import entry_points
 
-__all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main"]
+from audit.cli.arguments import integer
+
+__all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main", "integer"]
 
 COMMAND_ENTRY_POINT_GROUP = "audit.commands"
 

@@ -7,6 +7,8 @@ import contextlib
 import sys
 from pathlib import Path
 
+from audit.cli.arguments import integer
+
 __all__ = ["add_parser", "main", "format_result"]
 
 
@@ -16,12 +18,15 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run one audit from a TOML config (README, 'Config schema'). Exit status: "
                     "0 = every ceiling holds, 1 = a ceiling (a theorem, the exact pair, or an "
                     "implementation's claim) is violated at the stated confidence, 2 = bad "
-                    "input, 130 = interrupted.",
+                    "input (before any work), 3 = the work failed once started (the "
+                    "implementation failed mid-run, a worker died, a file could not be "
+                    "written), 130 = interrupted, 141 = standard output closed early.",
     )
     p.add_argument("config", help="path to the TOML config")
-    p.add_argument("--trials", type=int, help="trials per side (overrides audit.trials)")
-    p.add_argument("--seed", type=int, help="seed (overrides audit.seed)")
-    p.add_argument("--jobs", type=int, help="joblib processes (overrides audit.jobs; capped at "
+    p.add_argument("--trials", type=integer, help="trials per side (overrides audit.trials; "
+                                                  "1e8 and 100_000_000 are accepted)")
+    p.add_argument("--seed", type=integer, help="seed (overrides audit.seed)")
+    p.add_argument("--jobs", type=integer, help="joblib processes (overrides audit.jobs; capped at "
                                             "the CPUs this process may use)")
     p.add_argument("--backend", choices=("cpu", "cuda", "dask"),
                    help="where the work runs (overrides audit.backend): cpu; cuda for an "
@@ -37,12 +42,16 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     return p
 
 
+#: Exit status of a run whose work failed once started (never 0, never 1).
+EXIT_FAILED = 3
+
+
 def _fmt(v) -> str:
     if v is None:
         return "n/a"
     if isinstance(v, str):
         return v
-    return f"{v:.4f}"
+    return f"{v:.4f}" if abs(v) < 1e6 else f"{v:.4g}"
 
 
 #: How each ceiling kind is explained in the summary.
@@ -78,7 +87,6 @@ def format_result(result) -> str:
 
 def _prepare(args: argparse.Namespace):
     """Config, output checks, plan and expected duration: every refusal before any work."""
-    from audit.pipeline.budget import LARGE_RUN_TRIALS, expected_seconds, format_duration
     from audit.pipeline.config import load_config
     from audit.pipeline.factory import make_subject
     from audit.pipeline.results import check_output_dir, check_output_file
@@ -102,21 +110,45 @@ def _prepare(args: argparse.Namespace):
         check_backend(cfg.engine_backend)  # numba-cuda and a device, or dask, before any work
     if args.json_out is not None:
         check_output_file(args.json_out, "--json")
+        if _same_file(args.json_out, args.config):
+            raise ValueError(f"--json must not be the config file itself, got --json="
+                             f"{args.json_out!r} (the config is {args.config!r})")
     if cfg.audit.checkpoint is not None:
         check_output_dir(cfg.audit.checkpoint, "--checkpoint")
     subject = make_subject(cfg)
-    if cfg.audit.trials >= LARGE_RUN_TRIALS:
-        seconds, rate = expected_seconds(subject)
-        unit = subject.unit
-        if seconds > args.max_hours * 3600:
-            raise ValueError(
-                f"--trials {cfg.audit.trials:.3g} would take about {format_duration(seconds)} "
-                f"at {rate:.3g} {unit}/s measured here, more than --max-hours "
-                f"{args.max_hours:g}; lower --trials, or raise --max-hours (and use "
-                "--checkpoint DIR so that an interrupted run resumes)")
+    _check_duration(subject, args.max_hours)
+    return cfg, subject
+
+
+def _same_file(a: str, b: str) -> bool:
+    try:
+        return Path(a).exists() and Path(a).samefile(b)
+    except OSError:
+        return False
+
+
+def _check_duration(subject, max_hours: float) -> None:
+    """Measure the rate of this audit's draws (or calls) and refuse a run expected to take
+    longer than ``max_hours``; print the estimate of any run expected to take over a minute.
+    A model audit below :data:`SMALL_RUN_DRAWS` draws is not timed (it takes seconds)."""
+    from audit.pipeline.budget import LARGE_RUN_TRIALS, expected_seconds, format_duration
+    from audit.pipeline.subject import pilot_size
+
+    au = subject.config.audit
+    pilot = pilot_size(subject)
+    if subject.unit == "draws" and au.trials + pilot < LARGE_RUN_TRIALS // 100:
+        return
+    seconds, rate = expected_seconds(subject)
+    unit = subject.unit
+    if seconds > max_hours * 3600:
+        raise ValueError(
+            f"this audit (--trials {au.trials:.3g} and a pilot of {pilot:.3g} {unit} per side) "
+            f"would take about {format_duration(seconds)} at {rate:.3g} {unit}/s measured here, "
+            f"more than --max-hours {max_hours:g}; lower --trials (or audit.pilot_trials), or "
+            "raise --max-hours (and use --checkpoint DIR so that an interrupted run resumes)")
+    if seconds > 60:
         print(f"expected duration about {format_duration(seconds)} at {rate:.3g} {unit}/s "
               "measured here", file=sys.stderr)
-    return cfg, subject
 
 
 def _interrupted(cfg) -> str:
@@ -159,13 +191,21 @@ def main(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         print(_interrupted(cfg), file=sys.stderr)
         return 130
-    except ValueError as exc:  # an implementation failing mid-run
+    except (ValueError, OSError, RuntimeError, MemoryError) as exc:
+        # the work failed once started: the implementation mid-run, a dead worker, a disk
+        if isinstance(exc, BrokenPipeError) or isinstance(exc.__cause__, BrokenPipeError):
+            raise BrokenPipeError from exc  # stdout closed under a printing mechanism: 141
         kept = _interrupted(cfg).replace("interrupted: ", "")
         print(f"error: {' '.join(str(exc).split())}; {kept}", file=sys.stderr)
-        return 2
+        return EXIT_FAILED
     print(format_result(result))
     if args.json_out is not None:
-        save_json(result.to_dict(), args.json_out)
+        try:
+            save_json(result.to_dict(), args.json_out)
+        except OSError as exc:
+            print(f"error: could not write --json {args.json_out}: "
+                  f"{exc.strerror or exc}; the result is printed above", file=sys.stderr)
+            return EXIT_FAILED
         print(f"wrote {args.json_out}")
     for violation in result.violations:
         print(f"VIOLATION: {violation.describe()}")

@@ -40,6 +40,8 @@ from audit.simulation.processes import check_jobs
 MAX_TRIALS = 10**18
 #: Largest number of histogram bins (the kernels keep one row of counts per running block).
 MAX_BINS = 100_000
+#: Largest n × d of the neighbouring datasets (held in memory as n × d floats, twice).
+MAX_CELLS = 10**7
 #: Largest number of implementation calls per side in one chunk.
 MAX_CHUNK_CALLS = 1_000_000
 #: Where the white-box engine draws: the CPU kernels or a GPU (``audit.enums.Backend``).
@@ -98,6 +100,10 @@ class ScenarioConfig:
             )
         check_positive_int(self.d, "scenario.d")
         check_positive_int(self.n, "scenario.n")
+        if self.n * self.d > MAX_CELLS:
+            raise ValueError(f"scenario.n * scenario.d must be at most {MAX_CELLS:.0e} (the "
+                             f"neighbouring datasets are held in memory as n × d floats), got "
+                             f"scenario.n={self.n}, scenario.d={self.d}")
         check_positive(self.bound, "scenario.bound")
         if not isinstance(self.query, str):
             raise ValueError(f"scenario.query must be a string, got {self.query!r}")
@@ -311,15 +317,15 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     too (by constructing them), so a bad config fails before any work starts.
     """
     if not isinstance(data, dict):
-        raise ValueError("config must be a table")
+        raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
     _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
                                  "pair"})
-    for table in ("scenario", "missingness"):
-        if table not in data:
-            raise ValueError(f"config is missing the [{table}] table")
     implementation = _implementation(data.get("implementation"))
-    sc = dict(data["scenario"])
+    sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)
+    if "query_params" in sc and not isinstance(sc["query_params"], dict):
+        raise ValueError(f"[scenario.query_params] must be a table, got "
+                         f"scenario.query_params={sc['query_params']!r}")
     if implementation is not None:
         # The scenario's release only ranks candidate pairs for the search; by default a
         # Laplace release at the claimed ε.
@@ -330,12 +336,12 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
             raise ValueError(f"config is missing the key scenario.{key}")
     pair = _pair(data.get("pair"), sc)
     scenario = ScenarioConfig(**sc)
-    miss = dict(data["missingness"])
+    miss = _table(data, "missingness")
     if "kind" not in miss:
         raise ValueError("config is missing the key missingness.kind")
     kind = miss.pop("kind")
     missingness = MissingnessConfig(kind, miss)
-    au = dict(data.get("audit", {}))
+    au = _integral(_table(data, "audit", required=False), "audit", _INT_KEYS)
     _check_keys("audit", au, _AUDIT_KEYS)
     if implementation is not None:
         au.setdefault("attack", "density-ratio")
@@ -346,11 +352,41 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     return cfg
 
 
+#: Keys whose values are integers: an integral float (``trials = 1e6``) is accepted for them.
+_INT_KEYS = {"d", "n", "trials", "pilot_trials", "seed", "bins", "jobs", "chunk"}
+
+
+def _table(data: dict, key: str, *, required: bool = True) -> dict:
+    """A copy of the table ``data[key]``, refused with one line when missing or not a table."""
+    if key not in data:
+        if required:
+            raise ValueError(f"config is missing the [{key}] table")
+        return {}
+    table = data[key]
+    if not isinstance(table, dict):
+        hint = (f' (write [{key}] with kind = {table!r})' if key == "missingness"
+                and isinstance(table, str) else "")
+        raise ValueError(f"[{key}] must be a table, got {key}={table!r}{hint}")
+    return dict(table)
+
+
+def _integral(table: dict, prefix: str, keys: set[str]) -> dict:
+    """``table`` with integral floats (``1e6``) of integer keys as ints; other values as they
+    are (the dataclasses refuse a non-integral or non-numeric value with its key)."""
+    out = dict(table)
+    for key in keys & set(out):
+        v = out[key]
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2.0**63:
+            out[key] = int(v)
+    return out
+
+
 def _implementation(table) -> ImplementationConfig | None:
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise ValueError("[implementation] must be a table")
+        raise ValueError(f"[implementation] must be a table, got implementation={table!r}")
+    table = _integral(table, "implementation", _INT_KEYS)
     _check_keys("implementation", table, _IMPLEMENTATION_KEYS)
     for key in ("target", "epsilon"):
         if key not in table:
@@ -363,7 +399,7 @@ def _pair(table, scenario: dict) -> PairConfig | None:
     if table is None:
         return None
     if not isinstance(table, dict):
-        raise ValueError("[pair] must be a table")
+        raise ValueError(f"[pair] must be a table, got pair={table!r}")
     _check_keys("pair", table, {"z", "z_prime"})
     arrays = {}
     for key in ("z", "z_prime"):
@@ -453,6 +489,9 @@ def load_config(path: str | Path) -> AuditConfig:
     ValueError
         If the file is missing, is not valid TOML, or has an unknown key or a bad value.
     """
+    if not isinstance(path, str | Path):
+        raise ValueError(f"config must be a path to a TOML file, got {type(path).__name__} "
+                         f"{path!r}")
     path = Path(path)
     if path.is_dir():
         raise ValueError(f"config must be a TOML file, got a directory: {path}")

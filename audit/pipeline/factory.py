@@ -45,6 +45,9 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
                          f"plan={type(plan).__name__}")
     if cfg is None:
         raise ValueError("make_subject needs a config (cfg) or a plan")
+    if not isinstance(cfg, AuditConfig):
+        raise ValueError(f"cfg must be an AuditConfig (from audit.load_config(path) or "
+                         f"audit.config_from_dict(doc)), got {type(cfg).__name__}")
     if implementation is not None or cfg.implementation is not None:
         return ImplementationSubject.from_config(cfg, implementation)
     return ModelSubject(plan_audit(cfg))

@@ -33,7 +33,13 @@ from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import ranking_release
-from audit.pipeline.subject import Monitor, PlannedSubject, SampleCounts, Setting
+from audit.pipeline.subject import (
+    Monitor,
+    PlannedSubject,
+    SampleCounts,
+    Setting,
+    pilot_size,
+)
 from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, bin_indices, edges_spanning
 from audit.theory import accountant as acc
@@ -46,6 +52,8 @@ __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_a
 PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=50_000, raw_cap=None, counted_selection=False)
 #: Calls per side in one chunk when neither the config nor the caller sets it.
 DEFAULT_CHUNK = 1000
+#: Most bytes of raw pilot outputs (both sides) an implementation audit holds in memory.
+MAX_PILOT_BYTES = 2 * 2**30
 
 
 @dataclass(frozen=True, eq=False)
@@ -129,6 +137,17 @@ class ImplementationSubject(PlannedSubject):
     plan: ImplementationPlan
     chunk: int = DEFAULT_CHUNK
     batch: bool = True
+
+    def __post_init__(self) -> None:
+        size = pilot_size(self)
+        need = 2 * 8 * size * max(self.plan.dim, 1)
+        if need > MAX_PILOT_BYTES:
+            most = MAX_PILOT_BYTES // (16 * max(self.plan.dim, 1))
+            raise ValueError(
+                f"audit.pilot_trials must be at most {most} for this release (the pilot's "
+                f"outputs are held in memory: {size} calls per side of {max(self.plan.dim, 1)} "
+                f"value(s) would take {need / 2**30:.1f} GiB, more than "
+                f"{MAX_PILOT_BYTES / 2**30:.0f} GiB), got audit.pilot_trials={size}")
 
     @classmethod
     def from_plan(cls, plan: ImplementationPlan, *, chunk: int | None = None,

@@ -33,6 +33,7 @@ __all__ = [
     "AuditResult",
     "to_jsonable",
     "save_json",
+    "write_text_atomic",
     "load_json",
     "check_output_file",
     "check_output_dir",
@@ -92,12 +93,17 @@ def _probe_directory(directory: Path, name: str, value: str) -> None:
 def check_output_file(path: str | Path, name: str) -> Path:
     """Check, before any work, that a result file can be written at ``path``.
 
-    The path must not be a directory and its folder must exist (or be creatable) and accept
-    a new file. Raises ``ValueError`` naming the option otherwise.
+    The path must not be a directory. An existing non-regular file (``/dev/null``, a pipe, a
+    device) is written through in place, so it must be writable; otherwise the folder must
+    exist (or be creatable) and accept a new file. Raises ``ValueError`` naming the option.
     """
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{name} must name a file, got a directory: {name}={str(p)!r}")
+    if p.exists() and not p.is_file():
+        if not os.access(p, os.W_OK):
+            raise ValueError(f"{name} must be writable, got {name}={str(p)!r}")
+        return p
     check_output_dir(p.parent if str(p.parent) else Path("."), name, shown=str(p))
     return p
 
@@ -124,9 +130,27 @@ def save_json(obj: dict, path: str | Path) -> Path:
     The file gets the permissions the user's umask gives a new file (not the 0600 of the
     temporary file it is written through).
     """
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(to_jsonable(obj), indent=2, allow_nan=False) + "\n"
+    return write_text_atomic(text, path)
+
+
+def write_text_atomic(text: str, path: str | Path) -> Path:
+    """Write ``text`` to ``path`` so that a reader never sees a half-written file.
+
+    A regular file (or a new one) is written to a temporary file in the same folder and then
+    renamed over ``path`` (a symbolic link is followed: its target is replaced, not the link).
+    A non-regular target (``/dev/null``, a pipe, a device) is written through in place and
+    never replaced. The file gets the permissions the user's umask gives a new file.
+    Raises ``OSError`` when the write fails (a full disk); nothing partial is left behind.
+    """
+    path = Path(path)
+    if path.is_symlink():
+        path = path.resolve()
+    if path.exists() and not path.is_file():
+        with open(path, "w") as fh:
+            fh.write(text)
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "w") as fh:

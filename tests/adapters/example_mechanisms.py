@@ -29,3 +29,16 @@ NOT_A_FUNCTION = 3
 def explode(data, rng):
     """A mechanism that always raises (for the bad-input tests)."""
     raise RuntimeError("this mechanism always fails")
+
+
+_CALLS = {"n": 0}
+
+
+def fails_mid_run(data, rng):
+    """Keeps its claim (ε = 1 for d = 2 in [-1, 1]) for 300 calls in a process, then raises:
+    a mechanism that fails once the audit's work has started (exit status 3)."""
+    _CALLS["n"] += 1
+    if _CALLS["n"] > 300:
+        raise RuntimeError("out of budget after 300 calls")
+    x = np.clip(np.nan_to_num(np.asarray(data, dtype=np.float64)), -1.0, 1.0)
+    return float(x.sum() + rng.laplace(scale=4.0))

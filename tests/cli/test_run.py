@@ -1,0 +1,107 @@
+"""``python -m audit run``: the refusals and exit statuses of the hardening round — integers
+written as floats, output targets that are not regular files, the config as its own output,
+wrong table types, failures once the work has started (exit 3) — each through the real
+command."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from audit.cli.arguments import integer
+from audit.cli.run import EXIT_FAILED, _fmt
+from tests.conftest import ROOT, audit_doc, to_toml
+
+GOOD = to_toml(audit_doc(**{"audit.trials": 20_000}))
+ENV = {**os.environ, "PYTHONPATH": str(ROOT)}
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "audit", "run", *map(str, args)],
+                          capture_output=True, text=True, timeout=600, cwd=cwd, env=ENV)
+
+
+def _cfg(tmp_path: Path, text: str = GOOD) -> Path:
+    p = tmp_path / "cfg.toml"
+    p.write_text(text)
+    return p
+
+
+@pytest.mark.parametrize("text, value", [("1000", 1000), ("1_000", 1000), ("1e15", 10**15),
+                                         ("3E4", 30_000), ("-1", -1)])
+def test_integer_arguments_accept_whole_numbers_written_as_floats(text, value):
+    assert integer(text) == value
+
+
+@pytest.mark.parametrize("text", ["1.5", "ten", "1e30", "nan", ""])
+def test_integer_arguments_refuse_the_rest(text):
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError, match="invalid integer value"):
+        integer(text)
+
+
+def test_trials_written_as_a_float_run_and_in_toml_too(tmp_path):
+    cfg = _cfg(tmp_path, GOOD.replace("trials = 20000", "trials = 2e4"))
+    out = _run(cfg, "--trials", "3e4", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "30,000 trials per side" in out.stdout
+
+
+def test_json_to_dev_null_writes_through_and_keeps_the_device(tmp_path):
+    out = _run(_cfg(tmp_path), "--json", "/dev/null", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full here")
+def test_json_to_a_full_disk_exits_3_and_keeps_the_device(tmp_path):
+    out = _run(_cfg(tmp_path), "--json", "/dev/full", "--no-progress")
+    assert out.returncode == EXIT_FAILED, out.stderr
+    assert "error: could not write --json /dev/full" in out.stderr
+    assert "Traceback" not in out.stderr and "eps_lower" in out.stdout
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_json_equal_to_the_config_is_refused_before_any_work(tmp_path):
+    cfg = _cfg(tmp_path)
+    out = _run(cfg, "--json", cfg, "--no-progress")
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: --json must not be the config file itself")
+    assert cfg.read_text() == GOOD
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("scenario = 3\n[missingness]\nkind = 'mcar-iid'\n", "[scenario] must be a table"),
+    ('missingness = "mcar-iid"\n' + GOOD.replace('[missingness]\nkind = "mcar-fixed"\n'
+                                                 'observed = 3\np_star = 0.5\n', ""),
+     "[missingness] must be a table"),
+    ("audit = [1, 2]\n" + GOOD.split("[audit]")[0], "[audit] must be a table, got audit=[1, 2]"),
+])
+def test_tables_of_the_wrong_type_are_one_error_line(tmp_path, text, needle):
+    out = _run(_cfg(tmp_path, text))
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and needle in out.stderr, out.stderr
+
+
+def test_a_mechanism_failing_mid_run_exits_3_with_what_was_kept(tmp_path):
+    cfg = _cfg(tmp_path, to_toml({
+        "implementation": {"target": "tests.adapters.example_mechanisms:fails_mid_run",
+                           "epsilon": 1.0, "chunk": 100, "batch": False},
+        "scenario": {"query": "sum", "d": 2, "n": 4},
+        "missingness": {"kind": "mcar-iid", "rate": 0.2},
+        "audit": {"trials": 2000, "pilot_trials": 1000}}))
+    out = _run(cfg, "--no-progress", cwd=ROOT)
+    assert out.returncode == EXIT_FAILED, (out.returncode, out.stderr)
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ")
+    assert "out of budget" in lines[0] and "nothing was saved" in lines[0]
+
+
+def test_huge_values_are_printed_in_scientific_notation():
+    assert _fmt(1e308) == "1e+308" and _fmt(0.15) == "0.1500" and _fmt(None) == "n/a"
