@@ -24,6 +24,8 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_bool",
+    "check_jobs",
+    "spelled_setting",
     "parse_enum",
 ]
 
@@ -119,3 +121,31 @@ def parse_enum(cls: type[E], value: object, name: str) -> E:
             continue
     allowed = ", ".join(repr(k.value) for k in cls)
     raise ValueError(f"{name} must be one of {allowed}, got {name}={value!r}")
+
+
+def spelled_setting(name: str, value: object) -> str:
+    """``name`` set to ``value`` as its source writes it: ``--jobs 4``, ``audit.jobs = 4``,
+    ``n_jobs=4``."""
+    if name.startswith("-"):
+        return f"{name} {value}"
+    if "." in name:
+        return f"{name} = {value}"
+    return f"{name}={value}"
+
+
+def check_jobs(requested: object, name: str = "n_jobs") -> int:
+    """``requested`` as a worker request: an integer ≥ 1, or −1 (all usable CPUs).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name``: ``--jobs must be an integer >= 1 or -1, got --jobs 0``.
+    """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty str, got name={name!r}")
+    if isinstance(requested, bool) or not isinstance(requested, Integral) or (
+        requested < 1 and requested != -1
+    ):
+        raise ValueError(f"{name} must be an integer >= 1 or -1, got "
+                         f"{spelled_setting(name, repr(requested))}")
+    return int(requested)

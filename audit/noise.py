@@ -30,13 +30,25 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy import special
 
 from audit._numeric import brentq, first_true
 from audit._validate import check_delta, check_epsilon, check_in_range, check_positive
 from audit.enums import Calibration, NoiseKind
 
 __all__ = ["AdditiveNoise", "LaplaceNoise", "GaussianNoise", "noise_of", "NOISES"]
+
+
+class _Special:
+    """``scipy.special``, imported on first use: a config, an adapter or the ``bound``
+    command that never evaluates a Gaussian CDF does not pay for importing scipy."""
+
+    def __getattr__(self, name: str):
+        from scipy import special as module
+
+        return getattr(module, name)
+
+
+special = _Special()
 
 _EPS = float(np.finfo(float).eps)
 _SQRT2 = math.sqrt(2.0)

@@ -13,6 +13,7 @@ from audit.enums import (
     AuditMode,
     Backend,
     Calibration,
+    CeilingKind,
     Choice,
     Direction,
     MissingnessClass,
@@ -22,7 +23,7 @@ from audit.enums import (
 )
 
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
-       AuditMode]
+       AuditMode, CeilingKind]
 
 
 def test_all_lists_every_choice():

@@ -353,7 +353,6 @@ MIRROR_PENDING = {
     "audit/adapters/opendp.py",
     "audit/adapters/pipelinedp.py",
     "audit/cli/bound.py",
-    "audit/cli/run.py",
     "audit/mixture.py",
     "audit/pipeline/budget.py",
     "audit/pipeline/plan.py",

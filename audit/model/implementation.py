@@ -21,13 +21,15 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
 from audit._validate import check_delta, check_epsilon
 from audit.model.release import Release
-from audit.protocols import Query
+
+if TYPE_CHECKING:  # annotations only: adapters import this module without scipy
+    from audit.protocols import Query
 
 __all__ = [
     "Claim",

@@ -23,18 +23,20 @@ from __future__ import annotations
 import tomllib
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from audit._validate import (
     check_in_range,
+    check_jobs,
     check_positive,
     check_positive_int,
 )
 from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
-from audit.protocols import MissingnessMechanism, Query
-from audit.simulation.processes import check_jobs
+
+if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
+    from audit.protocols import MissingnessMechanism, Query
 
 #: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
 MAX_TRIALS = 10**18

@@ -46,6 +46,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from numbers import Integral
 
+from audit._validate import check_jobs, spelled_setting
 from audit.enums import Backend
 
 __all__ = [
@@ -107,34 +108,6 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def _spelled(name: str, value: object) -> str:
-    """``name`` set to ``value`` as its source writes it: ``--jobs 4``, ``audit.jobs = 4``,
-    ``n_jobs=4``."""
-    if name.startswith("-"):
-        return f"{name} {value}"
-    if "." in name:
-        return f"{name} = {value}"
-    return f"{name}={value}"
-
-
-def check_jobs(requested: object, name: str = "n_jobs") -> int:
-    """``requested`` as a worker request: an integer ≥ 1, or −1 (all usable CPUs).
-
-    Raises
-    ------
-    ValueError
-        Naming ``name``: ``--jobs must be an integer >= 1 or -1, got --jobs 0``.
-    """
-    if not isinstance(name, str) or not name:
-        raise ValueError(f"name must be a non-empty str, got name={name!r}")
-    if isinstance(requested, bool) or not isinstance(requested, Integral) or (
-        requested < 1 and requested != -1
-    ):
-        raise ValueError(f"{name} must be an integer >= 1 or -1, got "
-                         f"{_spelled(name, repr(requested))}")
-    return int(requested)
-
-
 def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None = None,
                 backend: Backend | str = Backend.LOKY) -> WorkerCap:
     """The workers a run of ``n_chunks`` chunks uses on ``backend`` for ``requested``.
@@ -172,7 +145,7 @@ def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None
     if n_chunks is not None and (isinstance(n_chunks, bool) or not isinstance(
             n_chunks, Integral) or n_chunks < 1):
         raise ValueError(f"n_chunks must be an integer >= 1 or None, got n_chunks={n_chunks!r}")
-    spelled = _spelled(name, requested)
+    spelled = spelled_setting(name, requested)
     if backend is Backend.CUDA:
         notes = () if requested == 1 else (
             f"{spelled} ignored: backend='cuda' runs on the GPU from the calling process",)

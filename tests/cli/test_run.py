@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from audit.cli.arguments import integer
 from audit.cli.run import EXIT_FAILED, _fmt
 from tests.conftest import ROOT, audit_doc, to_toml
 
@@ -30,20 +29,6 @@ def _cfg(tmp_path: Path, text: str = GOOD) -> Path:
     p = tmp_path / "cfg.toml"
     p.write_text(text)
     return p
-
-
-@pytest.mark.parametrize("text, value", [("1000", 1000), ("1_000", 1000), ("1e15", 10**15),
-                                         ("3E4", 30_000), ("-1", -1)])
-def test_integer_arguments_accept_whole_numbers_written_as_floats(text, value):
-    assert integer(text) == value
-
-
-@pytest.mark.parametrize("text", ["1.5", "ten", "1e30", "nan", ""])
-def test_integer_arguments_refuse_the_rest(text):
-    import argparse
-
-    with pytest.raises(argparse.ArgumentTypeError, match="invalid integer value"):
-        integer(text)
 
 
 def test_trials_written_as_a_float_run_and_in_toml_too(tmp_path):

@@ -126,7 +126,7 @@ def test_a_directory_or_non_utf8_config_is_named(tmp_path):
         load_config(bad)
 
 
-def test_backend_is_cpu_or_cuda():
+def test_backend_is_cpu_cuda_or_dask():
     from audit.enums import Backend
 
     cfg = config_from_dict(_doc())
@@ -135,7 +135,8 @@ def test_backend_is_cpu_or_cuda():
     assert cuda.audit.backend == "cuda" and cuda.engine_backend is Backend.CUDA
     assert cfg.with_overrides(backend="cuda").engine_backend is Backend.CUDA
     assert config_from_dict(cuda.to_dict()).to_dict() == cuda.to_dict()
-    with pytest.raises(ValueError, match=r"audit.backend must be one of cpu, cuda, got "
+    assert cfg.with_overrides(backend="dask").engine_backend is Backend.DASK
+    with pytest.raises(ValueError, match=r"audit.backend must be one of cpu, cuda, dask, got "
                                          r"audit.backend='loky'"):
         config_from_dict(_doc(audit={"backend": "loky"}))
 
