@@ -67,11 +67,32 @@ _EXPORTS: dict[str, tuple[str, str | None]] = {
     "Score": ("audit.protocols", "Score"),
     "Pilot": ("audit.protocols", "Pilot"),
     "Laws": ("audit.protocols", "Laws"),
+    # extension surfaces: missingness mechanisms, noises, library adapters
+    "Mechanism": ("audit.model.missingness", "Mechanism"),
+    "IndependentFeatures": ("audit.model.missingness", "IndependentFeatures"),
+    "AdditiveNoise": ("audit.noise", "AdditiveNoise"),
+    "LaplaceNoise": ("audit.noise", "LaplaceNoise"),
+    "GaussianNoise": ("audit.noise", "GaussianNoise"),
+    "noise_of": ("audit.noise", "noise_of"),
+    "Adapter": ("audit.adapters", "Adapter"),
+    "Target": ("audit.adapters", "Target"),
+    "Example": ("audit.adapters", "Example"),
+    "NanSemantics": ("audit.adapters", "NanSemantics"),
+    "Relation": ("audit.adapters", "Relation"),
+    "to_substitution": ("audit.adapters", "to_substitution"),
 }
 
 if TYPE_CHECKING:  # the lazy exports above, spelled out for type checkers (tested equal)
     from audit import estimation
-    from audit.adapters import make_implementation
+    from audit.adapters import (
+        Adapter,
+        Example,
+        NanSemantics,
+        Relation,
+        Target,
+        make_implementation,
+        to_substitution,
+    )
     from audit.enums import CeilingKind, MissingnessClass, NoiseKind
     from audit.estimation.regions import RegionBound
     from audit.estimation.sequential import SequentialBound
@@ -81,10 +102,11 @@ if TYPE_CHECKING:  # the lazy exports above, spelled out for type checkers (test
         Claim,
         ReferenceImplementation,
     )
-    from audit.model.missingness import make_missingness
+    from audit.model.missingness import IndependentFeatures, Mechanism, make_missingness
     from audit.model.neighbours import worst_case_pair
     from audit.model.queries import make_query
     from audit.model.release import Release
+    from audit.noise import AdditiveNoise, GaussianNoise, LaplaceNoise, noise_of
     from audit.pipeline.ceilings import Ceiling, Violation
     from audit.pipeline.config import config_from_dict, load_config
     from audit.pipeline.factory import make_subject

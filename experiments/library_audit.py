@@ -297,12 +297,15 @@ def _g(v: float) -> str:
 
 
 def _witness(r: dict) -> str:
-    w = r["witness"]
-    if "k_p" not in w:  # sequential mode
-        return f"sequential test, {w.get('calls_per_side', r['trials']):,} calls per side"
-    return (f"region {w['direction'].replace('_vs_', ' vs ').replace('zprime', 'z′')} of the "
-            f"density-ratio score: z in {w['k_p']:,}/{w['n_p']:,} calls, z′ in "
-            f"{w['k_q']:,}/{w['n_q']:,}")
+    from audit.estimation.sequential import SequentialBound
+    from audit.pipeline.results import bound_from_witness
+
+    w = bound_from_witness(r["witness"])
+    if isinstance(w, SequentialBound):
+        return f"sequential test, {w.calls_per_side:,} calls per side"
+    return (f"region {w.direction.value.replace('_vs_', ' vs ').replace('zprime', 'z′')} of "
+            f"the density-ratio score: z in {w.k_p:,}/{w.n_p:,} calls, z′ in "
+            f"{w.k_q:,}/{w.n_q:,}")
 
 
 def _exact_line(rs: list[dict]) -> str:

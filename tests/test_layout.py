@@ -354,9 +354,6 @@ MIRROR_PENDING = {
     "audit/adapters/pipelinedp.py",
     "audit/cli/bound.py",
     "audit/mixture.py",
-    "audit/pipeline/budget.py",
-    "audit/pipeline/plan.py",
-    "audit/pipeline/results.py",
 }
 
 

@@ -205,6 +205,7 @@ class EpsLowerResult:
         """The witness as JSON: every field, the direction by its value."""
         out = {f: getattr(self, f) for f in self.__dataclass_fields__}
         out["direction"] = self.direction.value
+        out["kind"] = "region"
         return out
 
 

@@ -229,7 +229,7 @@ class SequentialBound:
                 "delta": self.delta, "calls_per_side": self.calls_per_side,
                 "stopped_early": self.stopped_early,
                 "claims_tested": list(self.claims_tested), "stopped_at": list(self.stopped_at),
-                "max_log_wealth": list(self.max_log_wealth)}
+                "max_log_wealth": list(self.max_log_wealth), "kind": "sequential"}
 
 
 class SequentialMonitor:

@@ -34,6 +34,7 @@ from audit._validate import (
     check_positive_int,
 )
 from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
+from audit.noise import noise_of
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
@@ -90,14 +91,15 @@ class ScenarioConfig:
         check_positive(self.epsilon, "scenario.epsilon")
         object.__setattr__(self, "calibration",
                            Calibration.parse(self.calibration, "scenario.calibration"))
-        if self.mechanism is NoiseKind.GAUSSIAN:
+        kind = self.mechanism.value
+        if not noise_of(self.mechanism).pure:
             if self.delta is None:
-                raise ValueError("scenario.delta is required for the gaussian mechanism")
+                raise ValueError(f"scenario.delta is required for the {kind} mechanism")
             check_in_range("scenario.delta", self.delta, 0.0, 1.0, lo_closed=False,
                            hi_closed=False)
         elif self.delta not in (None, 0, 0.0):
             raise ValueError(
-                f"scenario.delta must be 0 or absent for the laplace mechanism, "
+                f"scenario.delta must be 0 or absent for the {kind} mechanism, "
                 f"got scenario.delta={self.delta!r}"
             )
         check_positive_int(self.d, "scenario.d")

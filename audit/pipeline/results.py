@@ -35,6 +35,7 @@ __all__ = [
     "save_json",
     "write_text_atomic",
     "load_json",
+    "bound_from_witness",
     "check_output_file",
     "check_output_dir",
     "package_versions",
@@ -163,6 +164,30 @@ def write_text_atomic(text: str, path: str | Path) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def bound_from_witness(witness: dict) -> RegionBound | SequentialBound:
+    """The typed bound a result's JSON ``witness`` describes (results written before the
+    ``kind`` key existed are told apart here, in one place, by their fields).
+
+    Raises ``ValueError`` when ``witness`` is neither a region nor a sequential witness.
+    """
+    if not isinstance(witness, dict):
+        raise ValueError(f"witness must be a JSON object, got {type(witness).__name__}")
+    kind = witness.get("kind", "sequential" if "claims_tested" in witness else "region")
+    fields = (SequentialBound if kind == "sequential" else RegionBound).__dataclass_fields__
+    values = {k: witness[k] for k in fields if k in witness}
+    missing = sorted(set(fields) - set(values))
+    if kind not in ("region", "sequential") or missing:
+        raise ValueError(f"witness is not a {kind} bound (missing {', '.join(missing)})")
+    if kind == "sequential":
+        values.update({k: tuple(values[k]) for k in ("claims_tested", "stopped_at",
+                                                       "max_log_wealth")})
+        return SequentialBound(**values)
+    # non-finite floats were written as "inf"/"nan" (to_jsonable)
+    numbers = {k: float(v) for k, v in values.items()
+               if isinstance(v, str) and v in ("inf", "-inf", "nan")}
+    return RegionBound(**{**values, **numbers})
 
 
 def load_json(path: str | Path) -> dict:
