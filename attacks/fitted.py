@@ -23,15 +23,27 @@ from audit.statistics import LinearProjection, OutputValue
 __all__ = ["DensityRatio", "LogisticRegression"]
 
 
-def _projection(pilot: Pilot) -> np.ndarray:
-    """Direction separating the pilot means (unit ℓ2 norm; the first axis if they coincide)."""
-    diff = np.mean(pilot.p, axis=0) - np.mean(pilot.q, axis=0)
+def _means(x: np.ndarray) -> np.ndarray:
+    """Per-coordinate means over the finite entries (0 for a coordinate with none), so one
+    NaN or ±inf in one coordinate does not blind the direction."""
+    if np.isfinite(x).all():
+        return np.mean(x, axis=0)
+    finite = np.isfinite(x)
+    counts = finite.sum(axis=0)
+    sums = np.where(finite, x, 0.0).sum(axis=0)
+    return np.where(counts > 0, sums / np.maximum(counts, 1), 0.0)
+
+
+def _projection(pilot: Pilot) -> tuple[np.ndarray, str]:
+    """Direction separating the pilot means (unit ℓ2 norm) over their finite entries, and a
+    note when it had to fall back to the first axis (the means coincide)."""
+    diff = _means(pilot.p) - _means(pilot.q)
     norm = np.linalg.norm(diff)
     if not np.isfinite(norm) or norm == 0:
         diff = np.zeros_like(diff)
         diff[0] = 1.0
-        return diff
-    return diff / norm
+        return diff, "the pilot means coincide: projected on the first coordinate"
+    return diff / norm, ""
 
 
 @dataclass(frozen=True)
@@ -74,11 +86,7 @@ class DensityRatio(BlackBoxAttack):
             return self._fit_finite(a, b, a.size, b.size)
         finite = self._fit_finite(a[fa], b[fb], a.size, b.size) if (fa.any() or fb.any()) \
             else (lambda t: np.zeros(np.shape(t)))
-        pc = self.pseudo_count
-        special = {}
-        for name, test in (("nan", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf)):
-            ka, kb = np.count_nonzero(test(a)), np.count_nonzero(test(b))
-            special[name] = np.log((ka + pc) / (a.size + pc)) - np.log((kb + pc) / (b.size + pc))
+        special = _category_scores(a, b, self.pseudo_count)
 
         def score(t):
             t = np.asarray(t, dtype=np.float64)
@@ -112,8 +120,10 @@ class DensityRatio(BlackBoxAttack):
     def fit(self, pilot: Pilot) -> Score:
         if pilot.is_scalar:
             return Score(self.name, OutputValue(), self._fit_1d(pilot.p, pilot.q))
-        w = _projection(pilot)
-        return Score(self.name, LinearProjection(w, 0.0), self._fit_1d(pilot.p @ w, pilot.q @ w))
+        w, note = _projection(pilot)
+        with np.errstate(invalid="ignore"):  # inf − inf in a projection is NaN: its own bin
+            a, b = pilot.p @ w, pilot.q @ w
+        return Score(self.name, LinearProjection(w, 0.0), self._fit_1d(a, b), note=note)
 
 
 @dataclass(frozen=True)
@@ -133,38 +143,92 @@ class LogisticRegression(BlackBoxAttack):
         u = (np.asarray(x, dtype=np.float64).reshape(-1) - centre) / spread
         return np.column_stack([np.ones_like(u), u, u * u, np.abs(u)])
 
-    def _logit(self, X: np.ndarray, y: np.ndarray) -> np.ndarray:
+    def _logit(self, X: np.ndarray, y: np.ndarray) -> tuple[np.ndarray | None, str]:
+        """Coefficients of the logistic fit (None if even the regularised fit fails) and a
+        note saying which fallback was used."""
         import warnings
 
         import statsmodels.api as sm  # imported here: only this attack needs statsmodels
         from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
 
+        failures = (ConvergenceWarning, PerfectSeparationWarning, np.linalg.LinAlgError,
+                    ValueError, ZeroDivisionError, FloatingPointError)
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)
             warnings.simplefilter("error", PerfectSeparationWarning)
             warnings.simplefilter("ignore", RuntimeWarning)
             try:
-                res = sm.Logit(y, X).fit(disp=0, maxiter=200)
-                params = np.asarray(res.params)
+                params = np.asarray(sm.Logit(y, X).fit(disp=0, maxiter=200).params)
                 if np.all(np.isfinite(params)):
-                    return params
-            except (ConvergenceWarning, PerfectSeparationWarning, np.linalg.LinAlgError):
+                    return params, ""
+            except failures:
                 pass
             warnings.simplefilter("ignore", ConvergenceWarning)
-            res = sm.Logit(y, X).fit_regularized(disp=0, alpha=self.alpha_l2, L1_wt=0.0,
-                                                 maxiter=500)
-            return np.asarray(res.params)
+            warnings.simplefilter("ignore", PerfectSeparationWarning)
+            try:
+                res = sm.Logit(y, X).fit_regularized(disp=0, alpha=self.alpha_l2, L1_wt=0.0,
+                                                     maxiter=500)
+                params = np.asarray(res.params)
+                if np.all(np.isfinite(params)):
+                    return params, ("the maximum-likelihood fit failed (separable, collinear "
+                                    "or constant features): L2-regularised fit")
+            except failures:
+                pass
+        return None, "the logistic fit failed"
 
     def fit(self, pilot: Pilot) -> Score:
         a, b = pilot.p, pilot.q
-        y = np.concatenate([np.ones(len(a)), np.zeros(len(b))])
         if pilot.is_scalar:
-            pooled = np.concatenate([a, b])
-            centre = float(np.median(pooled))
-            spread = float(np.std(pooled)) or 1.0
-            beta = self._logit(self._features(pooled, centre, spread), y)
+            return self._fit_scalar(np.asarray(a, float), np.asarray(b, float))
+        keep_a, keep_b = np.isfinite(a).all(axis=1), np.isfinite(b).all(axis=1)
+        dropped = int((~keep_a).sum() + (~keep_b).sum())
+        y = np.concatenate([np.ones(int(keep_a.sum())), np.zeros(int(keep_b.sum()))])
+        X = np.column_stack([np.ones(len(y)), np.concatenate([a[keep_a], b[keep_b]])])
+        beta, note = self._logit(X, y) if keep_a.any() and keep_b.any() else (None, "")
+        if dropped:
+            note = "; ".join(filter(None, [note, f"{dropped} pilot outputs with non-finite "
+                                           "coordinates left out of the fit"]))
+        if beta is None:  # the mean-difference direction: never fails
+            w, why = _projection(pilot)
+            note = "; ".join(filter(None, [note, "fell back to the mean-difference "
+                                           "direction", why]))
+            return Score(self.name, LinearProjection(w, 0.0), note=note)
+        return Score(self.name, LinearProjection(beta[1:].copy(), float(beta[0])), note=note)
+
+    def _fit_scalar(self, a: np.ndarray, b: np.ndarray) -> Score:
+        """(x, x², |x|) over the finite outputs; NaN, −inf and +inf scored by their own
+        frequency ratio (as categories)."""
+        fa, fb = np.isfinite(a), np.isfinite(b)
+        pooled = np.concatenate([a[fa], b[fb]])
+        centre = float(np.median(pooled)) if pooled.size else 0.0
+        spread = (float(np.std(pooled)) or 1.0) if pooled.size else 1.0
+        y = np.concatenate([np.ones(int(fa.sum())), np.zeros(int(fb.sum()))])
+        beta, note = (self._logit(self._features(pooled, centre, spread), y)
+                      if fa.any() and fb.any() else (None, "no finite pilot outputs"))
+        if beta is None:
+            beta = np.zeros(4)
+            note = note or "the logistic fit failed"
+        if fa.all() and fb.all():  # no special values: the fitted curve everywhere
             return Score(self.name, OutputValue(),
-                         lambda v: self._features(v, centre, spread) @ beta)
-        X = np.column_stack([np.ones(len(y)), np.concatenate([a, b])])
-        beta = self._logit(X, y)
-        return Score(self.name, LinearProjection(beta[1:].copy(), float(beta[0])))
+                         lambda v: self._features(v, centre, spread) @ beta, note=note)
+        special = _category_scores(a, b)
+
+        def score(v):
+            v = np.asarray(v, dtype=np.float64)
+            out = self._features(np.where(np.isfinite(v), v, centre), centre, spread) @ beta
+            for name, test in _CATEGORIES:
+                out = np.where(test(v), special[name], out)
+            return out
+
+        return Score(self.name, OutputValue(), score, note=note)
+
+
+#: The special values an implementation may release, each scored as a category.
+_CATEGORIES = (("nan", np.isnan), ("+inf", np.isposinf), ("-inf", np.isneginf))
+
+
+def _category_scores(a: np.ndarray, b: np.ndarray, pc: float = 0.5) -> dict[str, float]:
+    """log of the smoothed frequency ratio of each special value between the two sides."""
+    return {name: float(np.log((np.count_nonzero(test(a)) + pc) / (a.size + pc))
+                        - np.log((np.count_nonzero(test(b)) + pc) / (b.size + pc)))
+            for name, test in _CATEGORIES}

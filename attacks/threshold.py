@@ -13,6 +13,13 @@ from audit.statistics import LinearProjection, OutputValue
 __all__ = ["OutputThreshold"]
 
 
+def _finite_mean(x: np.ndarray) -> float:
+    if np.isfinite(x).all():
+        return float(np.mean(x))
+    finite = x[np.isfinite(x)]
+    return float(np.mean(finite)) if finite.size else 0.0
+
+
 @dataclass(frozen=True)
 class OutputThreshold(BlackBoxAttack):
     """Score = ± the output (scalar) or ± the sum of its coordinates (vector).
@@ -25,7 +32,10 @@ class OutputThreshold(BlackBoxAttack):
 
     def fit(self, pilot: Pilot) -> Score:
         w = np.ones(pilot.dim)
-        sign = 1.0 if np.mean(pilot.p) >= np.mean(pilot.q) else -1.0
+        a, b = np.asarray(pilot.p, float), np.asarray(pilot.q, float)
+        # means over the finite outputs: a NaN or ±inf release must not decide the sign
+        ma, mb = (_finite_mean(x) for x in (a, b))
+        sign = 1.0 if ma >= mb else -1.0
         if pilot.is_scalar:
             return Score(self.name, OutputValue(), lambda v: sign * v)
         return Score(self.name, LinearProjection(sign * w, 0.0))

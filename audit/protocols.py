@@ -32,7 +32,7 @@ from audit.statistics import (
     LinearProjection,
     OutputValue,
     Projection,
-    bin_representatives,
+    Statistic,
 )
 
 __all__ = [
@@ -253,11 +253,15 @@ class Score:
     transform : callable or None
         Maps projected values to the score (vectorised); None means the projected value is
         the score. Larger scores are evidence for z (law P).
+    note : str
+        What the attack had to fall back on (degenerate, separable or non-finite pilot data),
+        reported in the result; empty when the fit went as designed.
     """
 
     attack: str
     projection: Projection
     transform: Callable[[np.ndarray], np.ndarray] | None = None
+    note: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
@@ -276,9 +280,7 @@ class Score:
         too), evaluated at :func:`audit.statistics.bin_representatives`. A score that is NaN
         (the NaN bin, for a transform that does not score NaN) becomes −inf: that bin then
         joins only the regions {score ≤ t}, a choice made before any data, so it is valid."""
-        with np.errstate(invalid="ignore"):
-            s = self.of_projected(bin_representatives(edges))
-        return np.where(np.isnan(s), -np.inf, s)
+        return Statistic(self.projection, edges).bin_scores(self)
 
     def __call__(self, x: np.ndarray) -> np.ndarray:
         """Score of raw outputs (pilot samples)."""

@@ -14,7 +14,10 @@ kernels' binning. Counts always have ``len(edges) + 2`` entries: index 0 is the 
 (v < edges[0], −inf included), index i the bin [edges[i−1], edges[i]), index len(edges) the
 overflow bin (v ≥ edges[-1], +inf included), and the last index the NaN bin: an implementation
 audited as a black box may release NaN, which is a value like any other (an output that is NaN
-on one dataset and a number on the other is a distinguishing event).
+on one dataset and a number on the other is a distinguishing event). A statistic with
+``infinities=True`` (an implementation whose pilot released ±inf; the model's kernels never
+release them and keep the layout above) has two more counters after the NaN bin: −inf, then
++inf, so an infinite release is its own event rather than a draw of the edge bins.
 """
 
 from __future__ import annotations
@@ -54,30 +57,37 @@ def check_edges(edges: object) -> np.ndarray:
     return e
 
 
-def bin_representatives(edges: np.ndarray) -> np.ndarray:
-    """One point per histogram bin: underflow, each bin's centre, overflow, NaN.
+def bin_representatives(edges: np.ndarray, infinities: bool = False) -> np.ndarray:
+    """One point per histogram bin: underflow, each bin's centre, overflow, NaN (and −inf,
+    +inf with ``infinities``).
 
     The underflow and overflow bins are represented by their finite edge, so a score is
-    evaluated where those bins begin; the NaN bin by NaN.
+    evaluated where those bins begin; the NaN bin by NaN, the infinite bins by ±inf.
     """
     edges = np.asarray(edges, dtype=np.float64)
     centres = 0.5 * (edges[:-1] + edges[1:])
-    return np.concatenate([[edges[0]], centres, [edges[-1], np.nan]])
+    tail = [edges[-1], np.nan] + ([-np.inf, np.inf] if infinities else [])
+    return np.concatenate([[edges[0]], centres, tail])
 
 
-def bin_indices(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def bin_indices(values: np.ndarray, edges: np.ndarray, infinities: bool = False) -> np.ndarray:
     """The bin of each value in the engine's layout (underflow, left-closed bins, overflow,
-    NaN): ``numpy.searchsorted(edges, v, side="right")``, and len(edges) + 1 for NaN."""
+    NaN): ``numpy.searchsorted(edges, v, side="right")``, and len(edges) + 1 for NaN; with
+    ``infinities``, len(edges) + 2 for −inf and len(edges) + 3 for +inf."""
     v = np.asarray(values, dtype=np.float64).reshape(-1)
     idx = np.searchsorted(edges, v, side="right")
     idx[np.isnan(v)] = len(edges) + 1
+    if infinities:
+        idx[np.isneginf(v)] = len(edges) + 2
+        idx[np.isposinf(v)] = len(edges) + 3
     return idx
 
 
-def histogram(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+def histogram(values: np.ndarray, edges: np.ndarray, infinities: bool = False) -> np.ndarray:
     """Counts of ``values`` in the engine's layout (underflow, left-closed bins, overflow,
-    NaN)."""
-    return np.bincount(bin_indices(values, edges), minlength=len(edges) + 2).astype(np.int64)
+    NaN, and −inf, +inf with ``infinities``)."""
+    size = len(edges) + (4 if infinities else 2)
+    return np.bincount(bin_indices(values, edges, infinities), minlength=size).astype(np.int64)
 
 
 def _digest(*arrays: np.ndarray) -> str:
@@ -165,10 +175,14 @@ class Statistic:
     projection : OutputValue, ExactLLR or LinearProjection
     edges : array_like
         Strictly increasing finite bin edges (at least 2).
+    infinities : bool
+        Count −inf and +inf in bins of their own (implementation audits whose pilot released
+        them; the model's kernels do not support it).
     """
 
     projection: Projection
     edges: np.ndarray
+    infinities: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
@@ -192,19 +206,35 @@ class Statistic:
 
     @property
     def n_bins(self) -> int:
-        """Number of counters, ``len(edges) + 2`` (underflow, overflow and NaN included)."""
-        return int(self.edges.shape[0] + 2)
+        """Number of counters, ``len(edges) + 2`` (underflow, overflow and NaN included; two
+        more with ``infinities``)."""
+        return int(self.edges.shape[0] + (4 if self.infinities else 2))
 
     def evaluate(self, x: np.ndarray) -> np.ndarray:
         """The projected values of raw outputs (plain numpy)."""
         return self.projection.evaluate(x)
 
+    def indices(self, x: np.ndarray) -> np.ndarray:
+        """The bin of each raw output (plain numpy)."""
+        return bin_indices(self.evaluate(x), self.edges, self.infinities)
+
     def counts(self, x: np.ndarray) -> np.ndarray:
         """Histogram of raw outputs in this statistic's bins (plain numpy)."""
-        return histogram(self.evaluate(x), self.edges)
+        return histogram(self.evaluate(x), self.edges, self.infinities)
+
+    def bin_scores(self, score) -> np.ndarray:
+        """The score of every bin (an attack's :class:`audit.protocols.Score`), evaluated at
+        :func:`bin_representatives`; a NaN score becomes −inf (that bin then joins only the
+        regions {score ≤ t}, a choice made before any data, so it is valid)."""
+        with np.errstate(invalid="ignore"):
+            s = score.of_projected(bin_representatives(self.edges, self.infinities))
+        return np.where(np.isnan(s), -np.inf, s)
 
     def to_dict(self) -> dict:
-        return {**self.projection.to_dict(), "edges": self.edges.tolist()}
+        out = {**self.projection.to_dict(), "edges": self.edges.tolist()}
+        if self.infinities:  # absent otherwise: run hashes of finite statistics unchanged
+            out["infinities"] = True
+        return out
 
 
 def edges_spanning(values: np.ndarray, n_bins: int, *, margin: float = 0.25) -> np.ndarray:

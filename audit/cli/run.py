@@ -82,6 +82,8 @@ def format_result(result) -> str:
         lines.append(f"  eps_base   {_fmt(st.eps_base)}   (the mechanism without missingness)")
     if st.eps_mar_formula is not None:
         lines.append(f"  MAR formula {_fmt(st.eps_mar_formula)}   (not a bound: MNAR)")
+    if result.attack_note:
+        lines.append(f"  note: the attack {result.attack_note}")
     return "\n".join(lines)
 
 

@@ -134,7 +134,7 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
                   selection_counts=None) -> Region | None:
     """The region a fixed or sequential audit is evaluated on (None for ``GRID``, whose
     regions are declared by :func:`grid_thresholds`)."""
-    bin_scores = score.per_bin(statistic.edges)
+    bin_scores = statistic.bin_scores(score)
     if selection is Selection.GRID:
         return None
     if selection is Selection.MODEL:
@@ -150,7 +150,7 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,
                 counts, *, delta: float, alpha: float, grid_pilot: Pilot) -> EpsLowerResult:
     """Clopper–Pearson on the chosen region, or the Bonferroni maximum over the grid."""
-    bin_scores = score.per_bin(statistic.edges)
+    bin_scores = statistic.bin_scores(score)
     cp, cq = counts.counts_p, counts.counts_q
     if selection is Selection.GRID:
         return regions.grid_bound(cp, cq, bin_scores, grid_thresholds(score, grid_pilot),

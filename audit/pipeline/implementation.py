@@ -41,7 +41,7 @@ from audit.pipeline.subject import (
     pilot_size,
 )
 from audit.protocols import MissingnessMechanism, Pilot, Score
-from audit.statistics import Statistic, bin_indices, edges_spanning
+from audit.statistics import Statistic, edges_spanning
 from audit.theory import accountant as acc
 
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
@@ -245,14 +245,15 @@ class ImplementationSubject(PlannedSubject):
                      np.concatenate([c[2] for c in chunks]))
 
     def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic:
-        """Edges over the finite projected pilot values (NaN and ±inf have bins of their
-        own)."""
+        """Edges over the finite projected pilot values; NaN has a bin of its own, and so do
+        −inf and +inf when the pilot released them."""
         values = np.concatenate([score.projection.evaluate(pilot.p),
                                  score.projection.evaluate(pilot.q)])
         finite = values[np.isfinite(values)]
         edges = edges_spanning(finite, bins) if finite.size else np.linspace(-1.0, 1.0,
                                                                              bins + 1)
-        return Statistic(score.projection, edges)
+        # ±inf get bins of their own when the pilot released them (else the edge bins)
+        return Statistic(score.projection, edges, infinities=bool(np.isinf(values).any()))
 
     def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
               label: str = "main run", checkpoint: str | None = None,
@@ -263,8 +264,7 @@ class ImplementationSubject(PlannedSubject):
         counts_q = np.zeros(statistic.n_bins, dtype=np.int64)
         done = 0
         for _, out_p, out_q in self._chunks(trials, seed, label, progress, checkpoint):
-            ip = bin_indices(statistic.evaluate(out_p), statistic.edges)
-            iq = bin_indices(statistic.evaluate(out_q), statistic.edges)
+            ip, iq = statistic.indices(out_p), statistic.indices(out_q)
             counts_p += np.bincount(ip, minlength=statistic.n_bins)
             counts_q += np.bincount(iq, minlength=statistic.n_bins)
             done += out_p.shape[0]

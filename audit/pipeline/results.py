@@ -211,7 +211,8 @@ class AuditResult:
     ``ceilings`` are the subject's (:class:`audit.pipeline.ceilings.Ceiling`); ``setting``
     the missingness setting. ``timings`` holds the seconds spent in each phase (plan, pilot,
     fit, main run, selection and bound); ``seconds`` is their total. ``claim`` is an
-    implementation's claim (None for the model).
+    implementation's claim (None for the model); ``attack_note`` what the attack fell back on
+    (degenerate, separable or non-finite pilot data; empty when none).
 
     The JSON document keeps the flat keys the README documents (``eps_pair``,
     ``eps_theory``, ``eps_fdp``, ``eps_claim``, ``witness``, ``violations``, ...), read
@@ -234,11 +235,12 @@ class AuditResult:
     config: dict
     timings: dict = field(default_factory=dict)
     claim: dict | None = None
+    attack_note: str = ""
     versions: dict = field(default_factory=package_versions)
 
     @classmethod
     def from_run(cls, subject, bound, *, attack: str, selection: str, trials: int,
-                 pilot_trials: int, timings: dict) -> AuditResult:
+                 pilot_trials: int, timings: dict, attack_note: str = "") -> AuditResult:
         """The result of an audit of ``subject`` whose main run gave ``bound``."""
         cfg = subject.config
         return cls(name=cfg.name, eps_lower=float(bound.eps_lower), eps_point=bound.plug_in(),
@@ -246,7 +248,8 @@ class AuditResult:
                    setting=subject.setting, attack=attack, selection=selection,
                    trials=int(trials), pilot_trials=int(pilot_trials),
                    confidence=cfg.audit.confidence, seed=cfg.audit.seed,
-                   config=cfg.to_dict(), timings=dict(timings), claim=subject.claim)
+                   config=cfg.to_dict(), timings=dict(timings), claim=subject.claim,
+                   attack_note=attack_note)
 
     # -- the flat view the JSON document and earlier callers use
     def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
@@ -351,7 +354,8 @@ class AuditResult:
             "eps_base": st.eps_base, "eps_mar_formula": st.eps_mar_formula,
             "delta": self.delta, "p_star": st.p_star, "rho": st.rho,
             "missing_class": st.missing_class, "noise_scale": st.noise_scale,
-            "attack": self.attack, "selection": self.selection, "trials": self.trials,
+            "attack": self.attack, "attack_note": self.attack_note,
+            "selection": self.selection, "trials": self.trials,
             "pilot_trials": self.pilot_trials, "seconds": self.seconds,
             "confidence": self.confidence, "seed": self.seed, "witness": self.witness,
             "config": self.config, "timings": self.timings, "eps_claim": self.eps_claim,

@@ -140,7 +140,7 @@ def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
     claims = {c.kind: c.value for c in subject.ceilings}
     grid = policy.sequential_claims(claims[CeilingKind.CLAIM],
                                     claims.get(CeilingKind.AMPLIFIED_CLAIM))
-    return SequentialMonitor(prep.region.mask(prep.score.per_bin(prep.statistic.edges)),
+    return SequentialMonitor(prep.region.mask(prep.statistic.bin_scores(prep.score)),
                              prep.region.direction, prep.region.threshold, grid,
                              subject.delta, au.alpha)
 
@@ -191,7 +191,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         label += f" ({au.mode.value})"
     return AuditResult.from_run(subject, bound, attack=au.attack, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
-                                timings=timer.phases)
+                                timings=timer.phases, attack_note=prep.score.note)
 
 
 @dataclass(frozen=True, eq=False)
@@ -238,7 +238,7 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     counts = subject.count(statistic, au.trials, seed_main, progress=progress,
                            checkpoint=au.checkpoint)
     points = empirical_tradeoff_points(counts.counts_p, counts.counts_q,
-                                       score.per_bin(statistic.edges), thresholds, au.alpha)
+                                       statistic.bin_scores(score), thresholds, au.alpha)
     fdp = subject.plan.fdp_curve
     violation = None if fdp is None else tradeoff_violation(points, fdp)
     return TradeoffAudit(subject.plan, points, violation, au.trials, time.perf_counter() - t0)
