@@ -1,14 +1,21 @@
 """IBM diffprivlib's ``tools`` (``nanmean``, ``nansum``, ``nanvar``, ``nanstd``, ``mean``, ``sum``,
-``var``, ``std``) as black-box implementations.
+``var``, ``std``, ``quantile``, ``median``, ``percentile``, ``histogram``) as black-box
+implementations.
 
 Targets: ``diffprivlib:<function>`` for each function above (``ADAPTER`` declares them, with
 their parameters, NaN semantics and examples). Parameters:
 
 ``bounds`` (required)
-    (lo, hi), passed to diffprivlib, which clips every entry to it.
-``axis`` (default None)
+    (lo, hi), passed to diffprivlib, which clips every entry to it (``histogram``: its
+    ``range``; entries outside it fall in no bin).
+``axis`` (default None; not for ``histogram``)
     None: one scalar over every entry of the (n, d) array; 0: one value per column (a vector
     of d), diffprivlib giving each column ε/d itself.
+``quant`` (``quantile``, required), ``percent`` (``percentile``, required)
+    The quantile in [0, 1], the percentile in [0, 100] (one number).
+``bins`` (``histogram``, default 10)
+    The number of equal-width bins over ``bounds``; the release is the vector of the ``bins``
+    noisy counts (the edges are fixed by ``bounds`` and not released).
 
 **Claim.** The audit's neighbouring relation is the substitution of one record (a row of d
 entries). diffprivlib's own guarantee is ε-DP for the substitution of one *entry* of the array
@@ -36,7 +43,15 @@ number of those that are observed):
   ``LaplaceTruncated`` noise of sensitivity hi − lo, output truncated to [lo·N, hi·N]. A NaN is
   read as 0, so substituting an entry changes the sum by up to max(hi − lo, |lo|, |hi|): the
   claim holds when 0 ∈ [lo, hi]; otherwise the true per-entry sensitivity is max(|lo|, |hi|) >
-  hi − lo and the release is only ε·max(|lo|,|hi|)/(hi − lo)-DP. All entries missing: 0 + noise.
+  hi − lo and the release is only ε·max(|lo|,|hi|)/(hi − lo)-DP. NaN is *not* dropped before
+  clipping: ``clip_to_bounds(np.ravel(array), bounds)`` runs first (utils.py:732) and keeps it,
+  then ``np.nansum`` (utils.py:735) reads it as 0 — never clipped up to lo. Hence, with bounds
+  that exclude 0 (example ``bounds-exclude-zero``, (2, 3)), diffprivlib's claim does **not**
+  hold on data with missing values: an entry at 3 becoming NaN moves the sum by 3 while the
+  noise is calibrated to hi − lo = 1, so the expected verdict is a violation, up to 3ε per
+  substituted entry (``tests/adapters/test_findings.py`` checks the shift through the seeded
+  noise). On complete data the claim holds. All entries missing: 0 + noise when 0 ∈ [lo, hi];
+  with 0 < lo, 0 lies below lo·N and the truncation releases exactly lo·N (deterministic).
 * ``nanmean`` (``_mean``, utils.py:269-299): ``np.nanmean`` averages the k observed entries,
   but the noise is calibrated to sensitivity (hi − lo)/N with N = ``array.size``, which counts
   the NaN entries (utils.py:293). The mean of k values moves by up to (hi − lo)/k when one
@@ -56,6 +71,25 @@ number of those that are observed):
   function of the missingness pattern: two neighbours that differ in whether one record has a
   missing entry (all others complete) give NaN on one side and a finite value on the other
   with probability 1, which no finite ε allows.
+* ``quantile``, ``median``, ``percentile`` (tools/quantiles.py; ``median`` and ``percentile``
+  call ``quantile`` with 0.5 and percent/100, lines 212 and 272): the entries are clipped
+  (``np.clip`` keeps NaN, line 126), ``bounds`` appended and the array sorted, NaN last; the
+  interval sizes ``np.diff`` then hold a NaN, and ``if np.isnan(interval_sizes).any(): return
+  np.nan`` (line 135) returns before any noise or budget spend: the release is NaN if and only
+  if some entry (of the column, with ``axis=0``) is missing — ``propagates``, the same
+  deterministic NaN event as ``mean``. Otherwise Smith's exponential mechanism over the k + 1
+  intervals with utility sensitivity 1 (line 138), which diffprivlib claims ε-DP.
+* ``histogram`` (tools/histograms.py:57-159): ``np.histogram(sample, bins, range)`` (line 141)
+  keeps only entries with ``lo <= x <= hi`` (numpy 2.4, lib/_histograms_impl.py:837-838), and a
+  NaN compares false, so a NaN falls in no bin: it is **dropped**, and the counts are those of
+  the observed entries (never NaN; all missing: every count 0 + noise). Each count gets
+  ``GeometricTruncated`` noise of sensitivity 1 (line 143), truncated to [0, maxsize]: that is
+  the sensitivity of adding or removing one entry (one count changes by 1). Substituting one
+  entry by another value moves it from one bin to another, two counts each by 1, an L1 change
+  of 2: the release is 2ε-DP per substituted entry, not ε (on complete data as well), while a
+  value becoming NaN changes one count (ε). The adapter calibrates it like the other tools
+  (ε/d per entry), so the expected verdict is a violation by up to a factor 2; recorded, not
+  corrected (``tests/adapters/test_findings.py``).
 
 Warnings: numpy's ``RuntimeWarning`` s "Mean of empty slice" and "Degrees of freedom <= 0 for
 slice" (an all-missing dataset or column in the ``nan*`` functions) are silenced inside the
@@ -71,6 +105,7 @@ the ``libraries`` extra pins ``scikit-learn<1.7``.
 from __future__ import annotations
 
 import warnings
+from numbers import Integral
 
 import numpy as np
 
@@ -86,16 +121,40 @@ DISTRIBUTION = "diffprivlib"
 _EMPTY_SLICE = ("Mean of empty slice", "Degrees of freedom <= 0 for slice")
 
 
+def _own_keywords(target: str, function: str, p: dict) -> dict:
+    """The checked arguments of ``function`` beyond bounds and axis (quant, percent, bins)."""
+    if function == "histogram":
+        bins = p["bins"]
+        if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 1:
+            raise ValueError(f"{target}: parameter 'bins' must be an integer >= 1, got "
+                             f"bins={bins!r}")
+        return {"bins": int(bins)}
+    top = {"quantile": ("quant", 1.0), "percentile": ("percent", 100.0)}.get(function)
+    if top is None:
+        return {}
+    name, most = top
+    value = _common.check_real_param(target, name, p[name])
+    if not 0.0 <= value <= most:
+        raise ValueError(f"{target}: parameter {name!r} must be in [0, {most:g}], got "
+                         f"{name}={p[name]!r}")
+    return {name: value}
+
+
+def _check_axis(target: str, axis: object) -> None:
+    if axis is not None and (isinstance(axis, bool) or axis != 0):
+        raise ValueError(f"{target}: parameter 'axis' must be None (every entry) or 0 (per "
+                         f"column), got axis={axis!r}")
+
+
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``diffprivlib.tools.<function>`` (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     lo, hi = _common.check_bounds(target, p["bounds"])
-    axis = p["axis"]
-    if axis is not None and (isinstance(axis, bool) or axis != 0):
-        raise ValueError(f"{target}: parameter 'axis' must be None (every entry) or 0 (per "
-                         f"column), got axis={axis!r}")
+    axis = p.get("axis")  # histogram: none, every entry
+    _check_axis(target, axis)
+    own = _own_keywords(target, function, p)
     if delta != 0.0:
         raise ValueError(f"{target}: diffprivlib's tools are pure ε-DP; delta must be 0, got "
                          f"delta={delta!r}")
@@ -114,29 +173,36 @@ def make(function: str, *, epsilon: float, delta: float,
                 ADAPTER.relation, epsilon, 0.0, entries=entries).epsilon
         eps_lib = eps_by_entries[entries]
         seed = int(rng.integers(2**32))
+        if function == "histogram":  # the counts; the edges are fixed by the range
+            counts, _ = func(x, epsilon=eps_lib, range=(lo, hi), random_state=seed,
+                             accountant=accountant_cls(), **own)
+            return np.asarray(counts, dtype=np.float64)
         with warnings.catch_warnings():
             for message in _EMPTY_SLICE:
                 warnings.filterwarnings("ignore", message=message, category=RuntimeWarning)
             out = func(x, epsilon=eps_lib, bounds=(lo, hi), axis=axis, random_state=seed,
-                       accountant=accountant_cls())
+                       accountant=accountant_cls(), **own)
         return float(out) if axis is None else np.asarray(out, dtype=np.float64)
 
     unit = "ε/d per entry (d = columns)" if axis is None else "ε, split ε/d per column"
+    args = "".join(f", {k}={v}" for k, v in own.items())
     note = (f"diffprivlib {_common.version(DISTRIBUTION)} tools.{function}(bounds=({lo}, {hi}), "
-            f"axis={axis}) called with {unit}: ε-DP per record by the library's per-entry "
-            f"substitution guarantee (see audit.adapters.diffprivlib for what NaN does)")
+            f"axis={axis}{args}) called with {unit}: ε-DP per record by the library's "
+            f"per-entry substitution guarantee (see audit.adapters.diffprivlib for what NaN "
+            f"does)")
     return CallableImplementation(
         func=release, claim=Claim(epsilon, 0.0, note), name=target,
-        params={"bounds": (lo, hi), "axis": axis})
+        params={"bounds": (lo, hi), "axis": axis, **own})
 
 
-_PARAMETERS = (
-    Parameter("bounds", REQUIRED, "(lo, hi): diffprivlib clips every entry to it"),
-    Parameter("axis", None, "None: one scalar over every entry; 0: one value per column"),
-)
+_BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): diffprivlib clips every entry to it")
+_AXIS = Parameter("axis", None, "None: one scalar over every entry; 0: one value per column")
+_PARAMETERS = (_BOUNDS, _AXIS)
 _DEFAULT = Example("default", {"bounds": [-1.0, 1.0]}, doc="one scalar over every entry")
 _PER_COLUMN = Example("per-column", {"bounds": [-1.0, 1.0], "axis": 0},
                       doc="a vector of d values, ε split over the columns by diffprivlib")
+_EXCLUDE_ZERO = Example("bounds-exclude-zero", {"bounds": [2.0, 3.0]},
+                        doc="0 outside the bounds: a NaN read as 0 breaks the claim")
 #: function -> (what a NaN does, in one line)
 _NAN = {
     "nanmean": (NanSemantics.SKIPS, "mean of the observed entries, noise calibrated to all N "
@@ -149,13 +215,34 @@ _NAN = {
     "var": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
     "std": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
 }
+_EXAMPLES = {"nanmean": (_DEFAULT, _PER_COLUMN), "nansum": (_DEFAULT, _EXCLUDE_ZERO)}
+_QUANTILE_NAN = "NaN whenever an entry is missing (returned before any noise)"
+#: the targets with parameters of their own (after the eight above)
+_MORE = (
+    Target("quantile", (*_PARAMETERS, Parameter("quant", REQUIRED, "the quantile, in [0, 1]")),
+           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           examples=(Example("default", {"bounds": [-1.0, 1.0], "quant": 0.25},
+                             doc="the lower quartile of every entry"),)),
+    Target("median", _PARAMETERS, nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           examples=(_DEFAULT,)),
+    Target("percentile",
+           (*_PARAMETERS, Parameter("percent", REQUIRED, "the percentile, in [0, 100]")),
+           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           examples=(Example("default", {"bounds": [-1.0, 1.0], "percent": 90.0},
+                             doc="the 90th percentile of every entry"),)),
+    Target("histogram", (_BOUNDS, Parameter("bins", 10, "equal-width bins over bounds")),
+           nan=NanSemantics.DROPS,
+           summary="a NaN falls in no bin; per-bin sensitivity 1 is add/remove: 2ε per "
+                   "substituted entry",
+           examples=(Example("default", {"bounds": [-1.0, 1.0], "bins": 4},
+                             doc="four noisy counts over every entry"),)),
+)
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="diffprivlib", seedable=True,
     relation=Relation.ENTRY_SUBSTITUTION, make=make,
     summary="IBM diffprivlib 0.6 tools (pure ε-DP, Laplace-type noise)",
-    targets=tuple(
-        Target(function, _PARAMETERS, nan=nan, summary=summary,
-               examples=(_DEFAULT, _PER_COLUMN) if function == "nanmean" else (_DEFAULT,))
-        for function, (nan, summary) in _NAN.items()),
+    targets=(*(Target(function, _PARAMETERS, nan=nan, summary=summary,
+                      examples=_EXAMPLES.get(function, (_DEFAULT,)))
+               for function, (nan, summary) in _NAN.items()), *_MORE),
 )

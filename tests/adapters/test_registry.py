@@ -33,18 +33,22 @@ X[1, 2] = np.nan
 
 def test_available_targets_lists_every_library_and_function():
     targets = available_targets()
-    assert set(targets) == set(library_names()) >= {"diffprivlib", "opendp", "pipelinedp"}
+    assert set(targets) == set(library_names()) >= {"diffprivlib", "opendp", "pipelinedp",
+                                                    "pydp"}
     assert set(targets["diffprivlib"]) >= {"nanmean", "nansum", "nanvar", "nanstd", "mean",
-                                           "sum"}
+                                           "sum", "quantile", "median", "percentile",
+                                           "histogram"}
     assert targets["opendp"] == ["sum", "mean"]
-    assert targets["pipelinedp"] == ["sum", "mean", "count"]
+    assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile"]
+    assert targets["pydp"] == ["sum", "mean", "variance", "std", "count"]
 
 
 @pytest.mark.parametrize(("target", "needles"), [
     ("nosuchlib:sum", ["unknown library 'nosuchlib'", "diffprivlib", "opendp", "pipelinedp",
                        "entry-point group 'audit.adapters'"]),
     ("opendp:median", ["unknown function 'median'", "opendp:sum", "opendp:mean"]),
-    ("diffprivlib:histogram", ["unknown function 'histogram'", "diffprivlib:nanmean"]),
+    ("diffprivlib:histogramdd", ["unknown function 'histogramdd'", "diffprivlib:nanmean"]),
+    ("pydp:median", ["unknown function 'median'", "pydp:sum", "pydp:count"]),
     ("no-colon", ["target must look like", "'package.module:function'"]),
     ("tests.adapters.no_such_module:f", ["cannot import"]),
     ("tests.adapters.example_mechanisms:missing", ["has no attribute 'missing'"]),
@@ -77,6 +81,20 @@ def test_unknown_targets_are_one_clear_error(target, needles):
      "parameter 'constant'"),
     ("pipelinedp:count", {"params": {"bounds": (-1, 1)}}, "parameter 'bounds'"),
     ("pipelinedp:sum", {"params": {"bounds": (-1, 1), "nan": "impute"}}, "parameter 'nan'"),
+    ("pipelinedp:percentile", {"params": {"bounds": (-1, 1)}}, "'percentile' is required"),
+    ("pipelinedp:percentile", {"params": {"bounds": (-1, 1), "percentile": 101}},
+     "parameter 'percentile' must be in [0, 100]"),
+    ("diffprivlib:quantile", {"params": {"bounds": (-1, 1), "quant": 1.5}},
+     "parameter 'quant' must be in [0, 1]"),
+    ("diffprivlib:percentile", {"params": {"bounds": (-1, 1), "percent": -1}},
+     "parameter 'percent' must be in [0, 100]"),
+    ("diffprivlib:histogram", {"params": {"bounds": (-1, 1), "bins": 0}}, "parameter 'bins'"),
+    ("diffprivlib:histogram", {"params": {"bounds": (-1, 1), "axis": 0}},
+     "unknown parameter 'axis'"),
+    ("pydp:sum", {"params": {}}, "parameter 'bounds' is required"),
+    ("pydp:sum", {"params": {"bounds": (-1, 1)}, "delta": 1e-6}, "delta must be 0"),
+    ("pydp:count", {"params": {"bounds": (-1, 1)}}, "unknown parameter 'bounds'"),
+    ("pydp:mean", {"params": {"bounds": (-1, 1), "column": 1.5}}, "parameter 'column'"),
     ("opendp:sum", {"params": {"bounds": (-1, 1)}, "epsilon": 0.0}, "epsilon"),
     ("opendp:sum", {"params": [("bounds", (-1, 1))]}, "params must be a dict"),
     (USER, {"params": {"bound": 1.0}}, "missing a required argument: 'scale'"),
@@ -94,6 +112,7 @@ def test_bad_parameters_are_named(target, kwargs, needle):
     ("diffprivlib:nanmean", {"bounds": (-1, 1)}),
     ("opendp:sum", {"bounds": (-1, 1)}),
     ("pipelinedp:count", {}),
+    ("pydp:count", {}),
 ])
 def test_data_must_be_two_dimensional(target, params):
     impl = make_implementation(target, epsilon=1.0, params=params)
@@ -101,7 +120,7 @@ def test_data_must_be_two_dimensional(target, params):
         impl(np.zeros(5), np.random.default_rng(0))
 
 
-@pytest.mark.parametrize("target", ["opendp:sum", "pipelinedp:sum"])
+@pytest.mark.parametrize("target", ["opendp:sum", "pipelinedp:sum", "pydp:sum"])
 def test_column_beyond_the_data_is_named(target):
     impl = make_implementation(target, epsilon=1.0, params={"bounds": (-1, 1), "column": 5})
     with pytest.raises(ValueError, match="parameter 'column' is 5"):
@@ -112,6 +131,7 @@ def test_column_beyond_the_data_is_named(target):
     ("diffprivlib.tools", "diffprivlib:nanmean", {"bounds": (-1, 1)}),
     ("opendp.prelude", "opendp:sum", {"bounds": (-1, 1)}),
     ("pipeline_dp", "pipelinedp:sum", {"bounds": (-1, 1)}),
+    ("pydp.algorithms.laplacian", "pydp:sum", {"bounds": (-1, 1)}),
 ])
 def test_a_missing_library_names_the_extra(monkeypatch, module, target, params):
     monkeypatch.setitem(sys.modules, module, None)  # import of it raises ImportError
@@ -138,6 +158,8 @@ def test_seedable():
     assert seedable("diffprivlib:nansum") is True
     assert seedable("opendp:sum") is False
     assert seedable("pipelinedp:count") is False
+    assert seedable("pydp:sum") is False
+    assert seedable("diffprivlib:histogram") is True
     assert seedable(USER) is True
     with pytest.raises(ValueError, match="unknown function"):
         seedable("opendp:median")
@@ -300,7 +322,7 @@ def test_pyproject_registers_every_adapter_of_this_package():
     table = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["entry-points"]
     declared = table[ENTRY_POINT_GROUP]
     own = package_adapters()
-    assert set(declared) == set(own) >= {"diffprivlib", "opendp", "pipelinedp"}
+    assert set(declared) == set(own) >= {"diffprivlib", "opendp", "pipelinedp", "pydp"}
     for name, value in declared.items():
         module, _, attr = value.partition(":")
         assert getattr(__import__(module, fromlist=[attr]), attr) is own[name]
