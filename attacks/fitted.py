@@ -18,7 +18,7 @@ from scipy.ndimage import gaussian_filter1d
 
 from audit._validate import check_in_range, check_positive_int
 from audit.protocols import BlackBoxAttack, Pilot, Score
-from audit.statistics import LinearProjection, OutputValue
+from audit.statistics import LinearProjection, OutputValue, is_heavy_tailed
 
 __all__ = ["DensityRatio", "LogisticRegression"]
 
@@ -103,6 +103,11 @@ class DensityRatio(BlackBoxAttack):
         if not hi > lo:
             lo, hi = lo - 0.5, hi + 0.5
         edges = np.linspace(lo, hi, self.n_bins + 1)
+        if is_heavy_tailed(pooled):  # bins of equal pilot mass, narrow where the outputs are
+            quantiles = np.unique(np.quantile(pooled, np.linspace(self.tail, 1.0 - self.tail,
+                                                                  self.n_bins + 1)))
+            if quantiles.size >= 3:
+                edges = quantiles
         ca = np.histogram(np.clip(a, lo, hi), edges)[0].astype(float)
         cb = np.histogram(np.clip(b, lo, hi), edges)[0].astype(float)
         if self.smoothing > 0:

@@ -42,7 +42,15 @@ __all__ = [
     "histogram",
     "bin_indices",
     "edges_spanning",
+    "edges_for_pilot",
+    "is_heavy_tailed",
+    "HEAVY_TAIL_RATIO",
 ]
+
+#: A pilot whose range exceeds this many interquartile ranges is heavy-tailed (a Laplace or
+#: Gaussian pilot of up to 2^50 draws stays below it; a Cauchy pilot of a few hundred exceeds
+#: it): its edges are its quantiles, not a uniform grid over its range.
+HEAVY_TAIL_RATIO = 50.0
 
 
 def check_edges(edges: object) -> np.ndarray:
@@ -243,3 +251,26 @@ def edges_spanning(values: np.ndarray, n_bins: int, *, margin: float = 0.25) -> 
     lo, hi = np.quantile(np.asarray(values, dtype=np.float64), [0.0, 1.0])
     span = max(hi - lo, 1e-9)
     return np.linspace(lo - margin * span, hi + margin * span, int(n_bins) + 1)
+
+
+def is_heavy_tailed(values: np.ndarray) -> bool:
+    """Whether finite ``values`` span more than :data:`HEAVY_TAIL_RATIO` interquartile
+    ranges."""
+    lo, q1, q3, hi = np.quantile(np.asarray(values, dtype=np.float64), [0.0, 0.25, 0.75, 1.0])
+    return bool(q3 > q1 and hi - lo > HEAVY_TAIL_RATIO * (q3 - q1))
+
+
+def edges_for_pilot(values: np.ndarray, n_bins: int) -> np.ndarray:
+    """Edges of a black-box statistic, decided from finite pilot values before the main run.
+
+    Uniform over the pilot's widened range (:func:`edges_spanning`), unless the pilot is
+    heavy-tailed (range > :data:`HEAVY_TAIL_RATIO` interquartile ranges): then the pilot's
+    quantiles, so that the bins stay narrow where the outputs are and power does not fall as
+    the budget (and with it the pilot's range) grows.
+    """
+    v = np.asarray(values, dtype=np.float64)
+    if is_heavy_tailed(v):
+        edges = np.unique(np.quantile(v, np.linspace(0.0, 1.0, int(n_bins) + 1)))
+        if edges.size >= 2:
+            return edges
+    return edges_spanning(v, n_bins)

@@ -54,7 +54,8 @@ class PilotRule:
     """How a subject's pilot is sized and drawn.
 
     ``divisor``, ``lo`` and ``hi``: the default pilot is the main run's trials divided by
-    ``divisor``, clipped to [lo, hi] (a subject that draws millions per second affords a larger
+    ``divisor``, clipped to [lo, hi] (``hi`` None: no upper clip; the subject bounds what it
+    holds in memory) (a subject that draws millions per second affords a larger
     pilot than a library called thousands of times per second). ``raw_cap``: most raw draws
     per side held in memory (None: the whole raw part). ``counted_selection``: the selection
     part of the pilot is drawn separately and counted as drawn (cheap for kernels), instead of
@@ -63,13 +64,14 @@ class PilotRule:
 
     divisor: int
     lo: int
-    hi: int
+    hi: int | None
     raw_cap: int | None
     counted_selection: bool
 
     def default_size(self, trials: int) -> int:
         """The pilot size when ``audit.pilot_trials`` is not set."""
-        return max(self.lo, min(trials // self.divisor, self.hi))
+        size = trials // self.divisor
+        return max(self.lo, size if self.hi is None else min(size, self.hi))
 
 
 @dataclass(frozen=True)

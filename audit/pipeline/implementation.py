@@ -21,6 +21,7 @@ refuted (``audit.estimation.sequential``, anytime-valid).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 
@@ -41,15 +42,16 @@ from audit.pipeline.subject import (
     pilot_size,
 )
 from audit.protocols import MissingnessMechanism, Pilot, Score
-from audit.statistics import Statistic, edges_spanning
+from audit.statistics import Statistic, edges_for_pilot
 from audit.theory import accountant as acc
 
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
            "PILOT_RULE", "DEFAULT_CHUNK"]
 
-#: A fifth of the budget, at least 1,000 and at most 50,000 calls per side (libraries run
-#: thousands, not millions, of calls per second); held raw, its second half chooses the region.
-PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=50_000, raw_cap=None, counted_selection=False)
+#: A fifth of the budget, at least 1,000 calls per side, with no fixed cap (a pilot capped at
+#: 5·10^4 loses most of the power of a 10^7-call audit); held raw, its second half chooses the
+#: region, so its size is bounded by memory (:data:`MAX_PILOT_BYTES`) instead.
+PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=None, raw_cap=None, counted_selection=False)
 #: Calls per side in one chunk when neither the config nor the caller sets it.
 DEFAULT_CHUNK = 1000
 #: Most bytes of raw pilot outputs (both sides) an implementation audit holds in memory.
@@ -139,10 +141,12 @@ class ImplementationSubject(PlannedSubject):
     batch: bool = True
 
     def __post_init__(self) -> None:
+        if self.config.audit.pilot_trials is None:
+            return  # the default rule stays within the memory bound (pilot_rule)
         size = pilot_size(self)
         need = 2 * 8 * size * max(self.plan.dim, 1)
         if need > MAX_PILOT_BYTES:
-            most = MAX_PILOT_BYTES // (16 * max(self.plan.dim, 1))
+            most = self._most_pilot_calls()
             raise ValueError(
                 f"audit.pilot_trials must be at most {most} for this release (the pilot's "
                 f"outputs are held in memory: {size} calls per side of {max(self.plan.dim, 1)} "
@@ -180,9 +184,14 @@ class ImplementationSubject(PlannedSubject):
     def delta(self) -> float:
         return self.plan.claim.delta
 
+    def _most_pilot_calls(self) -> int:
+        """Most pilot calls per side whose raw outputs (both sides) fit in MAX_PILOT_BYTES."""
+        return MAX_PILOT_BYTES // (16 * max(self.plan.dim, 1))
+
     @property
     def pilot_rule(self) -> PilotRule:
-        return PILOT_RULE
+        """:data:`PILOT_RULE`, capped where the raw pilot would exceed the memory bound."""
+        return dataclasses.replace(PILOT_RULE, hi=self._most_pilot_calls())
 
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:
@@ -245,13 +254,14 @@ class ImplementationSubject(PlannedSubject):
                      np.concatenate([c[2] for c in chunks]))
 
     def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic:
-        """Edges over the finite projected pilot values; NaN has a bin of its own, and so do
-        −inf and +inf when the pilot released them."""
+        """Edges over the finite projected pilot values (its quantiles when it is
+        heavy-tailed: :func:`audit.statistics.edges_for_pilot`); NaN has a bin of its own,
+        and so do −inf and +inf when the pilot released them."""
         values = np.concatenate([score.projection.evaluate(pilot.p),
                                  score.projection.evaluate(pilot.q)])
         finite = values[np.isfinite(values)]
-        edges = edges_spanning(finite, bins) if finite.size else np.linspace(-1.0, 1.0,
-                                                                             bins + 1)
+        edges = edges_for_pilot(finite, bins) if finite.size else np.linspace(-1.0, 1.0,
+                                                                              bins + 1)
         # ±inf get bins of their own when the pilot released them (else the edge bins)
         return Statistic(score.projection, edges, infinities=bool(np.isinf(values).any()))
 

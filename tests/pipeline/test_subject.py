@@ -82,3 +82,13 @@ def test_no_import_cycle_between_runner_subjects_and_factory():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=ROOT, check=True).stdout
     assert "audit.pipeline.factory" in out and "audit.pipeline.implementation" in out
+
+
+def test_the_implementation_pilot_has_no_fixed_cap_but_a_memory_bound():
+    cfg = config_from_dict(audit_doc(**{"audit.trials": 10**7, "scenario.d": 3,
+                                        "scenario.n": 5, "audit.attack": "density-ratio"}))
+    s = make_subject(cfg, implementation=IMPL)
+    assert s.pilot_rule.default_size(10**7) == 2 * 10**6  # a fifth, not 5·10^4
+    assert s.pilot_rule.default_size(10**12) == 2**31 // 16  # 2 GiB of scalar outputs
+    with pytest.raises(ValueError, match="audit.pilot_trials must be at most"):
+        make_subject(cfg.with_overrides(pilot_trials=10**9), implementation=IMPL)
