@@ -23,7 +23,22 @@ run never imports numba.
 
 Checkpoints: with a directory, each finished chunk's raw outputs are saved atomically as
 ``DIR/<run hash>_c<chunk>.npz``; a rerun reads them back instead of calling again, and an
-exception in a worker mid-run leaves every chunk that finished on disk.
+exception in a worker mid-run leaves every chunk that finished on disk. The run hash
+(:meth:`CallableRun.digest`) covers the implementation's code too
+(:func:`audit.simulation.checkpoints.code_digest`; :attr:`CallableRun.code_digest_strength`
+says how much of it), so a fixed mechanism never reuses the outputs of the buggy one. A chunk
+file is checked when read (readable, arrays ``p`` and ``q`` of the chunk's shape): a bad one
+is recomputed with one :class:`~audit.simulation.checkpoints.CheckpointWarning`.
+
+Failures: whatever the implementation raises (``SystemExit`` from ``sys.exit`` included) or
+returns that is not a release (``None``, a complex or non-numeric value, a wrong shape) is an
+:class:`ImplementationError` naming the call, the dataset, the chunk and the run
+(``CallableRun.label``: ``"pilot"``, ``"main run"``). A ``KeyboardInterrupt`` in the calling
+process is the user's Ctrl-C and propagates. A worker that dies (``os._exit``, a signal) is a
+:class:`WorkerDiedError`; the framework's own buffers of a chunk not fitting in memory a
+:class:`ChunkMemoryError`; a chunk file that cannot be written (a full disk) a
+:class:`~audit.simulation.checkpoints.CheckpointWriteError`. :data:`MID_RUN_ERRORS` lists the
+four.
 """
 
 from __future__ import annotations

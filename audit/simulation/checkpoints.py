@@ -347,7 +347,7 @@ def _module_into(h, module_name: str | None) -> bool:
     found = False
     module = sys.modules.get(module_name or "")
     path = getattr(module, "__file__", None)
-    if path and Path(path).is_file():
+    with contextlib.suppress(OSError, TypeError):
         h.update(Path(path).read_bytes())
         found = True
     for dist in _distributions().get((module_name or "").partition(".")[0], []):
@@ -376,11 +376,15 @@ def _no_object(o: object):
     raise TypeError(type(o).__name__)
 
 
-def _function_into(h, fn, seen: set[int], depth: int) -> str:
+def _source(obj: object) -> str | None:
     try:
-        source = inspect.getsource(fn)
-    except (OSError, TypeError):
-        source = None
+        return inspect.getsource(obj)
+    except Exception:  # no file (OSError), built-in (TypeError), a source that won't parse
+        return None
+
+
+def _function_into(h, fn, seen: set[int], depth: int) -> str:
+    source = _source(fn)
     has_file = _module_into(h, getattr(fn, "__module__", None))
     code = fn.__code__
     h.update((source or "").encode() + code.co_code + repr(code.co_names).encode())
@@ -421,11 +425,8 @@ def _digest_into(h, obj: object, seen: set[int], depth: int) -> str:
     if inspect.isfunction(obj):
         return _function_into(h, obj, seen, depth)
     cls = obj if inspect.isclass(obj) else type(obj)
-    try:
-        h.update(inspect.getsource(cls).encode())
-        source = True
-    except (OSError, TypeError):
-        source = False
+    source = _source(cls)
+    h.update((source or "").encode())
     has_file = _module_into(h, getattr(cls, "__module__", None))
     if not inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "0x" not in repr(obj):
         h.update(repr(obj).encode())  # the state of a described object (no addresses)
@@ -439,9 +440,11 @@ def code_digest(implementation: object) -> tuple[str, str]:
 
     A plain function: its source and its module file's bytes (strength ``"source"``);
     functions it closes over are digested too, and plain data it closes over (numbers,
-    strings, arrays, containers of them). A lambda, a closure over other objects, a callable
-    object (its class's source and the state of a dataclass), compiled or built-in code: the
-    module files and the versions of the distributions that installed them (``"module"``).
+    strings, arrays, containers of them) as it is now (a cache the mechanism fills changes
+    the digest: a chunk recomputed, never a stale one reused). A lambda, a closure over
+    other objects, a callable object (its class's source and the state of a dataclass),
+    compiled or built-in code: the module files and the versions of the distributions that
+    installed them (``"module"``).
     Nothing found: ``"none"``. A :class:`~audit.model.implementation.CallableImplementation`
     (what ``audit.adapters`` builds) is digested through the functions it wraps.
 
