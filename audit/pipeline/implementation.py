@@ -239,7 +239,8 @@ class ImplementationSubject(PlannedSubject):
         try:
             chunks = iter_chunks(run, n_jobs=self.config.audit.jobs,
                                  backend=self.config.engine_backend, checkpoint=checkpoint,
-                                 on_chunk=None if bar is None else lambda c: bar.update(1))
+                                 on_chunk=None if bar is None else lambda c: bar.update(1),
+                                 label=label)
             try:
                 yield from chunks
             finally:

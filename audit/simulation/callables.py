@@ -23,11 +23,29 @@ run never imports numba.
 
 Checkpoints: with a directory, each finished chunk's raw outputs are saved atomically as
 ``DIR/<run hash>_c<chunk>.npz``; a rerun reads them back instead of calling again, and an
-exception in a worker mid-run leaves every chunk that finished on disk.
+exception in a worker mid-run leaves every chunk that finished on disk. The run hash
+(:meth:`CallableRun.digest`) covers the implementation's code too
+(:func:`audit.simulation.checkpoints.code_digest`; :attr:`CallableRun.code_digest_strength`
+says how much of it), so a fixed mechanism never reuses the outputs of the buggy one. A chunk
+file is checked when read (readable, arrays ``p`` and ``q`` of the chunk's shape): a bad one
+is recomputed with one :class:`~audit.simulation.checkpoints.CheckpointWarning`.
+
+Failures: whatever the implementation raises (``SystemExit`` from ``sys.exit`` included) or
+returns that is not a release (``None``, a complex or non-numeric value, a wrong shape) is an
+:class:`ImplementationError` naming the call, the dataset, the chunk and the run
+(``CallableRun.label``: ``"pilot"``, ``"main run"``). A ``KeyboardInterrupt`` in the calling
+process is the user's Ctrl-C and propagates. A worker that dies (``os._exit``, a signal) is a
+:class:`WorkerDiedError`; the framework's own buffers of a chunk not fitting in memory a
+:class:`ChunkMemoryError`; a chunk file that cannot be written (a full disk) a
+:class:`~audit.simulation.checkpoints.CheckpointWriteError`. :data:`MID_RUN_ERRORS` lists the
+four.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import functools
 import hashlib
 import json
 from collections.abc import Callable, Iterator
@@ -37,15 +55,38 @@ from pathlib import Path
 import numpy as np
 
 from audit.enums import Backend
-from audit.simulation import processes
-from audit.simulation.checkpoints import check_directory, load_arrays, save_arrays
+from audit.simulation import checkpoints, processes
+from audit.simulation.checkpoints import (
+    CheckpointWarning,
+    CheckpointWriteError,
+    check_directory,
+    code_digest,
+    count_chunk_files,
+    read_chunk,
+)
+from audit.simulation.processes import WorkerDiedError
 
-__all__ = ["ImplementationError", "CallableRun", "chunk_generator", "call_chunk",
-           "iter_chunks", "probe"]
+__all__ = ["ImplementationError", "ChunkMemoryError", "WorkerDiedError",
+           "CheckpointWriteError", "CheckpointWarning", "MID_RUN_ERRORS", "CallableRun",
+           "chunk_generator", "call_chunk", "iter_chunks", "probe", "count_chunk_files"]
 
 
 class ImplementationError(ValueError):
-    """An implementation raised, or returned something that is not a release."""
+    """An implementation raised (any exception, ``SystemExit`` included: a mechanism that
+    calls ``sys.exit``), or returned something that is not a release (``None``, a complex
+    value, a string, a wrong shape)."""
+
+
+class ChunkMemoryError(MemoryError):
+    """The framework's own buffers of one chunk (the masked datasets, the outputs) do not
+    fit in memory: lower the chunk (``implementation.chunk``)."""
+
+
+#: What a run can raise once its work started (the implementation failing, a worker dying,
+#: the checkpoint folder full, a chunk too large for memory); ``KeyboardInterrupt`` is not
+#: among them: a Ctrl-C stays the user's.
+MID_RUN_ERRORS = (ImplementationError, WorkerDiedError, CheckpointWriteError,
+                  ChunkMemoryError)
 
 
 def chunk_generator(key: int, side: int, chunk: int) -> np.random.Generator:
@@ -55,15 +96,38 @@ def chunk_generator(key: int, side: int, chunk: int) -> np.random.Generator:
         np.random.SeedSequence(int(key), spawn_key=(int(side), int(chunk)))))
 
 
+def _floats(value: object, where: str, name: str) -> np.ndarray:
+    """``value`` as a float array; None, complex and non-numeric values refused."""
+    who = f"implementation {name!r}"
+    if value is None:
+        raise ImplementationError(f"{who} returned None {where} (a missing return?); every "
+                                  "release must be a number or a vector of numbers")
+    try:
+        arr = np.asarray(value)
+    except (TypeError, ValueError):  # a ragged list, ...
+        arr = np.asarray(None, dtype=object)
+    items = arr.ravel().tolist() if arr.dtype == object else ()
+    if any(v is None for v in items):
+        raise ImplementationError(f"{who} returned None among its outputs {where} (a missing "
+                                  "return?)")
+    if arr.dtype.kind == "c" or any(isinstance(v, complex | np.complexfloating)
+                                    for v in items):
+        raise ImplementationError(f"{who} returned a complex value {where}; every release "
+                                  "must be real")
+    try:
+        if arr.dtype.kind not in "biufO":
+            raise TypeError(arr.dtype)
+        return np.asarray(arr, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ImplementationError(
+            f"{who} returned a non-numeric value ({type(value).__name__}: "
+            f"{str(value)[:80]!r}) {where}") from None
+
+
 def _as_outputs(value: object, m: int, dim: int | None, where: str, name: str) -> np.ndarray:
     """``value`` (the outputs of m calls) as floats, shape (m,) or (m, dim); NaN and ±inf are
     values like any other."""
-    try:
-        out = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ImplementationError(
-            f"implementation {name!r} returned a non-numeric value ({type(value).__name__}: "
-            f"{str(value)[:80]!r}) {where}") from None
+    out = _floats(value, where, name)
     shape = (m,) if not dim else (m, dim)
     if not dim and out.size == m and out.shape in ((), (1,), (m, 1)):
         out = out.reshape(m)  # a scalar release given as a number or a 1-element array
@@ -76,11 +140,42 @@ def _as_outputs(value: object, m: int, dim: int | None, where: str, name: str) -
     return out
 
 
+def _call(func, args: tuple, name: str, where: str, in_worker: bool):
+    """``func(*args)``, the implementation's failures raised as :class:`ImplementationError`.
+
+    A ``KeyboardInterrupt`` in the calling process is the user's Ctrl-C and propagates; in a
+    worker (a process or a thread of the pool) it can only be the implementation's own.
+    """
+    try:
+        return func(*args)
+    except KeyboardInterrupt as exc:
+        if not in_worker:
+            raise
+        raise ImplementationError(f"implementation {name!r} raised KeyboardInterrupt "
+                                  f"{where}") from exc
+    except BaseException as exc:  # SystemExit (sys.exit) too: never a silent exit
+        what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else ""
+        raise ImplementationError(
+            f"implementation {name!r} raised {type(exc).__name__}: {exc} {where}"
+            + (f" (it {what}; a release must return its output)" if what else "")) from exc
+
+
+@contextlib.contextmanager
+def _own_memory(what: str, where: str) -> Iterator[None]:
+    """A MemoryError of the framework's own buffers (not of the implementation)."""
+    try:
+        yield
+    except MemoryError:
+        raise ChunkMemoryError(f"{what} do not fit in memory {where}; lower "
+                               "implementation.chunk") from None
+
+
 @dataclass(frozen=True, eq=False)
 class CallableRun:
     """Everything a chunk needs (sent to each worker).
 
-    ``dim`` is the output dimension found by :func:`probe` (0 for a scalar).
+    ``dim`` is the output dimension found by :func:`probe` (0 for a scalar). ``label`` names
+    the run in messages (``"pilot"``, ``"main run"``; not part of :meth:`digest`).
     """
 
     implementation: object
@@ -92,6 +187,7 @@ class CallableRun:
     key: int
     dim: int
     use_batch: bool = True
+    label: str = "run"
 
     @property
     def n_chunks(self) -> int:
@@ -100,8 +196,29 @@ class CallableRun:
     def chunk_len(self, c: int) -> int:
         return min(self.chunk, self.trials - c * self.chunk)
 
+    @property
+    def name(self) -> str:
+        return getattr(self.implementation, "name", "implementation")
+
+    def where(self, side: int, c: int) -> str:
+        """``(dataset z, chunk 3 of the main run)``: where a message's failure happened."""
+        dataset = "z" if side == 0 else "z'"
+        return f"(dataset {dataset}, chunk {c} of the {self.label})"
+
+    @functools.cached_property
+    def _code(self) -> tuple[str, str]:
+        return code_digest(self.implementation)
+
+    @property
+    def code_digest_strength(self) -> str:
+        """How much of the implementation's code :meth:`digest` covers: ``"source"``,
+        ``"module"`` or ``"none"`` (:func:`audit.simulation.checkpoints.code_digest`)."""
+        return self._code[1]
+
     def digest(self) -> str:
-        """The name prefix of this run's checkpoint files (every input that changes them)."""
+        """The name prefix of this run's checkpoint files (every input that changes them:
+        the pair, the implementation's name, parameters, claim and code, the missingness,
+        the chunking, the trials, the key and the batched form)."""
         h = hashlib.sha256()
         for a in (self.z, self.z_prime):
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
@@ -109,6 +226,7 @@ class CallableRun:
         desc = {"impl": getattr(impl, "name", type(impl).__name__),
                 "params": _jsonable(getattr(impl, "params", {})),
                 "claim": repr(getattr(impl, "claim", None)),
+                "code": self._code[0],
                 "missingness": [self.missingness.kind, _jsonable(self.missingness.params())],
                 "chunk": self.chunk, "trials": self.trials, "key": int(self.key),
                 "batch": self.use_batch and getattr(impl, "batch", None) is not None}
@@ -124,56 +242,59 @@ def _masked(data: np.ndarray, masks: np.ndarray) -> np.ndarray:
     return np.where(masks, np.nan, data)
 
 
-def _side_outputs(run: CallableRun, side: int, c: int) -> np.ndarray:
+def _side_outputs(run: CallableRun, side: int, c: int, in_worker: bool = False
+                  ) -> np.ndarray:
     data = run.z if side == 0 else run.z_prime
     m = run.chunk_len(c)
     rng = chunk_generator(run.key, side, c)
     impl = run.implementation
-    name = getattr(impl, "name", "implementation")
     batch = getattr(impl, "batch", None) if run.use_batch else None
     n, d = data.shape
-    dataset = "z" if side == 0 else "z'"
-    where = f"(dataset {dataset}, chunk {c})"
-    try:
-        if batch is not None:
+    where = run.where(side, c)
+    values = f"{run.dim} values" if run.dim else "1 value"
+    if batch is not None:
+        with _own_memory(f"the masked datasets of one chunk ({m} calls × {n} × {d} values)",
+                         where):
             masks = run.missingness.sample_masks(np.tile(data, (m, 1)), rng).reshape(m, n, d)
-            return _as_outputs(batch(_masked(data[None], masks), rng), m, run.dim, where, name)
+            datasets = _masked(data[None], masks)
+            del masks
+        value = _call(batch, (datasets, rng), run.name, where, in_worker)
+        del datasets
+        with _own_memory(f"the outputs of one chunk ({m} calls × {values})", where):
+            return _as_outputs(value, m, run.dim, where, run.name)
+    with _own_memory(f"the outputs of one chunk ({m} calls × {values})", where):
         out = np.empty((m, run.dim) if run.dim else m)
-        for i in range(m):
-            value = impl(_masked(data, run.missingness.sample_masks(data, rng)), rng)
-            out[i] = _as_outputs(value, 1, run.dim, f"on call {i} {where}", name)[0]
-        return out
-    except ImplementationError:
-        raise
-    except Exception as exc:  # the implementation's own failure, reported as ours
-        raise ImplementationError(f"implementation {name!r} raised {type(exc).__name__}: "
-                                  f"{exc} {where}") from exc
+    for i in range(m):
+        masked = _masked(data, run.missingness.sample_masks(data, rng))
+        at = f"on call {i} {where}"
+        out[i] = _as_outputs(_call(impl, (masked, rng), run.name, at, in_worker), 1, run.dim,
+                             at, run.name)[0]
+    return out
 
 
-def call_chunk(run: CallableRun, c: int, watch_parent: bool = False
+def call_chunk(run: CallableRun, c: int, watch_parent: bool = False, in_worker: bool = False
                ) -> tuple[int, np.ndarray, np.ndarray]:
-    """Outputs of chunk ``c`` of both sides: (c, outputs on z, outputs on z')."""
+    """Outputs of chunk ``c`` of both sides: (c, outputs on z, outputs on z').
+
+    ``in_worker``: the chunk runs in a pool's worker (a process or a thread), where a
+    ``KeyboardInterrupt`` can only be the implementation's (an :class:`ImplementationError`);
+    in the calling process it is the user's Ctrl-C and propagates.
+    """
     if watch_parent:
         processes.watch_parent()
-    return c, _side_outputs(run, 0, c), _side_outputs(run, 1, c)
+    return c, _side_outputs(run, 0, c, in_worker), _side_outputs(run, 1, c, in_worker)
 
 
 def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
     """Call the implementation once on ``data`` (masked) to check it releases numbers, and
     return the output dimension (0 for a scalar). Raises :class:`ImplementationError` with
-    the failure of that first call."""
+    the failure of that first call (an exception, ``sys.exit``, ``None``, a complex or
+    non-numeric value, a wrong shape); a ``KeyboardInterrupt`` propagates."""
     name = getattr(implementation, "name", "implementation")
     rng = chunk_generator(key, 2, 0)  # a side no run uses
-    try:
-        value = implementation(_masked(data, missingness.sample_masks(data, rng)), rng)
-    except Exception as exc:
-        raise ImplementationError(f"implementation {name!r} raised {type(exc).__name__}: "
-                                  f"{exc} on its first call") from exc
-    try:
-        out = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ImplementationError(f"implementation {name!r} returned a non-numeric value "
-                                  f"({type(value).__name__}) on its first call") from None
+    masked = _masked(data, missingness.sample_masks(data, rng))
+    where = "on its first call"
+    out = _floats(_call(implementation, (masked, rng), name, where, False), where, name)
     if out.ndim > 1 or (out.ndim == 1 and out.size == 0):
         raise ImplementationError(f"implementation {name!r} returned shape {out.shape} on its "
                                   "first call; a release must be a scalar or a vector")
@@ -193,11 +314,13 @@ def _check_picklable(run: CallableRun) -> None:
 
 
 def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = Backend.LOKY,
-                checkpoint=None, on_chunk: Callable[[int], None] | None = None
+                checkpoint=None, on_chunk: Callable[[int], None] | None = None,
+                label: str | None = None
                 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """The chunks of ``run`` in order, as (c, outputs on z, outputs on z').
 
-    Finished chunks found in ``checkpoint`` are read back; the others are computed (in this
+    Finished chunks found in ``checkpoint`` are read back (a file that cannot be used is
+    recomputed, with one :class:`CheckpointWarning`); the others are computed (in this
     process, or over ``n_jobs`` joblib workers on ``backend``) and saved there as they
     arrive. The outputs are the same for every ``n_jobs`` and ``backend``. The caller may stop
     iterating at any time (the sequential test does): pending work is cancelled and the
@@ -214,9 +337,12 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     backend : Backend or {"loky", "threading", "dask"}
         joblib's backend for ``n_jobs`` workers; ``"dask"`` needs a ``distributed.Client``.
     checkpoint : path or None
-        Directory of the chunk files (created if missing).
+        Directory of the chunk files (created if missing), named ``<run.digest()>_c<c>.npz``
+        (:func:`count_chunk_files` counts them).
     on_chunk : callable or None
         Called with each chunk's index once it is read back or computed.
+    label : str or None
+        The run's name in messages (``"pilot"``, ``"main run"``); None: ``run.label``.
 
     Returns
     -------
@@ -228,10 +354,21 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
         On a bad argument, when called (before any chunk runs).
     ImplementationError
         When called, for an implementation that cannot be pickled for workers (loky, dask);
-        while iterating, for a call that raised or returned something that is not a release.
+        while iterating, for a call that raised (``SystemExit`` included) or returned
+        something that is not a release. A ``KeyboardInterrupt`` in this process propagates.
+    WorkerDiedError
+        While iterating: a worker process died (``os._exit``, a signal, out of memory).
+    ChunkMemoryError
+        While iterating: the masked datasets or the outputs of one chunk do not fit in memory.
+    CheckpointWriteError
+        While iterating: a chunk file could not be written (a full disk).
     """
     if not isinstance(run, CallableRun):
         raise ValueError(f"run must be a CallableRun, got run={run!r}")
+    if label is not None:
+        if not isinstance(label, str) or not label:
+            raise ValueError(f"label must be a non-empty str or None, got label={label!r}")
+        run = dataclasses.replace(run, label=label)
     backend = processes.joblib_backend(backend)
     cap = processes.cap_workers(n_jobs, name="n_jobs", n_chunks=run.n_chunks, backend=backend)
     cap.warn(stacklevel=2)
@@ -244,25 +381,51 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     return _iter_chunks(run, cap.workers, None if in_process else backend,
-                        _Chunks(directory, run.digest()), on_chunk)
+                        _Chunks(directory, run), on_chunk)
 
 
 class _Chunks:
-    """The checkpoint files of one run (none without a directory)."""
+    """The checkpoint files of one run (none without a directory). ``kept``: the run's
+    finished chunks on disk (read back or written)."""
 
-    def __init__(self, directory: Path | None, prefix: str) -> None:
+    def __init__(self, directory: Path | None, run: CallableRun) -> None:
         self.directory = directory
-        self.prefix = prefix
+        self.run = run
+        self.prefix = run.digest()
+        self.kept = 0
+        self._loaded: set[int] = set()
+        if directory is not None:
+            checkpoints.record_prefix(directory, self.prefix)
+
+    def path(self, c: int) -> Path:
+        return self.directory / f"{self.prefix}_c{c:012d}.npz"
 
     def load(self, c: int) -> tuple[int, np.ndarray, np.ndarray] | None:
+        """Chunk ``c`` read back, or None (no file; a bad file, with one warning)."""
         if self.directory is None:
             return None
-        arrays = load_arrays(self.directory / f"{self.prefix}_c{c:012d}.npz", ("p", "q"))
-        return None if arrays is None else (c, arrays["p"], arrays["q"])
+        m = self.run.chunk_len(c)
+        shape = (m, self.run.dim) if self.run.dim else (m,)
+
+        def check(arrays: dict[str, np.ndarray]) -> str | None:
+            for name, a in arrays.items():
+                if a.shape != shape or a.dtype != np.float64:
+                    return (f"{name} is {a.dtype} of shape {a.shape}, expected float64 of "
+                            f"shape {shape} (the chunk's {m} outputs)")
+            return None
+
+        arrays = read_chunk(self.path(c), ("p", "q"), check)
+        if arrays is None:
+            return None
+        self._loaded.add(c)
+        self.kept += 1
+        return c, arrays["p"], arrays["q"]
 
     def save(self, c: int, p: np.ndarray, q: np.ndarray) -> None:
-        if self.directory is not None:
-            save_arrays(self.directory / f"{self.prefix}_c{c:012d}.npz", p=p, q=q)
+        """Write a computed chunk (one read back is already on disk)."""
+        if self.directory is not None and c not in self._loaded:
+            checkpoints.write_chunk(self.path(c), self.kept, p=p, q=q)
+            self.kept += 1
 
 
 def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store: _Chunks,
@@ -279,8 +442,14 @@ def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store:
     # back in the order of the calls, so the order of arrival is the order of the chunks.
     calls = (joblib.delayed(_stored_or_call)(run, c, store.load(c), watch)
              for c in range(run.n_chunks))
+    done = [0]
     with processes.joblib_results(calls, workers=workers, backend=backend) as results:
-        yield from _kept(results, store, on_chunk)
+        results = processes.deaths_reported(
+            results, run.label, lambda: f"chunk {done[0]} was pending ({done[0]} of "
+                                        f"{run.n_chunks} chunks finished)")
+        for result in _kept(results, store, on_chunk):
+            done[0] += 1
+            yield result
 
 
 def _kept(results, store: _Chunks, on_chunk):
@@ -292,4 +461,6 @@ def _kept(results, store: _Chunks, on_chunk):
 
 
 def _stored_or_call(run: CallableRun, c: int, found, watch_parent: bool):
-    return found if found is not None else call_chunk(run, c, watch_parent=watch_parent)
+    if found is not None:
+        return found
+    return call_chunk(run, c, watch_parent=watch_parent, in_worker=True)

@@ -279,8 +279,8 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
     store = None
     if ckdir is not None:
         tag = CUDA_CODE_TAG if backend is Backend.CUDA else CODE_TAG
-        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials,
-                                           tag=tag), statistic.n_bins)
+        store = ChunkStore(ckdir, run_hash(P, Q, statistic, trials, key, block_trials, tag=tag),
+                           statistic.n_bins, trials=trials, block_trials=block_trials)
     cp, cq = _count(P, Q, statistic, trials, block_trials, key, schedule, store,
                     label if progress else False)
     return HistogramCounts(statistic.edges, cp, cq, trials, _seed_value(seed), statistic,

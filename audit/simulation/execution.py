@@ -16,6 +16,7 @@ sampler ``audit.simulation.callables``).
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import threading
 from collections.abc import Iterator
@@ -143,14 +144,31 @@ def _run_joblib(schedule: Schedule, tally: Tally, work: Work) -> None:
     if watch:
         # Compile (or load the cache) once here so that workers load cached kernels.
         _kernel(Blocks(np.uint64(0), 0, 0, 1, 1), work)
-    jobs = iter_jobs(plan, tally, schedule.group_blocks)
-    calls = (joblib.delayed(_job_result)(plan, job, work, watch) for job in jobs)
+    sent: collections.deque[range] = collections.deque()  # dispatched, not yet back
+    calls = (joblib.delayed(_job_result)(plan, job, work, watch)
+             for job in _recorded(iter_jobs(plan, tally, schedule.group_blocks), sent))
     # Leaving early (an exception, SIGTERM, Ctrl-C) aborts the pending jobs and kills the
     # loky workers at once.
     with processes.joblib_results(calls, workers=schedule.workers,
                                   backend=schedule.backend) as results:
-        for job, counts in results:
+        for job, counts in processes.deaths_reported(
+                results, "engine run", lambda: _pending(plan, sent)):
+            sent.popleft()
             tally.add_computed(plan, job, counts)
+
+
+def _recorded(jobs: Iterator[range], sent: collections.deque) -> Iterator[range]:
+    for job in jobs:
+        sent.append(job)
+        yield job
+
+
+def _pending(plan: ChunkPlan, sent: collections.deque) -> str:
+    """What a run was waiting for when a worker died (for the message)."""
+    if not sent:
+        return "its jobs were being sent"
+    job = sent[0]
+    return f"the chunk(s) of blocks [{plan[job[0]][0]}, {plan[job[-1]][1]}) were pending"
 
 
 def _job_result(plan: ChunkPlan, job: range, work: Work, watch_parent: bool

@@ -38,11 +38,12 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import threading
 import time
 import warnings
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from numbers import Integral
 
@@ -61,6 +62,8 @@ __all__ = [
     "watch_parent",
     "sigterm_raises",
     "joblib_results",
+    "WorkerDiedError",
+    "deaths_reported",
 ]
 
 #: Seconds between a worker's checks that its parent is alive.
@@ -69,6 +72,42 @@ PARENT_POLL_S = 0.5
 
 class ResourceCapWarning(UserWarning):
     """A worker count asked for more CPUs than this machine gives the process."""
+
+
+class WorkerDiedError(RuntimeError):
+    """A worker of a run died mid-run (``os._exit`` in an implementation, a signal, the
+    system out of memory): the message says which run and which chunk was pending."""
+
+
+def _died(exc: BaseException) -> bool:
+    from concurrent.futures import BrokenExecutor  # loky's TerminatedWorkerError is one
+
+    return isinstance(exc, BrokenExecutor) or type(exc).__name__ == "KilledWorker"  # dask
+
+
+def deaths_reported(results: Iterable, run: str, pending: Callable[[], str]) -> Iterator:
+    """``results``, with a dead worker (loky's ``TerminatedWorkerError``, a broken pool,
+    dask's ``KilledWorker``) raised as one :class:`WorkerDiedError`.
+
+    ``run`` names the run (``"main run"``), ``pending()`` what it was waiting for
+    (``"chunk 4 was pending"``).
+    """
+    it = iter(results)
+    while True:
+        try:
+            result = next(it)
+        except StopIteration:
+            return
+        except Exception as exc:
+            if not _died(exc):
+                raise
+            codes = re.search(r"exit codes of the workers are (\{[^}]*\})", str(exc))
+            how = f"; exit codes {codes.group(1)}" if codes else ""
+            raise WorkerDiedError(
+                f"a worker process died during the {run} while {pending()} "
+                f"({type(exc).__name__}{how}): an implementation that calls os._exit, a "
+                "signal, or the system out of memory") from None
+        yield result
 
 
 @dataclass(frozen=True)

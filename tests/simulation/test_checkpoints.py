@@ -137,9 +137,117 @@ def test_torn_and_foreign_files_are_recomputed(tmp_path, ref):
     files[0].write_bytes(b"not an npz file")
     np.savez(files[1], counts_p=np.ones(3), counts_q=np.ones(3))  # wrong shape
     np.savez(files[2], other=np.ones(3))  # wrong arrays
-    again = engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck,
-                                  chunk_blocks=4)
+    with pytest.warns(checkpoints.CheckpointWarning) as w:
+        again = engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck,
+                                      chunk_blocks=4)
     assert _eq(ref, again)
+    assert len(w) == 3
+    for path, why in zip(files, ("cannot be read", "shape (3,)", "holds the arrays"),
+                         strict=False):
+        assert sum(str(path) in str(x.message) and why in str(x.message) for x in w) == 1
+
+
+def _tampered(tmp_path, change):
+    """A run's files, one chunk's counts changed by ``change(cp, cq)``; the rerun."""
+    ck = tmp_path / "ck"
+    engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck, chunk_blocks=4)
+    path = sorted(ck.glob("*.npz"))[1]
+    with np.load(path) as f:
+        cp, cq = f["counts_p"].copy(), f["counts_q"].copy()
+    change(cp, cq)
+    np.savez(path, counts_p=cp, counts_q=cq)
+    with pytest.warns(checkpoints.CheckpointWarning) as w:
+        again = engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck,
+                                      chunk_blocks=4)
+    assert len(w) == 1 and str(path) in str(w[0].message)
+    return again, str(w[0].message)
+
+
+def _one_more(cp, cq):
+    cp[0] += 1
+
+
+def _negative(cp, cq):
+    cq[0] = -1
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    (_one_more, "counts_p sums to 16385, expected the chunk's 16384 trials"),
+    (_negative, "counts_q has negative counts"),
+])
+def test_counts_that_do_not_add_up_are_recomputed(tmp_path, ref, change, why):
+    again, msg = _tampered(tmp_path, change)
+    assert _eq(ref, again)
+    assert why in msg
+
+
+def test_float_counts_are_recomputed(tmp_path, ref):
+    ck = tmp_path / "ck"
+    engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck, chunk_blocks=4)
+    path = sorted(ck.glob("*.npz"))[0]
+    with np.load(path) as f:
+        np.savez(path, counts_p=f["counts_p"] + 0.5, counts_q=f["counts_q"] * 1.0)
+    with pytest.warns(checkpoints.CheckpointWarning, match="expected integer counts"):
+        again = engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck,
+                                      chunk_blocks=4)
+    assert _eq(ref, again)
+
+
+def test_the_last_shorter_chunk_checks_its_own_trials(tmp_path):
+    store = checkpoints.ChunkStore(tmp_path, "h", 3, trials=10, block_trials=4)
+    assert [store.chunk_trials(0, 2), store.chunk_trials(2, 3)] == [8, 2]
+    store.save(2, 3, np.array([1, 1, 0]), np.array([0, 0, 2]))
+    assert store.load(2, 3) is not None and store.kept == 2
+    store.save(0, 2, np.array([1, 1, 0]), np.array([0, 0, 2]))
+    with pytest.warns(checkpoints.CheckpointWarning, match="sums to 2, expected the "
+                                                           "chunk's 8 trials"):
+        assert store.load(0, 2) is None
+
+
+def test_a_full_disk_mid_run_raises_a_checkpoint_write_error(tmp_path, monkeypatch):
+    import errno
+    import os
+
+    real = checkpoints.save_arrays
+    saved = []
+
+    def fills_up(path, **arrays):
+        if len(saved) == 3:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        saved.append(path)
+        real(path, **arrays)
+
+    monkeypatch.setattr(checkpoints, "save_arrays", fills_up)
+    ck = tmp_path / "ck"
+    with pytest.raises(checkpoints.CheckpointWriteError,
+                       match=rf"^checkpoint folder {ck}: no space left on device after 3 "
+                             r"finished chunks were saved \(writing \w+_000000000006_") as e:
+        engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck,
+                              chunk_blocks=2)
+    assert e.value.saved == 3 and e.value.directory == str(ck)
+    assert len(list(ck.glob("*.npz"))) == 3 and not list(ck.glob("*.tmp"))
+    import pickle
+
+    back = pickle.loads(pickle.dumps(e.value))
+    assert str(back) == str(e.value) and back.saved == 3
+
+
+def test_count_chunk_files_and_run_prefixes_for_the_engine(tmp_path):
+    ck = tmp_path / "ck"
+    engine.run_histograms(P, Q, STAT, T, 9, block_trials=BT, checkpoint=ck, chunk_blocks=4)
+    engine.run_histograms(P, Q, STAT, T, 10, block_trials=BT, checkpoint=ck, chunk_blocks=4)
+    from audit.simulation.rng import derive_key
+
+    h9 = checkpoints.run_hash(P, Q, STAT, T, derive_key(9), BT)
+    assert checkpoints.count_chunk_files(ck, h9) == 4
+    assert checkpoints.run_prefixes(ck)[0] == h9 and len(checkpoints.run_prefixes(ck)) == 2
+    assert checkpoints.count_chunk_files(ck, checkpoints.run_prefixes(ck)) == 8
+
+
+def test_the_examples_run():
+    import doctest
+
+    assert doctest.testmod(checkpoints).failed == 0
 
 
 def test_failed_save_leaves_no_file(tmp_path, monkeypatch):

@@ -145,3 +145,40 @@ def _signal_and_check(proc, mode, sig):
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_dead_engine_worker_names_the_pending_blocks(monkeypatch):
+    """The engine's joblib loop turns a dead worker (loky's TerminatedWorkerError) into one
+    WorkerDiedError naming the blocks it was waiting for; the finished chunks are kept."""
+    import contextlib
+
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    from audit.enums import Backend
+    from audit.simulation import processes
+    from audit.simulation.planning import make_schedule
+
+    @contextlib.contextmanager
+    def dies_on_the_second(calls, *, workers, backend):
+        def results():
+            for i, call in enumerate(calls):
+                if i == 1:
+                    raise TerminatedWorkerError("The exit codes of the workers are {EXIT(1)}")
+                func, args, kwargs = call
+                yield func(*args, **kwargs)
+
+        yield results()
+
+    monkeypatch.setattr(processes, "joblib_results", dies_on_the_second)
+    schedule = make_schedule(8, n_jobs=2, threads=None, backend=Backend.THREADING,
+                             chunk_blocks=2)
+    store = _Store(set())
+    stat = Statistic.output(EDGES)
+    tally = execution.Tally(stat.n_bins, store)
+    spec = kernels.spec_of(P, Q, stat)
+    with pytest.raises(processes.WorkerDiedError,
+                       match=r"^a worker process died during the engine run while the "
+                             r"chunk\(s\) of blocks \[\d+, \d+\) were pending "
+                             r"\(TerminatedWorkerError; exit codes \{EXIT\(1\)\}\)"):
+        execution.execute(schedule, spec, np.uint64(3), 8 * 64, 64, tally)
+    assert store.saved and store.saved[0] == (0, store.saved[0][1])

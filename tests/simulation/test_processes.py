@@ -202,3 +202,49 @@ def test_the_examples_run():
     import doctest
 
     assert doctest.testmod(processes).failed == 0
+
+
+def _dies_after_two():
+    from joblib.externals.loky.process_executor import TerminatedWorkerError
+
+    yield "a"
+    yield "b"
+    raise TerminatedWorkerError("A worker process managed by the executor was unexpectedly "
+                                "terminated.\n\nThe exit codes of the workers are "
+                                "{SIGKILL(-9)}\nDetailed tracebacks ...")
+
+
+def test_a_dead_worker_is_one_worker_died_error_naming_the_run():
+    from audit.simulation.processes import WorkerDiedError, deaths_reported
+
+    got = []
+    with pytest.raises(WorkerDiedError) as info:
+        for r in deaths_reported(_dies_after_two(), "main run",
+                                 lambda: f"chunk {len(got)} was pending"):
+            got.append(r)
+    assert got == ["a", "b"]
+    assert str(info.value) == (
+        "a worker process died during the main run while chunk 2 was pending "
+        "(TerminatedWorkerError; exit codes {SIGKILL(-9)}): an implementation that calls "
+        "os._exit, a signal, or the system out of memory")
+    assert info.value.__cause__ is None
+
+
+def test_other_errors_pass_through_deaths_reported():
+    from concurrent.futures.process import BrokenProcessPool
+
+    from audit.simulation.processes import WorkerDiedError, deaths_reported
+
+    def fails():
+        yield 1
+        raise KeyError("mine")
+
+    with pytest.raises(KeyError, match="mine"):
+        list(deaths_reported(fails(), "pilot", lambda: "x"))
+
+    def broken():
+        raise BrokenProcessPool("pool broke")
+        yield
+
+    with pytest.raises(WorkerDiedError, match=r"during the pilot while x \(BrokenProcessPool\)"):
+        list(deaths_reported(broken(), "pilot", lambda: "x"))
