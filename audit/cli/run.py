@@ -158,8 +158,11 @@ def _interrupted(cfg) -> str:
     if cfg.audit.checkpoint is None:
         return ("interrupted: nothing was saved (rerun with --checkpoint DIR to make a long "
                 "run resumable)")
-    chunks = len(list(Path(cfg.audit.checkpoint).glob("*.npz")))
-    return (f"interrupted: {chunks} finished chunk file(s) are in {cfg.audit.checkpoint}; "
+    from audit.simulation.checkpoints import count_chunk_files, run_prefixes
+
+    folder = cfg.audit.checkpoint
+    chunks = count_chunk_files(folder, run_prefixes(folder))  # this run's, not the folder's
+    return (f"interrupted: {chunks} finished chunk file(s) of this run are in {folder}; "
             "rerun the same command to resume from them")
 
 

@@ -90,3 +90,19 @@ def test_a_mechanism_failing_mid_run_exits_3_with_what_was_kept(tmp_path):
 
 def test_huge_values_are_printed_in_scientific_notation():
     assert _fmt(1e308) == "1e+308" and _fmt(0.15) == "0.1500" and _fmt(None) == "n/a"
+
+
+def test_the_interrupt_line_counts_this_runs_chunk_files_only(tmp_path):
+    from audit.cli.run import _interrupted
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.runner import run_audit
+
+    ck = tmp_path / "ck"
+    ck.mkdir()
+    for i in range(5):  # another run's files in the same folder
+        (ck / f"0123456789abcdef0123_c{i:012d}.npz").write_bytes(b"")
+    cfg = config_from_dict(audit_doc(**{"audit.trials": 20_000, "audit.checkpoint": str(ck)}))
+    run_audit(cfg)
+    ours = len(list(ck.glob("*.npz"))) - 5
+    assert ours >= 1
+    assert _interrupted(cfg).startswith(f"interrupted: {ours} finished chunk file(s) of this run")
