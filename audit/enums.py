@@ -24,6 +24,7 @@ __all__ = [
     "Backend",
     "AuditMode",
     "CeilingKind",
+    "StopRule",
 ]
 
 
@@ -151,3 +152,12 @@ class CeilingKind(Choice):
     FDP = "eps_fdp"
     CLAIM = "eps_claim"
     AMPLIFIED_CLAIM = "eps_amplified"
+
+
+class StopRule(Choice):
+    """When a sequential audit stops: ``REFUTED`` as soon as the claim is refuted (reporting
+    the largest ε refuted so far, which may exceed the claim), ``BUDGET`` at the budget (an
+    anytime-valid estimator run to the end)."""
+
+    REFUTED = "refuted"
+    BUDGET = "budget"

@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from audit._validate import check_delta, check_in_range
-from audit.enums import Direction
+from audit.enums import Direction, StopRule
 from audit.estimation.binomial import check_alpha
 
-__all__ = ["BettingTest", "PairCounts", "SequentialBound", "SequentialMonitor"]
+__all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
+           "SequentialMonitor", "estimation_grid"]
 
 
 @dataclass(frozen=True)
@@ -177,14 +178,82 @@ class BettingTest:
         }
 
 
+@dataclass
+class EstimatingTest(BettingTest):
+    """The claims "(ε, δ) holds on S" for every ε of a grid, each with bets of its own.
+
+    :class:`BettingTest` sizes every bet for the largest ε on its grid, so one threshold
+    covers the whole grid but nothing above a true claim is ever refuted. Here each ε_i bets
+    with its own predictable aGRAPA fraction λ_i ≤ cap/(e^{ε_i} + δ), so a grid reaching far
+    above the claim can estimate ε; the wealths are no longer ordered in ε, so each claim is
+    tested at level alpha/m (Bonferroni over the m grid points): the largest refuted ε is an
+    anytime-valid lower bound on ln((P(S) − δ)/Q(S)) with probability ≥ 1 − alpha.
+    """
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self._sum = np.zeros(self.epsilons.size)
+        self._sum_sq = np.zeros(self.epsilons.size)
+
+    @property
+    def lambda_max(self) -> np.ndarray:
+        return self.cap / (np.exp(self.epsilons) + self.delta)
+
+    @property
+    def threshold(self) -> float:
+        """ln(m/α): Bonferroni over the m claims of the grid."""
+        return math.log(self.epsilons.size) - math.log(self.alpha)
+
+    def _bet(self) -> np.ndarray:
+        if self.trials == 0:
+            return np.zeros(self.epsilons.size)
+        mean = self._sum / self.trials
+        var = np.maximum(self._sum_sq / self.trials - mean * mean, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lam = np.where(mean > 0.0, mean / (var + mean * mean), 0.0)
+        return np.minimum(self.lambda_max, lam)
+
+    def update(self, counts: PairCounts) -> None:
+        if counts.n == 0:
+            return
+        lam = self._bet()
+        e = np.exp(self.epsilons)
+        d = self.delta
+        kinds = ((counts.both, 1.0 - e - d), (counts.num_only, 1.0 - d + 0 * e),
+                 (counts.den_only, -e - d), (counts.neither, -d + 0 * e))
+        for k, z in kinds:
+            if k:
+                self.log_wealth += k * np.log1p(lam * z)
+                self._sum += k * z
+                self._sum_sq += k * z * z
+        newly = (self.log_wealth >= self.threshold) & (self.stopped_at < 0)
+        self.stopped_at[newly] = self.trials + counts.n
+        self.max_log_wealth = np.maximum(self.max_log_wealth, self.log_wealth)
+        self.trials += counts.n
+
+
+def estimation_grid(claim: float, above: int = 32, below: int = 12,
+                    ratio: float = 2.0**0.25, eps_max: float = 40.0) -> np.ndarray:
+    """ε values an estimating sequential audit tests: claim·ratio^k for k = −below..above
+    (the claim itself excluded: the claims' own test covers it), those up to ``eps_max``."""
+    if not (math.isfinite(claim) and claim > 0):
+        raise ValueError(f"claim must be finite and > 0, got claim={claim!r}")
+    k = np.concatenate([np.arange(-below, 0), np.arange(1, above + 1)])
+    grid = claim * ratio ** k.astype(np.float64)
+    kept = grid[grid <= eps_max]
+    return kept if kept.size else grid[:1]
+
+
 @dataclass(frozen=True)
 class SequentialBound:
     """The typed witness of a sequential audit: the anytime-valid bound of a
     :class:`BettingTest` on one declared region, when the run stopped.
 
-    ``eps_lower`` is the largest claimed ε on the grid ``claims_tested`` whose wealth reached
-    1/α (0 when none): valid with probability ≥ 1 − alpha after any data-dependent stop.
-    ``stopped_at[i]`` is the number of paired calls after which claim i was refuted (−1: never).
+    ``eps_lower`` is the largest ε refuted, on the grid of claims ``claims_tested`` or on the
+    estimation grid ``estimated`` above it (0 when none): valid with probability ≥ 1 − alpha
+    after any data-dependent stop. ``stopped_at[i]`` (``estimated_stopped_at[i]``) is the
+    number of paired calls after which that claim was refuted (−1: never); ``stop`` the rule
+    the run followed.
     """
 
     eps_lower: float
@@ -198,6 +267,9 @@ class SequentialBound:
     claims_tested: tuple[float, ...]
     stopped_at: tuple[int, ...]
     max_log_wealth: tuple[float, ...]
+    estimated: tuple[float, ...] = ()
+    estimated_stopped_at: tuple[int, ...] = ()
+    stop: str = "refuted"
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
@@ -218,6 +290,10 @@ class SequentialBound:
         """The one sentence the command line, ``assert_private`` and reports print."""
         op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
         stop = "stopped early" if self.stopped_early else "ran its budget"
+        above = [e for e, t in zip(self.estimated, self.estimated_stopped_at, strict=True)
+                 if t >= 0]
+        if above:
+            stop += f", estimating above the claim up to {max(above):.4g}"
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence "
                 f"(anytime-valid betting test, {stop} after {self.calls_per_side:,} calls per "
                 f"side): region {{score {op} {self.threshold:.6g}}} ({self.direction.value})")
@@ -229,11 +305,20 @@ class SequentialBound:
                 "delta": self.delta, "calls_per_side": self.calls_per_side,
                 "stopped_early": self.stopped_early,
                 "claims_tested": list(self.claims_tested), "stopped_at": list(self.stopped_at),
-                "max_log_wealth": list(self.max_log_wealth), "kind": "sequential"}
+                "max_log_wealth": list(self.max_log_wealth), "estimated": list(self.estimated),
+                "estimated_stopped_at": list(self.estimated_stopped_at), "stop": self.stop,
+                "kind": "sequential"}
 
 
 class SequentialMonitor:
-    """A :class:`BettingTest` on one declared region, fed with the main run's bin indices.
+    """Two anytime-valid tests on one declared region, fed with the main run's bin indices.
+
+    The claims (a grid of fractions of the implementation's claim, and its amplified claim) are
+    tested by a :class:`BettingTest` at alpha/2, so the claim is refuted about as fast as by one
+    test; a geometric grid from an eighth of the claim to 256 times it
+    (:func:`estimation_grid`) by an :class:`EstimatingTest` at alpha/2, each ε with bets of its
+    own, so the bound estimates ε below the claim and can exceed it. ε_lower is the larger of the two bounds: with
+    probability ≥ 1 − alpha neither family refutes a true claim (union bound).
 
     Parameters
     ----------
@@ -242,35 +327,47 @@ class SequentialMonitor:
     direction : Direction
         Which side is the numerator (``z_vs_zprime``: draws of P = A_D(z)).
     claims : array_like
-        The grid of claimed ε tested simultaneously.
+        The grid of claimed ε tested simultaneously (its largest is the claim).
     delta, alpha : float
-        δ of the claims; level of the test.
+        δ of the claims; level of the whole monitor.
+    stop : StopRule
+        ``refuted``: :meth:`update` says stop once the claim is refuted; ``budget``: never.
     """
 
     METHOD = "sequential betting e-process"
 
     def __init__(self, in_region: np.ndarray, direction: Direction, threshold: float,
-                 claims, delta: float, alpha: float) -> None:
+                 claims, delta: float, alpha: float, stop: StopRule | str = "refuted") -> None:
         self.in_region = np.asarray(in_region, dtype=bool)
         self.direction = Direction.parse(direction, "direction")
         self.threshold = float(threshold)
-        self.test = BettingTest(np.asarray(claims, dtype=np.float64), delta, alpha)
+        self.stop = StopRule.parse(stop, "stop")
+        claims = np.asarray(claims, dtype=np.float64)
+        alpha = check_alpha(alpha)
+        self.test = BettingTest(claims, delta, alpha / 2)
+        self.estimate = EstimatingTest(estimation_grid(float(np.max(claims))), delta, alpha / 2)
+        self.alpha = alpha
 
     def update(self, bins_p: np.ndarray, bins_q: np.ndarray) -> bool:
-        """Bet on one chunk of paired calls (their bin indices); True once the largest claim
-        on the grid is refuted (the run may stop)."""
+        """Bet on one chunk of paired calls (their bin indices); True when the run may stop
+        (``stop = "refuted"`` and the claim, the largest on the grid, is refuted)."""
         a, b = self.in_region[bins_p], self.in_region[bins_q]
         if self.direction is not Direction.Z_VS_ZPRIME:
             a, b = b, a
-        self.test.update(PairCounts.from_indicators(a, b))
-        return self.test.refuted()
+        pairs = PairCounts.from_indicators(a, b)
+        self.test.update(pairs)
+        self.estimate.update(pairs)
+        return self.stop is StopRule.REFUTED and self.test.refuted()
 
     def bound(self, calls_per_side: int, budget: int) -> SequentialBound:
         """The bound after ``calls_per_side`` calls of a run whose budget was ``budget``."""
         s = self.test.summary()
+        e = self.estimate.summary()
         return SequentialBound(
-            eps_lower=s["eps_lower"], direction=self.direction, threshold=self.threshold,
-            method=self.METHOD, alpha=self.test.alpha, delta=self.test.delta,
-            calls_per_side=int(calls_per_side), stopped_early=calls_per_side < budget,
-            claims_tested=tuple(s["epsilons"]), stopped_at=tuple(s["stopped_at"]),
-            max_log_wealth=tuple(s["max_log_wealth"]))
+            eps_lower=max(s["eps_lower"], e["eps_lower"]), direction=self.direction,
+            threshold=self.threshold, method=self.METHOD, alpha=self.alpha,
+            delta=self.test.delta, calls_per_side=int(calls_per_side),
+            stopped_early=calls_per_side < budget, claims_tested=tuple(s["epsilons"]),
+            stopped_at=tuple(s["stopped_at"]), max_log_wealth=tuple(s["max_log_wealth"]),
+            estimated=tuple(e["epsilons"]), estimated_stopped_at=tuple(e["stopped_at"]),
+            stop=self.stop.value)

@@ -33,7 +33,7 @@ from audit._validate import (
     check_positive,
     check_positive_int,
 )
-from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection
+from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection, StopRule
 from audit.noise import noise_of
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
@@ -138,7 +138,9 @@ class AuditSettings:
     resumes without redoing them. ``backend``: ``"cpu"`` (numba kernels, ``jobs`` processes),
     ``"cuda"`` (an NVIDIA GPU, optional extra ``[cuda]``; white-box audits only) or
     ``"dask"`` (joblib's dask backend over the current ``distributed.Client``, optional extra
-    ``[dask]``; either subject, ``jobs`` tasks at a time).
+    ``[dask]``; either subject, ``jobs`` tasks at a time). ``stop`` (sequential mode):
+    ``"refuted"`` stops as soon as the claim is refuted, ``"budget"`` runs to the budget and
+    estimates ε.
     """
 
     trials: int = 1_000_000
@@ -153,6 +155,7 @@ class AuditSettings:
     checkpoint: str | None = None
     mode: AuditMode = AuditMode.FIXED
     backend: str = "cpu"
+    stop: StopRule = StopRule.REFUTED
 
     def __post_init__(self) -> None:
         check_positive_int(self.trials, "audit.trials")
@@ -179,6 +182,7 @@ class AuditSettings:
             raise ValueError(f"audit.checkpoint must be a directory path, "
                              f"got audit.checkpoint={self.checkpoint!r}")
         object.__setattr__(self, "mode", AuditMode.parse(self.mode, "audit.mode"))
+        object.__setattr__(self, "stop", StopRule.parse(self.stop, "audit.stop"))
         if not isinstance(self.backend, str) or self.backend.lower() not in BACKENDS:
             raise ValueError(f"audit.backend must be one of {', '.join(BACKENDS)}, got "
                              f"audit.backend={self.backend!r}")
@@ -471,9 +475,6 @@ def validate_components(cfg: AuditConfig) -> None:
             cfg.implementation.build()
         except ValueError as exc:
             raise ValueError(f"[implementation] {exc}") from None
-    elif cfg.audit.mode is AuditMode.SEQUENTIAL:
-        raise ValueError("audit.mode='sequential' tests an implementation's claim: it needs an "
-                         "[implementation] table")
     if cfg.audit.selection is Selection.MODEL:
         if not attack.white_box:
             raise ValueError(f"audit.selection='model' needs a white-box attack (the region is "

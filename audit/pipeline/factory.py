@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 
+from audit.enums import AuditMode
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
@@ -36,6 +37,10 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
     if plan is not None and cfg is not None and plan.config is not cfg:
         # the plan's pair and ceilings with this config's audit settings (seed, trials, ...)
         plan = dataclasses.replace(plan, config=cfg)
+    return _checked(_build(cfg, plan, implementation))
+
+
+def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:
     if isinstance(plan, AuditPlan):
         return ModelSubject(plan)
     if isinstance(plan, ImplementationPlan):
@@ -50,4 +55,17 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
                          f"audit.config_from_dict(doc)), got {type(cfg).__name__}")
     if implementation is not None or cfg.implementation is not None:
         return ImplementationSubject.from_config(cfg, implementation)
+    if cfg.audit.mode is AuditMode.SEQUENTIAL:  # before the plan's work
+        raise ValueError(_SEQUENTIAL_NEEDS)
     return ModelSubject(plan_audit(cfg))
+
+
+_SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: it needs an "
+                     "[implementation] table")
+
+
+def _checked(subject: Subject) -> Subject:
+    """Refuse, before any work, what the subject cannot run."""
+    if subject.config.audit.mode is AuditMode.SEQUENTIAL and not subject.supports_sequential:
+        raise ValueError(_SEQUENTIAL_NEEDS)
+    return subject

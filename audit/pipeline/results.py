@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import math
@@ -177,12 +178,12 @@ def bound_from_witness(witness: dict) -> RegionBound | SequentialBound:
     kind = witness.get("kind", "sequential" if "claims_tested" in witness else "region")
     fields = (SequentialBound if kind == "sequential" else RegionBound).__dataclass_fields__
     values = {k: witness[k] for k in fields if k in witness}
-    missing = sorted(set(fields) - set(values))
+    required = {k for k, f in fields.items() if f.default is dataclasses.MISSING}
+    missing = sorted(required - set(values))
     if kind not in ("region", "sequential") or missing:
         raise ValueError(f"witness is not a {kind} bound (missing {', '.join(missing)})")
     if kind == "sequential":
-        values.update({k: tuple(values[k]) for k in ("claims_tested", "stopped_at",
-                                                       "max_log_wealth")})
+        values.update({k: tuple(v) for k, v in values.items() if isinstance(v, list)})
         return SequentialBound(**values)
     # non-finite floats were written as "inf"/"nan" (to_jsonable)
     numbers = {k: float(v) for k, v in values.items()

@@ -142,7 +142,7 @@ def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
                                     claims.get(CeilingKind.AMPLIFIED_CLAIM))
     return SequentialMonitor(prep.region.mask(prep.statistic.bin_scores(prep.score)),
                              prep.region.direction, prep.region.threshold, grid,
-                             subject.delta, au.alpha)
+                             subject.delta, au.alpha, stop=au.stop)
 
 
 def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=None,
