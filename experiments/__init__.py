@@ -9,7 +9,10 @@ Each experiment module defines
   writes to ``results/<NAME>.json``;
 * ``draw(doc, fig)``, which draws that dict onto a blank :class:`matplotlib.figure.Figure`
   (it may set the figure's size). :mod:`experiments.report` saves the figure; nothing in
-  ``draw`` recomputes an audit or a bound.
+  ``draw`` recomputes an audit or a bound;
+* optionally ``caption(doc)`` (the caption with numbers read from the results, used in place of
+  ``CAPTION``) and ``report_findings(doc)`` (the findings worded at report time, in place of
+  the stored ``findings``), so that one number is printed in one format wherever it appears.
 
 Importing an experiment module is cheap (no scipy, numba or matplotlib): ``python -m audit``
 imports this package to build its parser, and ``run`` imports the audit machinery it needs.

@@ -1,4 +1,10 @@
-"""``python -m audit report``: figures and REPORT.md from saved results, no recomputation."""
+"""``python -m audit report``: figures and REPORT.md from saved results, no recomputation.
+
+Exit status: 0 when the report is written; 2 on bad input (no results folder, no results, a
+results file that is not JSON or not of its experiment's shape: one ``error:`` line naming the
+file and what is wrong); 3 when a file cannot be written (a full disk: one ``error:`` line
+naming it; the previous file, or none, is left in its place, never a truncated one).
+"""
 
 from __future__ import annotations
 
@@ -11,19 +17,24 @@ __all__ = ["add_parser", "main"]
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "report", help="draw figures and results/REPORT.md from saved results",
-        description="Draw results/figures/ (PNG and PDF) and REPORT.md from results/*.json.",
+        description="Draw results/figures/ (PNG and PDF) and REPORT.md from results/*.json. "
+                    "Exit status: 0 = written, 2 = bad input (a missing or malformed results "
+                    "file), 3 = a file could not be written (e.g. a full disk).",
     )
     p.add_argument("--results", default="results", help="results folder (default: results)")
     return p
 
 
 def main(args: argparse.Namespace) -> int:
-    from experiments.report import write_report
+    from experiments.report import write_error_line, write_report
 
     try:
         path = write_report(args.results)
     except ValueError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
+    except OSError as exc:
+        print(write_error_line(exc), file=sys.stderr)
+        return 3
     print(f"wrote {path}")
     return 0

@@ -22,7 +22,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         description="Run every experiment at its default size (about two minutes on 2 cores), "
                     "write results/*.json, then draw results/figures/ and results/REPORT.md. "
                     "Exit status: 0 = every ceiling holds, 1 = an audit of the model violates "
-                    "a ceiling, 2 = bad input, 130 = interrupted.",
+                    "a ceiling, 2 = bad input, 3 = a file could not be written "
+                    "(e.g. a full disk), 130 = interrupted.",
     )
     p.add_argument("--full", action="store_true",
                    help="paper-size run (10-20x the default trials per audit; about 16 "
@@ -35,7 +36,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                    help="skip experiments whose results file already exists at this size")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="save every audit's finished chunks here, so a rerun resumes")
-    p.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    p.add_argument("--no-progress", action="store_true",
+                   help="hide progress bars (they are only drawn when stderr is a terminal)")
     return p
 
 
@@ -73,8 +75,23 @@ def _check(args: argparse.Namespace) -> int:
     return jobs
 
 
+def _report(results: str) -> int:
+    """Draw the report; 0, or the exit status after printing one ``error:`` line."""
+    from experiments.report import write_error_line, write_report
+
+    try:
+        report = write_report(results)
+    except ValueError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(write_error_line(exc), file=sys.stderr)
+        return 3
+    print(f"[suite] report: {report}")
+    return 0
+
+
 def main(args: argparse.Namespace) -> int:
-    from experiments.report import write_report
     from experiments.suite import run_suite
 
     try:
@@ -95,9 +112,14 @@ def main(args: argparse.Namespace) -> int:
                                          f"{args.checkpoint})" if args.checkpoint else ""),
               file=sys.stderr)
         return 130
-    report = write_report(args.results)
-    print(f"[suite] report: {report}")
+    except OSError as exc:
+        names = ", ".join(p.stem for p in finished) or "none"
+        print(f"error: could not write {exc.filename or args.results}: "
+              f"{exc.strerror or exc}; finished experiments kept in {args.results}: {names}",
+              file=sys.stderr)
+        return 3
+    code = _report(args.results)
     found = [v for doc in docs for v in violations(doc)]
     for line in found:
         print(f"VIOLATION: {line}")
-    return 1 if found else 0
+    return code or (1 if found else 0)

@@ -7,9 +7,8 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from audit.pipeline.config import AuditConfig, config_from_dict
-
 if TYPE_CHECKING:
+    from audit.pipeline.config import AuditConfig
     from audit.pipeline.results import AuditResult
 
 # The runner (and through it scipy and the simulation engine) is imported inside the functions
@@ -64,6 +63,8 @@ def configure(*, checkpoint: str | None = None) -> None:
 
 def config(doc: dict, name: str) -> AuditConfig:
     """Validate a config document, with the suite-wide settings applied."""
+    from audit.pipeline.config import config_from_dict
+
     return config_from_dict(doc, name=name).with_overrides(**_AUDIT_DEFAULTS)
 
 

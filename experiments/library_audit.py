@@ -69,7 +69,6 @@ from __future__ import annotations
 import math
 import textwrap
 
-from audit.adapters import example as adapter_example
 from experiments.common import audit, base, check_size, record, variant
 from experiments.plotting import STYLE, column, legend_below, lower_with_point, num
 
@@ -155,6 +154,8 @@ TARGETS = (
 
 def target_params(spec: dict) -> dict:
     """The parameters of a target: its adapter's example ``spec["example"]`` (a fresh copy)."""
+    from audit.adapters import example as adapter_example  # the adapters load scipy
+
     return adapter_example(spec["target"], spec["example"]).kwargs()
 
 

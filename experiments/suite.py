@@ -7,6 +7,7 @@ whose results file exists at the requested size.
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -40,7 +41,10 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     rerunning an interrupted ``--full`` suite redoes no finished chunk. ``finished`` (a list)
     receives the path of each results file as soon as it is written, so a caller interrupted
     mid-suite knows what was saved. With ``progress`` an overall bar counts the experiments
-    (each audit's own bars, labelled with its name and phase, come and go under it).
+    (each audit's own bars, labelled with its name and phase, come and go under it) when
+    standard error is a terminal; piped or redirected (a CI log), no bar is drawn and only the
+    ``[suite] i/n name: ...`` lines are logged. Log lines are printed with the bar cleared and
+    redrawn under them, so it is never left behind as a second copy.
     """
     exps = _experiments()
     from experiments.common import check_size, configure
@@ -54,14 +58,16 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     results_dir = Path(results_dir)
     finished = [] if finished is None else finished
     docs = []
+    progress = progress and _is_terminal(sys.stderr)
     bar = _suite_bar(len(names), progress)
+    log = _under_bar(log, bar)
     try:
         for i, name in enumerate(names, 1):
             path = results_dir / f"{name}.json"
             if resume and path.is_file():
                 try:
                     doc = load_json(path)
-                    if doc.get("size") == size:
+                    if isinstance(doc, dict) and doc.get("size") == size:
                         log(f"[suite] {i}/{len(names)} {name}: kept existing {path}")
                         docs.append(doc)
                         _advance(bar)
@@ -72,7 +78,7 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
             log(f"[suite] {i}/{len(names)} {name}: running ({size})")
             doc = exps[name].run(size=size, jobs=jobs, progress=progress)
             doc["seconds"] = time.perf_counter() - t0
-            finished.append(save_json(doc, path))
+            finished.append(_save(doc, path))
             docs.append(doc)
             log(f"[suite] {i}/{len(names)} {name}: {doc['seconds']:.1f} s -> {path}")
             _advance(bar)
@@ -82,12 +88,41 @@ def run_suite(results_dir: str | Path = "results", *, size: str = "default",
     return docs
 
 
+def _save(doc: dict, path: Path) -> Path:
+    """:func:`save_json`, an ``OSError`` naming ``path`` (a failed write names no file)."""
+    try:
+        return save_json(doc, path)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+
+
+def _is_terminal(stream) -> bool:
+    """Whether ``stream`` is a terminal (progress bars only go there)."""
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):  # replaced by an object without isatty, or closed
+        return False
+
+
 def _suite_bar(total: int, progress: bool):
     if not progress:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, desc="suite", unit="experiment", position=0)
+    return tqdm(total=total, desc="suite", unit="experiment", position=0, file=sys.stderr)
+
+
+def _under_bar(log, bar):
+    """``log``, printing with ``bar`` (and the audits' bars) cleared and redrawn below."""
+    if bar is None:
+        return log
+
+    def write(*args, **kwargs):
+        with type(bar).external_write_mode(file=sys.stdout):
+            log(*args, **kwargs)
+            sys.stdout.flush()
+
+    return write
 
 
 def _advance(bar) -> None:

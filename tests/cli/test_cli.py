@@ -167,18 +167,39 @@ def test_exit_status_1_when_a_ceiling_is_violated(tmp_path):
 
 
 def _interrupt(args, tmp_path, wait_for):
+    """Start ``python -m audit ARGS``, wait for ``wait_for()``, send it Ctrl-C (SIGINT).
+
+    The child gets the default SIGINT handling whatever this process inherited (under
+    ``trap '' INT`` a child would inherit SIG_IGN and Python would never raise
+    KeyboardInterrupt), runs in its own process group, and that group is killed whatever
+    happens, so no audit is left running after the test.
+    """
+    import os
     import signal
     import time
 
+    def default_sigint():
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+
     proc = subprocess.Popen([sys.executable, "-m", "audit", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
-    while time.time() < deadline and not wait_for():
-        time.sleep(0.1)
-    time.sleep(0.3)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=60)
-    return proc.returncode, err
+                            stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=default_sigint)
+    try:
+        deadline = time.time() + 120
+        while time.time() < deadline and not wait_for() and proc.poll() is None:
+            time.sleep(0.1)
+        time.sleep(0.3)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+        return proc.returncode, err
+    finally:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
 
 
 def test_ctrl_c_on_run_says_what_was_kept_and_how_to_resume(tmp_path):

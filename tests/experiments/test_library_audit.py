@@ -64,7 +64,8 @@ def test_report_of_the_smoke_run_has_the_claim_table_and_findings(smoke):
     out, doc = smoke
     text = write_report(out).read_text()
     assert f"## {library_audit.TITLE}" in text
-    assert "| audit | calls per side | p* | ε_lower | ε_point | claimed ε |" in text
+    assert ("| audit | calls per side | p* | ε_lower | ε_point (plug-in, not a bound) | "
+            "claimed ε |") in text
     assert "violates its claim" in text and "keeps its claim" in text
     assert (out / "figures" / "library_audit.png").stat().st_size > 20_000
 
@@ -105,8 +106,11 @@ def test_committed_results_flag_exactly_the_libraries_the_sources_predict():
     # every committed bound lies below the exact ε of its pair (under the documented semantics)
     assert all(num(r["eps_lower"]) <= num(r["eps_exact"]) for r in doc["rows"])
     lines = _table(doc)
-    assert lines[0].startswith("| audit | calls per side | p* | ε_lower | ε_point | claimed ε")
-    assert len(lines) == 2 + len(doc["rows"])
+    assert lines[0].startswith("| audit | calls per side | p* | ε_lower | ε_point (plug-in, "
+                               "not a bound) | claimed ε")
+    # header, rule, one row per audit, then the note on the plug-in column
+    assert len(lines) == 2 + len(doc["rows"]) + 2
+    assert lines[-2] == "" and lines[-1].startswith("ε_point is the plug-in point estimate")
 
 
 def test_committed_findings_are_those_of_the_committed_rows():

@@ -4,6 +4,7 @@ another)."""
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import itertools
 import json
@@ -22,7 +23,9 @@ from matplotlib.container import BarContainer
 from matplotlib.legend import Legend
 
 from experiments import EXPERIMENTS, tradeoff_curves
-from experiments.report import render, write_report
+from experiments import report as report_module
+from experiments.plotting import num
+from experiments.report import caption, render, report_text, write_report
 
 ROOT = Path(__file__).resolve().parents[2]
 RESULTS = ROOT / "results"
@@ -70,7 +73,7 @@ def test_report_draws_every_committed_result_as_png_and_pdf(committed):
         assert pdf.read_bytes()[:5] == b"%PDF-" and pdf.stat().st_size > 5_000
         module = EXPERIMENTS[name]
         assert f"## {module.TITLE}" in text
-        assert " ".join(module.CAPTION.split()) in text
+        assert caption(name, _doc(name)) in text
         assert f"![{name}](figures/{name}.png) ([PDF](figures/{name}.pdf))" in text
     # the results are read, never written
     assert before == {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
@@ -307,3 +310,176 @@ def test_tradeoff_figure_zoom_panel_shows_every_box(drawn):
     assert len(polygons) == len(g["points"])
     lo, hi = zoom[0].get_ylim()
     assert hi - lo < 0.01  # zoomed: the boxes (about 1e-3 tall) fill the panel
+
+
+# --- files are written atomically --------------------------------------------------------------
+
+def _full_disk_on(fmt: str):
+    """A Figure.savefig that writes some bytes of a ``fmt`` file, then finds the disk full."""
+    original = report_module.Figure.savefig
+
+    def savefig(self, fname, *args, **kwargs):
+        if kwargs.get("format") != fmt:
+            return original(self, fname, *args, **kwargs)
+        fname.write(b"%PDF-1.4 truncated")
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    return savefig
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file()}
+
+
+def test_a_full_disk_while_saving_a_figure_keeps_the_previous_file(committed, monkeypatch):
+    write_report(committed)
+    before = _files(committed)
+    monkeypatch.setattr(report_module.Figure, "savefig", _full_disk_on("pdf"))
+    with pytest.raises(OSError) as exc:
+        write_report(committed)
+    first = committed / "figures" / f"{NAMES[0]}.pdf"
+    assert exc.value.errno == errno.ENOSPC and exc.value.filename == str(first)
+    assert report_module.write_error_line(exc.value) == (
+        f"error: could not write {first}: No space left on device; the results JSON files "
+        "are kept")
+    assert _files(committed) == before  # no truncated PDF, no temporary file
+
+
+def test_a_full_disk_while_writing_report_md_keeps_the_previous_one(committed, monkeypatch):
+    write_report(committed)
+    before = _files(committed)
+
+    def half_then_full(fh, text):
+        fh.write(text.encode()[: len(text) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(report_module, "_write_text", half_then_full)
+    with pytest.raises(OSError, match="No space left on device") as exc:
+        write_report(committed)
+    assert exc.value.filename == str(committed / "REPORT.md")
+    assert _files(committed) == before
+
+
+def test_an_interrupted_write_leaves_no_temporary_file(tmp_path):
+    def interrupted(fh):
+        fh.write(b"partial")
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        report_module.atomic_write(tmp_path / "x.pdf", interrupted)
+    assert list(tmp_path.iterdir()) == []
+    path = report_module.atomic_write(tmp_path / "x.pdf", lambda fh: fh.write(b"whole"))
+    assert path.read_bytes() == b"whole" and list(tmp_path.iterdir()) == [path]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~umask  # not mkstemp's 0600
+
+
+# --- REPORT.md is the same for the same seeds -----------------------------------------------
+
+def _with_times(value, rng):
+    """A copy of a results document with every run time (seconds, timings) replaced."""
+    if isinstance(value, dict):
+        return {k: (float(rng.uniform(1, 5000)) if k == "seconds" else
+                    {t: float(rng.uniform(0, 900)) for t in v} if k == "timings"
+                    and isinstance(v, dict) else _with_times(v, rng))
+                for k, v in value.items()}
+    if isinstance(value, list):
+        return [_with_times(v, rng) for v in value]
+    return value
+
+
+def test_report_text_does_not_depend_on_run_times():
+    docs = {name: _doc(name) for name in NAMES}
+    first = {n: _with_times(d, np.random.default_rng(1)) for n, d in docs.items()}
+    second = {n: _with_times(d, np.random.default_rng(2)) for n, d in docs.items()}
+    assert first["counterexample"]["seconds"] != second["counterexample"]["seconds"]
+    text = report_text(first)
+    assert text == report_text(second) == report_text(docs)
+    for name in NAMES:  # the old "Size `default`, seed 4, 8 s." line had the time in it
+        doc = docs[name]
+        assert f"Size `{doc['size']}`, seed {doc['seed']}.\n" in text
+        assert f"{num(doc['seconds']):.0f} s." not in text.split(f"## {EXPERIMENTS[name].TITLE}")[1]
+
+
+def test_rewriting_the_report_with_other_run_times_changes_no_byte(committed):
+    write_report(committed)
+    before = (committed / "REPORT.md").read_bytes()
+    for name in NAMES:
+        path = committed / f"{name}.json"
+        path.write_text(json.dumps(_with_times(_doc(name), np.random.default_rng(7))))
+    write_report(committed)
+    assert (committed / "REPORT.md").read_bytes() == before
+    for name in NAMES:
+        shutil.copy(RESULTS / f"{name}.json", committed)
+
+
+# --- what REPORT.md explains ----------------------------------------------------------------
+
+def test_report_points_to_the_theory_and_has_a_glossary():
+    text = report_text({name: _doc(name) for name in NAMES})
+    assert "[docs/THEORY.md](../docs/THEORY.md)" in text
+    assert (RESULTS / "../docs/THEORY.md").resolve().is_file()  # the link works from results/
+    glossary = text.split("Glossary:")[1].split("\n## ")[0]
+    for term in ("ε_lower", "ε_pair", "ε_theory", "ε_fdp", "ε_point", "§7", "D0", "C_p*",
+                 "p*", "ρ", "MCAR / MAR / MNAR"):
+        assert f"- **{term}" in glossary, term
+    assert "B.3" in glossary and "not a bound" in glossary
+
+
+def test_the_tradeoff_margin_is_one_number_in_one_format(drawn):
+    doc = _doc("tradeoff_curves")
+    margin = tradeoff_curves.margin_text(doc["gaussian"])
+    assert margin == f"{-doc['gaussian']['fdp_violation']:.1e} above"
+    text = report_text({"tradeoff_curves": doc})
+    assert text.count(f"{margin} the §7 curve") == 2  # caption and findings
+    fig, _ = drawn["tradeoff_curves"]
+    (zoom,) = [ax for ax in fig.axes if ax.get_title().startswith("(c)")]
+    assert zoom.get_title().endswith(f"lies {margin} it")
+    for other in ("-0.0003", "2.5e-4", "+3.0e-04", "0.0003"):
+        assert other not in text and other not in zoom.get_title()
+    # another value reaches all three places, worded as the violation it would be
+    bad = json.loads(json.dumps(doc))
+    bad["gaussian"]["fdp_violation"] = 0.0012
+    bad_text = report_text({"tradeoff_curves": bad})
+    assert bad_text.count("1.2e-03 below the §7 curve") == 2 and "VIOLATION" in bad_text
+    fig = render("tradeoff_curves", bad)
+    assert any(ax.get_title().endswith("lies 1.2e-03 below it") for ax in fig.axes)
+
+
+def test_plug_in_estimates_are_marked_as_point_estimates():
+    doc = _doc("library_audit")
+    text = report_text({"library_audit": doc})
+    negative = [r for r in doc["rows"] if num(r["eps_point"]) < 0]
+    above = [r for r in doc["rows"] if math.isfinite(num(r["eps_point"]))
+             and num(r["eps_point"]) > num(r["eps_exact"])]
+    assert negative and above  # the committed results hold both kinds
+    lines = text.splitlines()
+    note = next(line for line in lines if line.startswith("ε_point is the plug-in"))
+    assert "not a bound" in note
+    for r in negative:
+        row = next(line for line in lines if line.startswith(f"| {r['name']} |"))
+        assert f"| {num(r['eps_point']):.4f} (negative) |" in row
+        assert f"{r['name']}: {num(r['eps_point']):.4f}" in note
+    for r in above:
+        row = next(line for line in lines if line.startswith(f"| {r['name']} |"))
+        assert f"| {num(r['eps_point']):.4f} † |" in row
+        assert f"{num(r['eps_point']):.4f} against {num(r['eps_exact']):.4f}" in note
+    plain = [r for r in doc["rows"] if r not in negative and r not in above
+             and math.isfinite(num(r["eps_point"]))]
+    for r in plain:
+        row = next(line for line in lines if line.startswith(f"| {r['name']} |"))
+        assert f"| {num(r['eps_point']):.4f} |" in row
+
+
+def test_versions_list_the_audited_dp_libraries():
+    doc = _doc("library_audit")
+    text = report_text({name: _doc(name) for name in NAMES})
+    section = text.split("## Package versions")[1]
+    for lib in ("diffprivlib", "opendp", "pipeline-dp", "python-dp"):
+        assert f"| {lib} | {doc['library_versions'][lib]} | library_audit |" in section
+    without = {k: v for k, v in doc["library_versions"].items() if k != "python-dp"}
+    partial = report_text({"library_audit": {**doc, "library_versions": without}})
+    assert "| python-dp | not recorded | — |" in partial
+    assert "DP libraries audited" not in report_text({"mar_mnar": _doc("mar_mnar")})
