@@ -192,7 +192,9 @@ def main(args: argparse.Namespace) -> int:
         return 2
     try:
         with _cluster(cfg):
-            result = run_audit(subject=subject, progress=not args.no_progress)
+            # bars on a terminal only: a log or a pipe gets the summary, not redraws
+            result = run_audit(subject=subject,
+                               progress=not args.no_progress and sys.stderr.isatty())
     except KeyboardInterrupt:
         print(_interrupted(cfg), file=sys.stderr)
         return 130
