@@ -19,8 +19,6 @@ Run times (``seconds``) stay in the JSON files: REPORT.md of a seeded rerun is b
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -76,33 +74,12 @@ def render(name: str, doc: dict) -> Figure:
 
 
 def atomic_write(path: str | Path, write: Callable) -> Path:
-    """Write ``path`` through a temporary file in its folder, then rename it into place.
+    """Write ``path`` through a temporary file in its folder, then rename it into place
+    (:func:`audit.pipeline.results.atomic_write`, imported on first use: importing the
+    experiments loads no estimation code)."""
+    from audit.pipeline.results import atomic_write as write_atomically
 
-    ``write(fh)`` writes the content to the binary file object ``fh``. On any failure the
-    temporary file is removed and ``path`` is left as it was; an ``OSError`` is raised again
-    with ``filename`` set to ``path`` (not the temporary file's name). The file gets the
-    permissions the umask gives a new file.
-    """
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            write(fh)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    return write_atomically(path, write)
 
 
 def write_error_line(exc: OSError) -> str:

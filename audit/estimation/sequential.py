@@ -317,8 +317,9 @@ class SequentialMonitor:
     tested by a :class:`BettingTest` at alpha/2, so the claim is refuted about as fast as by one
     test; a geometric grid from an eighth of the claim to 256 times it
     (:func:`estimation_grid`) by an :class:`EstimatingTest` at alpha/2, each ε with bets of its
-    own, so the bound estimates ε below the claim and can exceed it. ε_lower is the larger of the two bounds: with
-    probability ≥ 1 − alpha neither family refutes a true claim (union bound).
+    own, so the bound estimates ε below the claim and can exceed it. ε_lower is the larger of
+    the two bounds: with probability ≥ 1 − alpha neither family refutes a true claim (union
+    bound).
 
     Parameters
     ----------

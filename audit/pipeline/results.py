@@ -35,6 +35,7 @@ __all__ = [
     "to_jsonable",
     "save_json",
     "write_text_atomic",
+    "atomic_write",
     "load_json",
     "bound_from_witness",
     "check_output_file",
@@ -137,30 +138,43 @@ def save_json(obj: dict, path: str | Path) -> Path:
 
 
 def write_text_atomic(text: str, path: str | Path) -> Path:
-    """Write ``text`` to ``path`` so that a reader never sees a half-written file.
+    """Write ``text`` (UTF-8) to ``path`` with :func:`atomic_write`."""
+    return atomic_write(path, lambda fh: fh.write(text.encode("utf-8")))
+
+
+def atomic_write(path: str | Path, write) -> Path:
+    """Write ``path`` so that a reader never sees a half-written file; ``write(fh)`` writes
+    the content to a binary file object.
 
     A regular file (or a new one) is written to a temporary file in the same folder and then
     renamed over ``path`` (a symbolic link is followed: its target is replaced, not the link).
     A non-regular target (``/dev/null``, a pipe, a device) is written through in place and
-    never replaced. The file gets the permissions the user's umask gives a new file.
-    Raises ``OSError`` when the write fails (a full disk); nothing partial is left behind.
+    never replaced. The file gets the permissions the user's umask gives a new file. On
+    failure (a full disk) nothing partial is left behind, ``path`` keeps its old content, and
+    the ``OSError`` is raised again with ``filename`` set to ``path``.
     """
     path = Path(path)
     if path.is_symlink():
         path = path.resolve()
-    if path.exists() and not path.is_file():
-        with open(path, "w") as fh:
-            fh.write(text)
-        return path
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        if path.exists() and not path.is_file():
+            with open(path, "wb") as fh:
+                write(fh)
+            return path
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            write(fh)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
