@@ -9,7 +9,6 @@ naming it; the previous file, or none, is left in its place, never a truncated o
 from __future__ import annotations
 
 import argparse
-import sys
 
 __all__ = ["add_parser", "main"]
 
@@ -26,15 +25,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 
 
 def main(args: argparse.Namespace) -> int:
-    from experiments.report import write_error_line, write_report
+    from experiments.report import report_or_status
 
-    try:
-        path = write_report(args.results)
-    except ValueError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(write_error_line(exc), file=sys.stderr)
-        return 3
-    print(f"wrote {path}")
-    return 0
+    path, status = report_or_status(args.results)
+    if path is not None:
+        print(f"wrote {path}")
+    return status

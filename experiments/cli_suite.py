@@ -77,18 +77,12 @@ def _check(args: argparse.Namespace) -> int:
 
 def _report(results: str) -> int:
     """Draw the report; 0, or the exit status after printing one ``error:`` line."""
-    from experiments.report import write_error_line, write_report
+    from experiments.report import report_or_status
 
-    try:
-        report = write_report(results)
-    except ValueError as exc:
-        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
-        return 2
-    except OSError as exc:
-        print(write_error_line(exc), file=sys.stderr)
-        return 3
-    print(f"[suite] report: {report}")
-    return 0
+    report, status = report_or_status(results)
+    if report is not None:
+        print(f"[suite] report: {report}")
+    return status
 
 
 def main(args: argparse.Namespace) -> int:

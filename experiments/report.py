@@ -82,6 +82,22 @@ def atomic_write(path: str | Path, write: Callable) -> Path:
     return write_atomically(path, write)
 
 
+def report_or_status(results) -> tuple[Path | None, int]:
+    """Draw the report of ``results`` for a command: (its path, 0), or (None, the exit
+    status) after printing one ``error:`` line (2: a results file of the wrong shape; 3: a
+    file that could not be written)."""
+    import sys
+
+    try:
+        return write_report(results), 0
+    except ValueError as exc:
+        print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
+        return None, 2
+    except OSError as exc:
+        print(write_error_line(exc), file=sys.stderr)
+        return None, 3
+
+
 def write_error_line(exc: OSError) -> str:
     """The one ``error:`` line a command prints when writing the report fails."""
     where = f" {exc.filename}" if exc.filename else ""

@@ -130,16 +130,20 @@ class BettingTest:
             return 0.0
         return float(min(self.lambda_max, mean / (var + mean * mean)))
 
+    def _kinds(self, counts: PairCounts) -> tuple[tuple[int, np.ndarray], ...]:
+        """Z = a − e^ε b − δ of the four kinds of pairs, for every ε on the grid, with their
+        counts in this chunk."""
+        e = np.exp(self.epsilons)
+        d = self.delta
+        return ((counts.both, 1.0 - e - d), (counts.num_only, 1.0 - d + 0 * e),
+                (counts.den_only, -e - d), (counts.neither, -d + 0 * e))
+
     def update(self, counts: PairCounts) -> None:
         """Bet on one chunk of paired trials."""
         if counts.n == 0:
             return
         lam = self._bet()
-        e = np.exp(self.epsilons)
-        d = self.delta
-        # Z for the four kinds of pairs, for every ε on the grid
-        kinds = ((counts.both, 1.0 - e - d), (counts.num_only, 1.0 - d + 0 * e),
-                 (counts.den_only, -e - d), (counts.neither, -d + 0 * e))
+        kinds = self._kinds(counts)
         step = np.zeros_like(self.epsilons)
         for k, z in kinds:
             if k:
@@ -217,11 +221,7 @@ class EstimatingTest(BettingTest):
         if counts.n == 0:
             return
         lam = self._bet()
-        e = np.exp(self.epsilons)
-        d = self.delta
-        kinds = ((counts.both, 1.0 - e - d), (counts.num_only, 1.0 - d + 0 * e),
-                 (counts.den_only, -e - d), (counts.neither, -d + 0 * e))
-        for k, z in kinds:
+        for k, z in self._kinds(counts):
             if k:
                 self.log_wealth += k * np.log1p(lam * z)
                 self._sum += k * z
