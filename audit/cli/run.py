@@ -166,6 +166,13 @@ def _interrupted(cfg) -> str:
             "rerun the same command to resume from them")
 
 
+def _reraise_closed_stdout(exc: BaseException) -> None:
+    """A mechanism that prints while our stdout was closed (``... | head -1``) fails with
+    BrokenPipeError: that is the reader going away (exit 141), not the mechanism's fault."""
+    if isinstance(exc, BrokenPipeError) or isinstance(exc.__cause__, BrokenPipeError):
+        raise BrokenPipeError from exc
+
+
 @contextlib.contextmanager
 def _cluster(cfg):
     """For ``audit.backend = "dask"`` from the command line: a local cluster of ``jobs``
@@ -188,6 +195,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         cfg, subject = _prepare(args)
     except ValueError as exc:
+        _reraise_closed_stdout(exc)
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     try:
@@ -200,8 +208,7 @@ def main(args: argparse.Namespace) -> int:
         return 130
     except (ValueError, OSError, RuntimeError, MemoryError) as exc:
         # the work failed once started: the implementation mid-run, a dead worker, a disk
-        if isinstance(exc, BrokenPipeError) or isinstance(exc.__cause__, BrokenPipeError):
-            raise BrokenPipeError from exc  # stdout closed under a printing mechanism: 141
+        _reraise_closed_stdout(exc)
         kept = _interrupted(cfg).replace("interrupted: ", "")
         print(f"error: {' '.join(str(exc).split())}; {kept}", file=sys.stderr)
         return EXIT_FAILED

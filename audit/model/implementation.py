@@ -167,6 +167,12 @@ def load_callable(target: str) -> Callable:
         module = importlib.import_module(module_name)
     except ImportError as exc:
         raise ValueError(f"target {target!r}: cannot import {module_name!r} ({exc})") from None
+    except SyntaxError as exc:
+        raise ValueError(f"target {target!r}: {module_name!r} has a syntax error "
+                         f"({exc.filename}, line {exc.lineno}: {exc.msg})") from None
+    except (Exception, SystemExit) as exc:  # the module's own code failed at import
+        raise ValueError(f"target {target!r}: importing {module_name!r} raised "
+                         f"{type(exc).__name__}: {exc}") from None
     obj = module
     for part in attr.split("."):
         if not hasattr(obj, part):

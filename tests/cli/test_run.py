@@ -106,3 +106,43 @@ def test_the_interrupt_line_counts_this_runs_chunk_files_only(tmp_path):
     ours = len(list(ck.glob("*.npz"))) - 5
     assert ours >= 1
     assert _interrupted(cfg).startswith(f"interrupted: {ours} finished chunk file(s) of this run")
+
+
+@pytest.mark.parametrize("source, needle", [
+    ("def f(data, rng)\n    return 0.0\n", "has a syntax error"),
+    ("raise RuntimeError('boom at import')\n", "raised RuntimeError: boom at import"),
+    ("import sys\nsys.exit(0)\n", "raised SystemExit"),
+])
+def test_a_target_module_that_fails_to_import_is_one_error_line(tmp_path, source, needle):
+    (tmp_path / "bad_mechanism.py").write_text(source)
+    cfg = _cfg(tmp_path, to_toml({
+        "implementation": {"target": "bad_mechanism:f", "epsilon": 1.0},
+        "scenario": {"query": "sum", "d": 2}, "missingness": {"kind": "mcar-iid"},
+        "audit": {"trials": 1000}}))
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    out = subprocess.run([sys.executable, "-m", "audit", "run", str(cfg)], capture_output=True,
+                         text=True, timeout=600, env=env, cwd=tmp_path)
+    assert out.returncode == 2, out.stderr
+    assert out.stderr.count("\n") == 1 and needle in out.stderr, out.stderr
+
+
+def test_a_mechanism_printing_into_a_closed_pipe_exits_141(tmp_path):
+    (tmp_path / "chatty.py").write_text(
+        "import numpy as np\n"
+        "def f(data, rng):\n"
+        "    print('calling', flush=True)\n"
+        "    return float(np.nan_to_num(data).sum() + rng.laplace(scale=4.0))\n")
+    cfg = _cfg(tmp_path, to_toml({
+        "implementation": {"target": "chatty:f", "epsilon": 1.0, "batch": False},
+        "scenario": {"query": "sum", "d": 2}, "missingness": {"kind": "mcar-iid"},
+        "audit": {"trials": 5000}}))
+    env = {**ENV, "PYTHONPATH": f"{tmp_path}{os.pathsep}{ROOT}"}
+    with subprocess.Popen([sys.executable, "-m", "audit", "run", str(cfg), "--no-progress"],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                          cwd=tmp_path) as proc:
+        proc.stdout.readline()  # read one line, then go away as `| head -1` does
+        proc.stdout.close()
+        err = proc.stderr.read().decode()
+        status = proc.wait(timeout=600)
+    assert status == 141, err
+    assert "Traceback" not in err and "error:" not in err
