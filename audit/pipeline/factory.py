@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import dataclasses
 
-from audit.enums import AuditMode
+from audit.enums import AuditMode, Selection
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
 from audit.pipeline.plan import AuditPlan, plan_audit
 from audit.pipeline.subject import Subject
+from audit.protocols import load_attack
 
 __all__ = ["make_subject"]
 
@@ -65,7 +66,18 @@ _SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: i
 
 
 def _checked(subject: Subject) -> Subject:
-    """Refuse, before any work, what the subject cannot run."""
-    if subject.config.audit.mode is AuditMode.SEQUENTIAL and not subject.supports_sequential:
-        raise ValueError(_SEQUENTIAL_NEEDS)
+    """Refuse, before any work, what the subject cannot run: a sequential audit of a subject
+    without a claim, or on a grid of regions; a white-box attack on a black box."""
+    au = subject.config.audit
+    if au.mode is AuditMode.SEQUENTIAL:
+        if not subject.supports_sequential:
+            raise ValueError(_SEQUENTIAL_NEEDS)
+        if au.selection is Selection.GRID:
+            raise ValueError("audit.mode='sequential' tests one region declared from the "
+                             "pilot: audit.selection must be 'pilot' or 'auto', got "
+                             "audit.selection='grid'")
+    if subject.laws is None and load_attack(au.attack).white_box:
+        raise ValueError(f"an implementation is a black box: audit.attack must be a black-box "
+                         f"attack (density-ratio, logistic, threshold, ...), got "
+                         f"audit.attack={au.attack!r}")
     return subject

@@ -159,7 +159,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     plan : AuditPlan or ImplementationPlan, optional
         A plan already built for ``cfg``.
     subject : Subject, optional
-        The subject to audit (:func:`audit.pipeline.subject.make_subject`).
+        The subject to audit (:func:`audit.pipeline.factory.make_subject`).
     implementation : Implementation, optional
         Audit this implementation object under ``cfg`` (instead of the one ``cfg`` names).
 

@@ -21,7 +21,7 @@ def _sum(data, rng):
 
 
 def test_the_config_decides_unless_an_object_or_plan_is_given():
-    doc = audit_doc(**{"scenario.d": 3, "scenario.n": 5})
+    doc = audit_doc(**{"scenario.d": 3, "scenario.n": 5, "audit.attack": "density-ratio"})
     assert isinstance(make_subject(config_from_dict(doc)), ModelSubject)
     impl = CallableImplementation(_sum, Claim(1.0, 0.0, "t"), "s")
     assert isinstance(make_subject(config_from_dict(doc), implementation=impl),

@@ -43,7 +43,7 @@ def test_model_subject_from_config_and_plan():
 
 
 def test_implementation_subject_from_an_object_and_its_ceilings():
-    cfg = config_from_dict(DOC)
+    cfg = config_from_dict(DOC).with_overrides(attack="density-ratio")
     s = make_subject(cfg, implementation=IMPL)
     assert isinstance(s, ImplementationSubject) and isinstance(s, Subject)
     assert s.laws is None and s.unit == "calls" and s.supports_sequential
@@ -59,7 +59,7 @@ def test_runner_gives_one_result_from_config_plan_or_subject():
     a = run_audit(cfg)
     b = run_audit(subject=make_subject(plan=plan_audit(cfg)))
     assert a.witness == b.witness and a.eps_lower == b.eps_lower
-    with pytest.raises(ValueError, match="white-box: it needs the exact laws"):
+    with pytest.raises(ValueError, match="audit.attack must be a black-box attack"):
         run_audit(cfg, implementation=IMPL)  # the config's default attack is exact-lr
     cfg = cfg.with_overrides(attack="density-ratio")
     c = run_audit(cfg, implementation=IMPL)
@@ -92,3 +92,13 @@ def test_the_implementation_pilot_has_no_fixed_cap_but_a_memory_bound():
     assert s.pilot_rule.default_size(10**12) == 2**31 // 16  # 2 GiB of scalar outputs
     with pytest.raises(ValueError, match="audit.pilot_trials must be at most"):
         make_subject(cfg.with_overrides(pilot_trials=10**9), implementation=IMPL)
+
+
+def test_what_a_subject_cannot_run_is_refused_before_any_work():
+    cfg = config_from_dict(audit_doc(**{"audit.attack": "density-ratio", "scenario.d": 3,
+                                        "scenario.n": 5}))
+    with pytest.raises(ValueError, match="needs an \\[implementation\\] table"):
+        make_subject(cfg.with_overrides(mode="sequential"))
+    with pytest.raises(ValueError, match="audit.selection must be 'pilot' or 'auto'"):
+        make_subject(cfg.with_overrides(mode="sequential", selection="grid"),
+                     implementation=IMPL)
