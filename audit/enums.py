@@ -24,6 +24,7 @@ __all__ = [
     "Backend",
     "AuditMode",
     "CeilingKind",
+    "MaskRegime",
 ]
 
 
@@ -151,3 +152,18 @@ class CeilingKind(Choice):
     FDP = "eps_fdp"
     CLAIM = "eps_claim"
     AMPLIFIED_CLAIM = "eps_amplified"
+
+
+class MaskRegime(Choice):
+    """How the masks of k releases relate (docs/THEORY.md §9).
+
+    ``SHARED``: one incomplete table, k releases computed from it (one mask draw for all);
+    ``FRESH``: the missingness is drawn anew, independently, for every release.
+    """
+
+    SHARED = "shared"
+    FRESH = "fresh"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "masks"
