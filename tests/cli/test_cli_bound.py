@@ -204,9 +204,21 @@ def test_releases_table_names_the_rule(capsys):
     [(["--releases", "0"], "releases"), (["--releases", "1.5"], "releases"),
      (["--releases", "-3"], "releases"), (["--releases", "10", "--masks", "sometimes"], "masks")],
 )  # fmt: skip
-def test_bad_releases_exit_2_one_line(extra, word):
-    res = _run(*_GAUSS, *extra)
+def test_bad_releases_exit_2_one_line(capsys, extra, word):
+    import argparse
+
+    from audit.cli.bound import add_parser, main
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    assert main(parser.parse_args(["bound", *_GAUSS, *extra])) == 2
+    out, err = capsys.readouterr()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and word in lines[0], err
+    assert out == ""
+
+
+def test_bad_releases_through_the_command_line():
+    res = _run(*_GAUSS, "--releases", "1.5")
     assert res.returncode == 2
-    lines = res.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error:") and word in lines[0], res.stderr
-    assert res.stdout == ""
+    assert res.stderr.strip() == "error: releases must be a positive integer, got releases='1.5'"
