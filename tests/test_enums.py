@@ -13,8 +13,10 @@ from audit.enums import (
     AuditMode,
     Backend,
     Calibration,
+    CeilingKind,
     Choice,
     Direction,
+    MaskRegime,
     MissingnessClass,
     NoiseKind,
     Selection,
@@ -22,7 +24,7 @@ from audit.enums import (
 )
 
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
-       AuditMode]
+       AuditMode, CeilingKind, MaskRegime]
 
 
 def test_all_lists_every_choice():

@@ -30,6 +30,7 @@ from audit._validate import (
     check_probability,
     parse_enum,
 )
+from audit.enums import MaskRegime
 from audit.theory.amplification import (
     Mechanism,
     MissingnessClass,
@@ -39,7 +40,6 @@ from audit.theory.amplification import (
     laplace_fwl_bound,
     require_mar,
 )
-from audit.enums import MaskRegime
 from audit.theory.fwl import observed_count, rho_d_is_integer
 from audit.theory.profiles import dp_min_error_sum
 from audit.theory.tradeoff import (

@@ -292,7 +292,13 @@ def compose_epsilon(pld: PrivacyLossDistribution | pld_pmf.DensePLDPmf, releases
     releases : int
         k ≥ 1.
     delta : float
-        δ ∈ [0, 1].
+        δ ∈ [0, 1]. After a composition (k > 1) dp_accounting holds the truncated tails
+        (≤ 1e-15) at the infinite loss, so δ = 0 gives ∞: use a closed form there.
+
+    Returns
+    -------
+    float
+        ε ≥ 0 (``inf`` when no finite ε holds), an upper bound for a pessimistic PLD.
     """
     k = check_positive_int(releases, "releases")
     d = check_delta(delta)

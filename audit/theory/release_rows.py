@@ -9,6 +9,7 @@ formulas are those of :mod:`audit.theory.releases` (docs/THEORY.md §9).
 from __future__ import annotations
 
 import math
+
 from audit._numeric import log1p_c_expm1
 from audit.enums import MaskRegime
 from audit.theory.amplification import amplify

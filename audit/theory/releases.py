@@ -443,8 +443,10 @@ def _laplace_sum_pld(mus: np.ndarray, h: float, pessimistic: bool):
     uniq = np.unique(mus)
     out = None
     for m in uniq:
-        one = dpl.from_laplace_mechanism(1.0, sensitivity=float(m), pessimistic_estimate=pessimistic,
-                                         value_discretization_interval=h)
+        one = dpl.from_laplace_mechanism(1.0, sensitivity=float(m),
+                                         pessimistic_estimate=pessimistic,
+                                         value_discretization_interval=h,
+                                         use_connect_dots=pessimistic)
         n = int(np.sum(mus == m))
         one = one if n == 1 else one.self_compose(n)
         out = one if out is None else out.compose(one)
@@ -486,7 +488,7 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
         elif dlt(eps0) > target:
             values.append(eps0)
         else:
-            values.append(brentq(lambda e, f=dlt: f(e) - target, 0.0, eps0, xtol=1e-12))
+            values.append(brentq(lambda e, f=dlt, t=target: f(e) - t, 0.0, eps0, xtol=1e-12))
     hi, lo = values
     return PairValue(0.5 * (hi + lo), 0.5 * (hi - lo))
 
