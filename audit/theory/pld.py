@@ -89,7 +89,7 @@ def gaussian_loss(mu: float) -> BaseLoss:
 
 
 def laplace_loss(mu: float) -> BaseLoss:
-    """Lap_μ (b = 1): L0 = |x| − |x − μ| ∈ [−μ, μ], atoms at ±μ (docs/THEORY.md §9.5)."""
+    """Lap_μ (b = 1): L0 = |x| − |x − μ| ∈ [−μ, μ], atoms at ±μ (docs/THEORY.md §9.3)."""
     m = check_positive(mu, "mu")
 
     def cdf_p(t):  # continuous part of P0(L0 ≤ t) on (−μ, μ): (e^{(t−μ)/2} − e^{−μ})/2

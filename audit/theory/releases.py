@@ -266,7 +266,7 @@ def fresh_masks_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta
     References
     ----------
     docs/THEORY.md §7 (per release) and §9.3; [DRS] Theorem 3.2 (composition of f-DP);
-    Koskela, Jälkö, Honkela (2020) and dp_accounting (FFT composition of discretised PLDs).
+    [KJH] (FFT composition of discretised PLDs, as implemented in dp_accounting).
     """
     p = _check_p_star(p_star)
     require_mar(missingness_class)
