@@ -103,9 +103,10 @@ def _fresh_rows(pt, k: int, td: float, row) -> tuple[list, list]:
                         f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g}); "
                         f"{pt.ratio_note}"))
     else:
+        clt = "; the CLT approximation is under comparisons" if td > 0 else ""
         rows.append(row("f-DP composition under fresh masks", _REF, None, None,
                         f"not computed: a PLD composition of k > {MAX_PLD_RELEASES} releases is "
-                        "too costly; the rows above hold, the CLT is under comparisons"))
+                        f"too costly; the rows above hold{clt}"))
     comps = []
     if td > 0:
         mu = clt_mu(refined, pt.p_star, k)
