@@ -19,6 +19,8 @@ Two builders, both exact up to rounding direction (no interpolation):
   with the loss bounded on each cell through a Lipschitz constant of ln p − ln q.
 
 :func:`compose_epsilon` composes k copies with dp_accounting's FFT self-composition.
+dp_accounting is imported on first use (it takes about a second to import), so importing the
+accountant stays cheap.
 """
 
 from __future__ import annotations
@@ -27,8 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from dp_accounting.pld import pld_pmf
-from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 from scipy import special
 
 from audit._validate import check_delta, check_positive, check_positive_int, check_probability
@@ -134,6 +134,14 @@ def _base_loss_of(l: np.ndarray, p: float) -> np.ndarray:
     return np.logaddexp(math.log(p), log_expm1) - math.log(p)
 
 
+def _dp():
+    """dp_accounting's PMF module and PLD class, imported on first use."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    return pld_pmf, PrivacyLossDistribution
+
+
 def _up(x: float, h: float) -> int:
     return int(math.ceil(x / h * (1 + _ULP_MARGIN) + _ULP_MARGIN))
 
@@ -143,7 +151,7 @@ def _down(x: float, h: float) -> int:
         int(math.floor(x / h * (1 + _ULP_MARGIN) - _ULP_MARGIN))
 
 
-def subsampled_pmf(base: BaseLoss, p: float, discretization: float) -> pld_pmf.DensePLDPmf:
+def subsampled_pmf(base: BaseLoss, p: float, discretization: float):
     """The pessimistic, symmetric PLD of C_p(f) on a grid of step ``discretization``.
 
     Parameters
@@ -197,7 +205,7 @@ def subsampled_pmf(base: BaseLoss, p: float, discretization: float) -> pld_pmf.D
         probs[n + min(_up(loss, h), n)] += pp * m_p + (1 - pp) * m_q
         probs[n - max(_down(loss, h), 0)] += m_q
     probs[n] += max(0.0, 1.0 - probs.sum() - infinity)
-    return pld_pmf.DensePLDPmf(h, -n, probs, infinity, True)
+    return _dp()[0].DensePLDPmf(h, -n, probs, infinity, True)
 
 
 def _cells(P: Mixture, Q: Mixture, h: float) -> tuple[np.ndarray, float, bool]:
@@ -238,16 +246,15 @@ def _loss_masses(P: Mixture, Q: Mixture, h: float):
 
 
 def _dense(h: float, losses: np.ndarray, masses: np.ndarray, infinity: float,
-           pessimistic: bool) -> pld_pmf.DensePLDPmf:
+           pessimistic: bool):
     idx = np.ceil(losses / h).astype(np.int64) if pessimistic else \
         np.floor(losses / h).astype(np.int64)
     lo = int(idx.min())
     probs = np.bincount(idx - lo, weights=masses)
-    return pld_pmf.DensePLDPmf(h, lo, probs, infinity if pessimistic else 0.0, pessimistic)
+    return _dp()[0].DensePLDPmf(h, lo, probs, infinity if pessimistic else 0.0, pessimistic)
 
 
-def pair_pmfs(P: Mixture, Q: Mixture, discretization: float, *, pessimistic: bool = True
-              ) -> PrivacyLossDistribution:
+def pair_pmfs(P: Mixture, Q: Mixture, discretization: float, *, pessimistic: bool = True):
     """Both orders of the PLD of a pair of scalar mixtures, rounded up (or down).
 
     The output axis is cut into cells on which ln p − ln q moves by at most about h (its
@@ -274,6 +281,7 @@ def pair_pmfs(P: Mixture, Q: Mixture, discretization: float, *, pessimistic: boo
     P, Q = check_pair(P, Q)
     h = check_positive(discretization, "discretization")
     mp, mq, upper, lower, tp, tq = _loss_masses(P, Q, h)
+    PrivacyLossDistribution = _dp()[1]
     if pessimistic:
         return PrivacyLossDistribution(_dense(h, upper, mp, tp, True),
                                        _dense(h, -lower, mq, tq, True))
@@ -281,8 +289,7 @@ def pair_pmfs(P: Mixture, Q: Mixture, discretization: float, *, pessimistic: boo
                                    _dense(h, -upper, mq, 0.0, False))
 
 
-def compose_epsilon(pld: PrivacyLossDistribution | pld_pmf.DensePLDPmf, releases: int,
-                    delta: float) -> float:
+def compose_epsilon(pld, releases: int, delta: float) -> float:
     """ε(δ) of the ``releases``-fold composition of a PLD (the larger of its two orders).
 
     Parameters
@@ -302,6 +309,7 @@ def compose_epsilon(pld: PrivacyLossDistribution | pld_pmf.DensePLDPmf, releases
     """
     k = check_positive_int(releases, "releases")
     d = check_delta(delta)
+    pld_pmf, PrivacyLossDistribution = _dp()
     if isinstance(pld, pld_pmf.PLDPmf):
         pld = PrivacyLossDistribution(pld)
     composed = pld if k == 1 else pld.self_compose(k)

@@ -31,7 +31,6 @@ from dataclasses import dataclass
 from numbers import Integral, Real
 
 import numpy as np
-from dp_accounting.pld import privacy_loss_distribution as dpl
 
 from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
 from audit._validate import check_delta, check_epsilon, check_positive, check_probability
@@ -440,6 +439,8 @@ def _record_level_gaussian(pair: RecordLevelPair, delta: float) -> PairValue:
 
 def _laplace_sum_pld(mus: np.ndarray, h: float, pessimistic: bool):
     """The PLD of S = Σ_j ln(p_j/q_j), Lap(μ_j) against Lap(0) (unit scale), dp_accounting."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
     uniq = np.unique(mus)
     out = None
     for m in uniq:
