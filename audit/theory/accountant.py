@@ -14,11 +14,12 @@ This module only re-exports; each result has one home:
 - :mod:`audit.theory.releases`: several releases from one incomplete dataset
   (docs/THEORY.md §9, **derived in this project**): shared masks (:func:`shared_masks_dp`,
   :func:`shared_masks_tradeoff`, :func:`shared_masks_epsilon`), fresh masks
-  (:func:`fresh_masks_epsilon`, :func:`basic_composition`, :func:`advanced_composition`,
-  :func:`clt_mu`), which releases share (:func:`mask_regime_of`,
+  (:func:`fresh_masks_epsilon`, :func:`fresh_masks_tradeoff`, :func:`basic_composition`,
+  :func:`advanced_composition`, :func:`clt_mu`), either regime by name
+  (:func:`releases_epsilon`, :func:`composed_epsilon`), which releases share (:func:`mask_regime_of`,
   :func:`feature_group_p_stars`), and the exact pair over k releases
   (:func:`shared_pair_epsilon`, :func:`record_level_pair_epsilon`,
-  :func:`fresh_pair_epsilon`);
+  :func:`fresh_pair_epsilon`, whose home is :mod:`audit.theory.pair.releases`);
 - :mod:`audit.theory.profiles`: :func:`dp_min_error_sum`;
 - :mod:`audit.theory.tradeoff`: the f-DP toolkit (``tradeoff_dp``, ``tradeoff_gaussian``,
   ``tradeoff_laplace``, ``amplify_tradeoff``, ``delta_for_epsilon``, ``epsilon_for_delta``,
@@ -45,19 +46,23 @@ from audit.theory.amplification import (
 from audit.theory.bounds import BoundRow, BoundTable, all_bounds, bound_table
 from audit.theory.profiles import dp_min_error_sum
 from audit.theory.releases import (
+    Composed,
     MaskRegime,
     RecordLevelPair,
     advanced_composition,
     basic_composition,
     check_releases,
     clt_mu,
+    composed_epsilon,
     composed_gaussian_mu,
     composed_laplace_epsilon,
     feature_group_p_stars,
     fresh_masks_epsilon,
+    fresh_masks_tradeoff,
     fresh_pair_epsilon,
     mask_regime_of,
     record_level_pair_epsilon,
+    releases_epsilon,
     repeated_gaussian_mu,
     shared_masks_dp,
     shared_masks_epsilon,
@@ -94,6 +99,10 @@ __all__ = [
     "MaskRegime",
     "RecordLevelPair",
     "check_releases",
+    "Composed",
+    "composed_epsilon",
+    "releases_epsilon",
+    "fresh_masks_tradeoff",
     "shared_masks_dp",
     "shared_masks_tradeoff",
     "shared_masks_epsilon",

@@ -44,9 +44,16 @@ __all__ = [
     "subsampled_pmf",
     "pair_pmfs",
     "compose_epsilon",
+    "tradeoff_from_profile",
     "MAX_GRID",
+    "MAX_PLD_RELEASES",
+    "DISCRETIZATION",
 ]
 
+#: most releases a PLD composition is run for (beyond: closed forms, or refused)
+MAX_PLD_RELEASES = 10_000
+#: default loss grid step of the PLD compositions
+DISCRETIZATION = 1e-4
 #: largest number of grid points of one (uncomposed) PMF, and of output-axis cells
 MAX_GRID = 4_000_000
 #: tail mass of a Gaussian loss beyond which it goes to the infinite loss (pessimistic)
@@ -314,3 +321,68 @@ def compose_epsilon(pld, releases: int, delta: float) -> float:
         pld = PrivacyLossDistribution(pld)
     composed = pld if k == 1 else pld.self_compose(k)
     return float(composed.get_epsilon_for_delta(d))
+
+
+def tradeoff_from_profile(epsilons, deltas):
+    """The symmetric trade-off curve sup_i f_{ε_i, δ_i}: the upper envelope of the lines
+    1 − δ_i − e^{ε_i} α and e^{−ε_i}(1 − δ_i − α), and 0 ([DRS] Proposition 2.12).
+
+    If a mechanism is (ε_i, δ_i)-DP for every i it is f-DP for this curve; with δ_i upper
+    bounds on a symmetric curve's profile, the result lies below that curve.
+
+    Parameters
+    ----------
+    epsilons : array_like
+        ε_i ≥ 0 (at least one).
+    deltas : array_like
+        δ_i ∈ [0, 1], same shape.
+
+    Returns
+    -------
+    PiecewiseLinearTradeoff
+        Its vertices, so the curve is the envelope exactly (no interpolation).
+    """
+    from audit.theory.tradeoff import PiecewiseLinearTradeoff
+
+    e = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
+    d = np.atleast_1d(np.asarray(deltas, dtype=np.float64))
+    if e.shape != d.shape or e.ndim != 1 or e.size == 0 or np.any(~(e >= 0)) or \
+            np.any(~((d >= 0) & (d <= 1))):
+        raise ValueError("epsilons (>= 0) and deltas (in [0, 1]) must be non-empty 1-D arrays of "
+                         f"one shape, got shapes {e.shape} and {d.shape}")
+    slopes = np.concatenate([-np.exp(e), -np.exp(-e), [0.0]])
+    icepts = np.concatenate([1 - d, np.exp(-e) * (1 - d), [0.0]])
+    alphas = np.concatenate([[0.0], _envelope_breaks(slopes, icepts), [1.0]])
+    betas = np.max(icepts[None, :] + slopes[None, :] * alphas[:, None], axis=1)
+    hull = _hull_vertices(alphas, betas)
+    return PiecewiseLinearTradeoff(alphas[hull], np.clip(betas[hull], 0.0, 1.0), symmetric=True)
+
+
+def _envelope_breaks(slopes: np.ndarray, icepts: np.ndarray) -> np.ndarray:
+    """Break points in (0, 1) of the upper envelope of lines y = icept + slope·α (the
+    convex-hull trick: lines by increasing slope, a line dropped when its neighbours cross
+    before it becomes the maximum)."""
+    order = np.lexsort((icepts, slopes))
+    stack: list[int] = []
+    for i in order:
+        if stack and slopes[stack[-1]] == slopes[i]:
+            stack.pop()  # same slope: the later one (larger intercept) wins
+        while len(stack) >= 2:
+            a, b = stack[-2], stack[-1]
+            x_ab = (icepts[a] - icepts[b]) / (slopes[b] - slopes[a])
+            x_ai = (icepts[a] - icepts[i]) / (slopes[i] - slopes[a])
+            if x_ai <= x_ab:
+                stack.pop()
+            else:
+                break
+        stack.append(int(i))
+    s, c = slopes[stack], icepts[stack]
+    x = (c[:-1] - c[1:]) / (s[1:] - s[:-1])
+    return np.unique(x[(x > 0) & (x < 1)])
+
+
+def _hull_vertices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Indices of the lower convex hull of points on a convex envelope (drops collinear ones)."""
+    from audit._numeric import lower_convex_hull
+
+    return lower_convex_hull(a, b)

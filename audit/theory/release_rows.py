@@ -10,18 +10,14 @@ from __future__ import annotations
 
 import math
 
-from audit._numeric import log1p_c_expm1
 from audit.enums import MaskRegime
 from audit.theory.amplification import amplify
-from audit.theory.pld import compose_epsilon, laplace_loss, pure_dp_loss, subsampled_pmf
+from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.releases import (
-    DISCRETIZATION,
-    MAX_PLD_RELEASES,
     advanced_composition,
     clt_mu,
-    fresh_masks_epsilon,
-    repeated_gaussian_mu,
-    shared_masks_epsilon,
+    composed_epsilon,
+    releases_epsilon,
 )
 from audit.theory.tradeoff import (
     DPTradeoff,
@@ -45,41 +41,21 @@ def _per_release_curve(pt, ratio: float) -> TradeoffFunction:
     return GaussianTradeoff(ratio * pt.epsilon / math.sqrt(2.0 * math.log(1.25 / pt.delta)))
 
 
-def _composed_epsilon(pt, f: TradeoffFunction, k: int, delta: float) -> tuple[float, str]:
-    """ε at δ of f^{⊗k} (no missingness) and the rule used."""
-    if isinstance(f, GaussianTradeoff):
-        mu_k = repeated_gaussian_mu(f.mu, k)
-        return epsilon_for_delta(GaussianTradeoff(mu_k), delta), \
-            f"G_(sqrt(k) mu), sqrt(k) mu = {mu_k:.6g} (same query k times: exact)"
-    eps0 = f.mu if isinstance(f, LaplaceTradeoff) else f.epsilon
-    if delta == 0.0 or k > MAX_PLD_RELEASES:
-        why = "" if delta == 0.0 else f"; PLD too costly for k > {MAX_PLD_RELEASES}"
-        return k * eps0, f"pure composition k eps0, eps0 = {eps0:.6g}{why}"
-    base = laplace_loss(eps0) if isinstance(f, LaplaceTradeoff) else pure_dp_loss(eps0)
-    return compose_epsilon(subsampled_pmf(base, 1.0, DISCRETIZATION), k, delta), \
-        f"PLD composition of {base.name} (pessimistic, h = {DISCRETIZATION:g})"
-
-
 def _shared_rows(pt, k: int, td: float, row) -> tuple[list, list]:
     generic, refined = _per_release_curve(pt, 1.0), _per_release_curve(pt, pt.ratio)
     inner = td / pt.p_star
-    e_gen, rule_gen = _composed_epsilon(pt, generic, k, min(inner, 1.0))
-    e32, d32 = amplify(e_gen, min(inner, 1.0), pt.p_star)
+    gen = composed_epsilon(generic, k, min(inner, 1.0))
+    e32, d32 = amplify(gen.epsilon, min(inner, 1.0), pt.p_star)
     rows = [row("generic amplification of the composition", "[RPS] Thm 3.2 once", e32, d32,
-                f"ln(1 + p*(e^eps_k - 1)) with eps_k at delta/p*: {rule_gen}")]
-    if isinstance(refined, GaussianTradeoff):
-        mu_k = repeated_gaussian_mu(refined.mu, k)
-        e9 = shared_masks_epsilon(GaussianTradeoff(mu_k), pt.p_star, td)
-        rule = f"C_p*(G_(sqrt(k) mu)), sqrt(k) mu = {mu_k:.6g}; {pt.ratio_note}"
-    else:
-        e_k, rule_k = _composed_epsilon(pt, refined, k, min(inner, 1.0))
-        e9, rule = log1p_c_expm1(e_k, pt.p_star), f"C_p* of the composition: {rule_k}"
-    rows.append(row("f-DP of the composition under missingness", _REF, e9, td, rule))
+                f"ln(1 + p*(e^eps_k - 1)) with eps_k at delta/p*: {gen.rule}")]
+    e9 = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.SHARED)
+    rows.append(row("f-DP of the composition under missingness", _REF, e9.epsilon, td,
+                    f"{e9.rule}; {pt.ratio_note}"))
     comps = []
     if k <= MAX_PLD_RELEASES:
-        ef = fresh_masks_epsilon(refined, pt.p_star, k, td)
+        ef = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.FRESH)
         comps.append(row("per-release guarantee composed (NOT a bound for shared masks)", _REF,
-                         ef, td, "C_p*(f)^(k-fold) by PLD: valid only for fresh masks"))
+                         ef.epsilon, td, f"{ef.rule}: valid only for fresh masks"))
     return rows, comps
 
 
@@ -98,10 +74,9 @@ def _fresh_rows(pt, k: int, td: float, row) -> tuple[list, list]:
         rows.append(row("advanced composition of the per-release f-DP bound", "[DR] Thm 3.20",
                         None, None, "not applicable at delta = 0 (needs a slack delta > 0)"))
     if k <= MAX_PLD_RELEASES:
-        rows.append(row("f-DP composition under fresh masks", _REF,
-                        fresh_masks_epsilon(refined, pt.p_star, k, td), td,
-                        f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g}); "
-                        f"{pt.ratio_note}"))
+        ef = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.FRESH)
+        rows.append(row("f-DP composition under fresh masks", _REF, ef.epsilon, td,
+                        f"{ef.rule}; {pt.ratio_note}"))
     else:
         clt = "; the CLT approximation is under comparisons" if td > 0 else ""
         rows.append(row("f-DP composition under fresh masks", _REF, None, None,
@@ -128,8 +103,8 @@ def release_rows(pt, base_row_type, releases: int, masks: MaskRegime,
     def row(name, ref, eps, dlt, rule):
         return base_row_type(name, ref, eps, dlt, rule, None, k, masks.value, rule)
 
-    e_base, rule_base = _composed_epsilon(pt, _per_release_curve(pt, 1.0), k, td)
+    base = composed_epsilon(_per_release_curve(pt, 1.0), k, td)
     first = row("base mechanism, k releases (no missingness)", "composition",
-                e_base, td if not pt.laplace or td > 0 else 0.0, rule_base)
+                base.epsilon, td, base.rule)
     rows, comps = (_shared_rows if masks is MaskRegime.SHARED else _fresh_rows)(pt, k, td, row)
     return [first, *rows], comps

@@ -14,13 +14,17 @@ Every other result of the accountant is about one release A_D. With k releases t
   dp_accounting), beside :func:`basic_composition`, :func:`advanced_composition` and the
   [DRS] central-limit approximation :func:`clt_mu` (an approximation, not a bound).
 
+For k releases of one query with per-release curve f: :func:`composed_epsilon` (f^{⊗k}, no
+missingness) and :func:`releases_epsilon` (either regime, the composition rule named).
+
 Which releases share masks: :func:`mask_regime_of`; the p*_j of releases reading disjoint
 feature groups under i.i.d.-per-entry MCAR: :func:`feature_group_p_stars`.
 
-Exact privacy of the audited pair over k releases (the ceilings): :func:`shared_pair`,
-:func:`shared_pair_epsilon` (Gaussian, same query: one release at σ/√k),
-:class:`RecordLevelPair` and :func:`record_level_pair_epsilon` (record-level masks: a 1-D
-sufficient statistic), :func:`fresh_pair_epsilon` (k-fold composition of the pair's PLD).
+Exact privacy of the audited pair over k releases (the ceilings; their home is
+:mod:`audit.theory.pair.releases`): :func:`shared_pair`, :func:`shared_pair_epsilon`
+(Gaussian, same query: one release at σ/√k), :class:`RecordLevelPair` and
+:func:`record_level_pair_epsilon` (record-level masks: a 1-D sufficient statistic),
+:func:`fresh_pair_epsilon` (k-fold composition of the pair's PLD).
 """
 
 from __future__ import annotations
@@ -28,30 +32,36 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from numbers import Integral, Real
 
 import numpy as np
 
-from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
-from audit._validate import check_delta, check_epsilon, check_positive, check_probability
-from audit.enums import MaskRegime, MissingnessClass, NoiseKind
-from audit.mixture import Mixture
+from audit._numeric import log1p_c_expm1
+from audit._validate import check_count, check_delta, check_epsilon, check_probability
+from audit.enums import MaskRegime, MissingnessClass
 from audit.theory.amplification import amplify, fdp_missing, p_star_mcar_iid, require_mar
-from audit.theory.pair import PairValue, pair_epsilon
-from audit.theory.pair.masses import check_pair
+from audit.theory.pair.releases import (
+    RecordLevelPair,
+    fresh_pair_epsilon,
+    record_level_pair_epsilon,
+    shared_pair,
+    shared_pair_epsilon,
+)
 from audit.theory.pld import (
+    DISCRETIZATION,
+    MAX_PLD_RELEASES,
     BaseLoss,
     compose_epsilon,
     gaussian_loss,
     laplace_loss,
-    pair_pmfs,
     pure_dp_loss,
     subsampled_pmf,
+    tradeoff_from_profile,
 )
 from audit.theory.tradeoff import (
     DPTradeoff,
     GaussianTradeoff,
     LaplaceTradeoff,
+    PiecewiseLinearTradeoff,
     TradeoffFunction,
     epsilon_for_delta,
 )
@@ -60,6 +70,10 @@ __all__ = [
     "MaskRegime",
     "MAX_PLD_RELEASES",
     "check_releases",
+    "Composed",
+    "composed_epsilon",
+    "releases_epsilon",
+    "fresh_masks_tradeoff",
     "shared_masks_dp",
     "shared_masks_tradeoff",
     "shared_masks_epsilon",
@@ -79,23 +93,10 @@ __all__ = [
     "fresh_pair_epsilon",
 ]
 
-#: most releases a PLD composition is run for (beyond: closed forms, or refused)
-MAX_PLD_RELEASES = 10_000
-#: default loss grid step of the PLD compositions
-DISCRETIZATION = 1e-4
-
 
 def check_releases(releases: object, name: str = "releases") -> int:
     """k as an int: a positive integer (an integral float such as 1e9 is accepted)."""
-    if isinstance(releases, bool) or not isinstance(releases, Real):
-        raise ValueError(f"{name} must be a positive integer, got {name}={releases!r}")
-    if not isinstance(releases, Integral):
-        f = float(releases)
-        if not (math.isfinite(f) and f.is_integer()):
-            raise ValueError(f"{name} must be a positive integer, got {name}={releases!r}")
-    if int(releases) < 1:
-        raise ValueError(f"{name} must be a positive integer, got {name}={releases!r}")
-    return int(releases)
+    return check_count(releases, name)
 
 
 def _check_p_star(p_star: object) -> float:
@@ -316,214 +317,103 @@ def clt_mu(f: TradeoffFunction, p_star: float, releases: int) -> float:
     return p * math.sqrt(k * _base_loss(f).chi2)
 
 
-# ----------------------------------------------------------------------------- exact pairs
-def shared_pair(P: Mixture, Q: Mixture, releases: int) -> tuple[Mixture, Mixture]:
-    """The pair of one Gaussian release at σ/√k, equivalent to k releases of the same query
-    from one table (the mean is sufficient given the mask; docs/THEORY.md §9.5).
+def fresh_masks_tradeoff(f: TradeoffFunction, p_star: float, releases: int, *,
+                         discretization: float = DISCRETIZATION, n_epsilons: int = 400,
+                         missingness_class: MissingnessClass | str = MissingnessClass.MAR
+                         ) -> PiecewiseLinearTradeoff:
+    """A certified lower bound on C_{p*}(f)^{⊗k} (fresh masks), as a trade-off curve.
 
-    Raises
-    ------
-    ValueError
-        For Laplace mixtures (the mean is not sufficient: use
-        :func:`record_level_pair_epsilon` under record-level masks) or a bad k.
-    """
-    P, Q = check_pair(P, Q)
-    k = check_releases(releases)
-    if P.noise is not NoiseKind.GAUSSIAN:
-        raise ValueError("P must be a Gaussian mixture for the one-release reduction of shared "
-                         f"masks (Laplace has no 1-D sufficient statistic), got P.noise="
-                         f"{P.noise.value!r}")
-    s = P.scale / math.sqrt(k)
-    return (Mixture(P.weights, P.scalar_shifts, P.noise, s),
-            Mixture(Q.weights, Q.scalar_shifts, Q.noise, s))
-
-
-def shared_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float) -> PairValue:
-    """Exact ε(δ) of the audited pair over k Gaussian releases of one query from one table."""
-    return pair_epsilon(*shared_pair(P, Q, releases), delta)
-
-
-@dataclass(frozen=True, eq=False)
-class RecordLevelPair:
-    """The audited pair under record-level masks: the differing record is observed with
-    probability ``observation`` (= p*) or missing entirely (every release then reads 0).
+    The pessimistic PLD's δ(ε) ≥ the exact profile at every ε, so the upper envelope of the
+    lines 1 − δ(ε_i) − e^{ε_i} α and e^{−ε_i}(1 − δ(ε_i) − α) over a grid of ε_i ≥ 0 lies below
+    the exact curve ([DRS] Proposition 2.12: f-DP ⇔ (ε, δ(ε))-DP for every ε);
+    :func:`audit.theory.pld.tradeoff_from_profile` returns it exactly (its vertices).
 
     Parameters
     ----------
-    observation : float
-        q ∈ (0, 1].
-    contributions, contributions_prime : array_like, shape (k,)
-        What the record adds to release j under z and under z′ when observed.
-    noise : NoiseKind or str
-        Noise of every release.
-    scales : float or array_like, shape (k,)
-        Noise scale of each release (b or σ), > 0.
+    f, p_star, releases, discretization, missingness_class
+        As in :func:`fresh_masks_epsilon`.
+    n_epsilons : int
+        Number of ε grid points (≥ 2), spread up to the ε at δ = 10⁻¹².
     """
-
-    observation: float
-    contributions: np.ndarray
-    contributions_prime: np.ndarray
-    noise: NoiseKind
-    scales: np.ndarray
-
-    def __post_init__(self) -> None:
-        q = _check_p_star(self.observation)
-        a = np.atleast_1d(np.asarray(self.contributions, dtype=np.float64))
-        b = np.atleast_1d(np.asarray(self.contributions_prime, dtype=np.float64))
-        if a.ndim != 1 or a.shape != b.shape or not np.all(np.isfinite(a) & np.isfinite(b)):
-            raise ValueError("contributions and contributions_prime must be finite arrays of one "
-                             f"shape (k,), got shapes {a.shape} and {b.shape}")
-        s = np.broadcast_to(np.asarray(self.scales, dtype=np.float64), a.shape).copy()
-        if not np.all(np.isfinite(s) & (s > 0)):
-            raise ValueError(f"scales must be in (0, inf), got scales={self.scales!r}")
-        object.__setattr__(self, "observation", q)
-        object.__setattr__(self, "contributions", a)
-        object.__setattr__(self, "contributions_prime", b)
-        object.__setattr__(self, "noise", NoiseKind.parse(self.noise))
-        object.__setattr__(self, "scales", s)
-
-    @property
-    def releases(self) -> int:
-        return int(self.contributions.shape[0])
-
-
-def record_level_pair_epsilon(pair: RecordLevelPair, delta: float, *,
-                              discretization: float = DISCRETIZATION) -> PairValue:
-    """Exact ε(δ) of a record-level pair over its k releases from one table (shared mask).
-
-    Gaussian: whitened, the two contribution vectors must be parallel (one may be 0); the
-    projection on their direction is sufficient, a 1-D pair solved by
-    :func:`audit.theory.pair.pair_epsilon`. Laplace: one side must contribute 0 (a record
-    against a record read as 0); with S = Σ_j ln(p_j/q_j) the loss of the observed record,
-    D_{e^ε}(P‖Q) = q δ_S(ln((e^ε − 1 + q)/q)) and D_{e^ε}(Q‖P) = a δ_S(ln(e^ε q/a)),
-    a = 1 − e^ε(1 − q) (0 when a ≤ 0), δ_S the profile of the k-fold Laplace composition; at
-    δ = 0 the likelihood ratio saturates and ε = ln(1 + q(e^{Σ|a_j|/b_j} − 1)) exactly.
-
-    Raises
-    ------
-    ValueError
-        Outside these forms (no low-dimensional reduction is implemented), or a bad δ.
-
-    References
-    ----------
-    docs/THEORY.md §9.5.
-    """
-    if not isinstance(pair, RecordLevelPair):
-        raise ValueError(f"pair must be a RecordLevelPair, got pair={pair!r}")
-    d = check_delta(delta)
-    if pair.noise is NoiseKind.GAUSSIAN:
-        return _record_level_gaussian(pair, d)
-    return _record_level_laplace(pair, d, check_positive(discretization, "discretization"))
-
-
-def _record_level_gaussian(pair: RecordLevelPair, delta: float) -> PairValue:
-    u, v = pair.contributions / pair.scales, pair.contributions_prime / pair.scales
-    ref = u if np.linalg.norm(u) >= np.linalg.norm(v) else v
-    norm = float(np.linalg.norm(ref))
-    if norm == 0.0:
-        return PairValue(0.0, 0.0)
-    e = ref / norm
-    a, b = float(u @ e), float(v @ e)
-    if np.linalg.norm(u - a * e) + np.linalg.norm(v - b * e) > 1e-12 * (1 + norm):
-        raise ValueError("contributions/scales and contributions_prime/scales must be parallel "
-                         "for the 1-D reduction of a Gaussian record-level pair, got "
-                         f"contributions={pair.contributions!r}, "
-                         f"contributions_prime={pair.contributions_prime!r}")
-    q = pair.observation
-    P = Mixture([q, 1 - q], [a, 0.0], NoiseKind.GAUSSIAN, 1.0) if q < 1 else \
-        Mixture([1.0], [a], NoiseKind.GAUSSIAN, 1.0)
-    Q = Mixture([q, 1 - q], [b, 0.0], NoiseKind.GAUSSIAN, 1.0) if q < 1 else \
-        Mixture([1.0], [b], NoiseKind.GAUSSIAN, 1.0)
-    return pair_epsilon(P, Q, delta)
-
-
-def _laplace_sum_pld(mus: np.ndarray, h: float, pessimistic: bool):
-    """The PLD of S = Σ_j ln(p_j/q_j), Lap(μ_j) against Lap(0) (unit scale), dp_accounting."""
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    uniq = np.unique(mus)
-    out = None
-    for m in uniq:
-        one = dpl.from_laplace_mechanism(1.0, sensitivity=float(m),
-                                         pessimistic_estimate=pessimistic,
-                                         value_discretization_interval=h,
-                                         use_connect_dots=pessimistic)
-        n = int(np.sum(mus == m))
-        one = one if n == 1 else one.self_compose(n)
-        out = one if out is None else out.compose(one)
-    return out
-
-
-def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> PairValue:
-    a, b = pair.contributions, pair.contributions_prime
-    if np.any(b != 0) and np.any(a != 0):
-        raise ValueError("contributions or contributions_prime must be all 0 for a Laplace "
-                         "record-level pair (a record against one read as 0), got "
-                         f"contributions={a!r}, contributions_prime={b!r}")
-    mus = np.abs(a + b) / pair.scales
-    mus = mus[mus > 0]
-    if mus.size == 0:
-        return PairValue(0.0, 0.0)
-    q = pair.observation
-    eps0 = log1p_c_expm1(float(np.sum(mus)), q)
-    if delta == 0.0:
-        return PairValue(eps0, 0.0)
-    if pair.releases > MAX_PLD_RELEASES:
-        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a Laplace pair at "
-                         f"delta > 0, got {pair.releases}")
-    values = []
-    for pess in (True, False):
-        s_pld = _laplace_sum_pld(mus, h, pess)
-
-        def dlt(e: float, s_pld=s_pld) -> float:
-            up = q * float(s_pld.get_delta_for_epsilon(log1p_expm1_div(e, q)))
-            lead = -math.expm1(e + math.log1p(-q)) if q < 1 else -math.inf
-            down = 0.0 if lead <= 0 else lead * float(
-                s_pld.get_delta_for_epsilon(e + math.log(q) - math.log(lead)))
-            return max(up, down)
-
-        # the optimistic estimate's truncated tails (≤ 1e-15 per composition) are paid in δ
-        target = delta if pess else min(1.0, delta + 1e-15 * (pair.releases + 1))
-        if dlt(0.0) <= target:
-            values.append(0.0)
-        elif dlt(eps0) > target:
-            values.append(eps0)
-        else:
-            values.append(brentq(lambda e, f=dlt, t=target: f(e) - t, 0.0, eps0, xtol=1e-12))
-    hi, lo = values
-    return PairValue(0.5 * (hi + lo), 0.5 * (hi - lo))
-
-
-def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
-                       discretization: float = DISCRETIZATION) -> PairValue:
-    """Exact ε(δ) of the audited pair over k releases with fresh masks: the k-fold product
-    (P^{⊗k}, Q^{⊗k}), both orders.
-
-    The pair's PLD in both orders (:func:`audit.theory.pld.pair_pmfs`) is composed k times by
-    dp_accounting with losses rounded up and, separately, down; ``value`` is the midpoint and
-    ``error`` the half-width of that bracket. At δ = 0, k·sup|ln p/q| (exact for Laplace, whose
-    likelihood ratio saturates; infinite for most Gaussian pairs).
-
-    Raises
-    ------
-    ValueError
-        On a bad pair, k, δ, or k > ``MAX_PLD_RELEASES``.
-
-    References
-    ----------
-    docs/THEORY.md §9.5.
-    """
-    P, Q = check_pair(P, Q)
+    p = _check_p_star(p_star)
+    require_mar(missingness_class)
     k = check_releases(releases)
-    d = check_delta(delta)
-    if d == 0.0:
-        one = pair_epsilon(P, Q, 0.0)
-        return PairValue(k * one.value, k * one.error)
+    n = check_count(n_epsilons, "n_epsilons")
     if k > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
                          f"(too costly beyond), got releases={releases!r}")
-    hi = compose_epsilon(pair_pmfs(P, Q, discretization), k, d)
-    # the optimistic estimate's truncated tails (≤ 1e-15 per composition) are paid in δ
-    lo = compose_epsilon(pair_pmfs(P, Q, discretization, pessimistic=False), k,
-                         min(1.0, d + 2e-15))
-    return PairValue(0.5 * (hi + lo), 0.5 * max(hi - lo, 0.0))
+    pmf = subsampled_pmf(_base_loss(f), p, discretization)
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    pld = PrivacyLossDistribution(pmf)
+    pld = pld if k == 1 else pld.self_compose(k)
+    top = max(float(pld.get_epsilon_for_delta(1e-12)), 1e-3)
+    eps = np.unique(np.concatenate([np.linspace(0.0, top, max(n, 2)),
+                                    np.geomspace(1e-4, top, max(n // 4, 2))]))
+    return tradeoff_from_profile(eps, np.asarray(pld.get_delta_for_epsilon(eps)))
+
+
+@dataclass(frozen=True)
+class Composed:
+    """ε at a final δ of k releases, and the rule that gave it (one line, for tables)."""
+
+    epsilon: float
+    rule: str
+
+
+def composed_epsilon(f: TradeoffFunction, releases: int, delta: float, *,
+                     discretization: float = DISCRETIZATION) -> Composed:
+    """ε at δ of f^{⊗k}: the same release k times with no missingness.
+
+    Gaussian: G_{√k μ} in closed form (any k). Laplace and f_{ε0,0}: k ε0 at δ = 0 (pure
+    composition, valid at every δ) and beyond ``MAX_PLD_RELEASES``; otherwise the pessimistic
+    PLD composition of the curve (an upper bound).
+
+    Raises
+    ------
+    ValueError
+        If f is not GaussianTradeoff, LaplaceTradeoff or DPTradeoff(δ = 0), or k, δ bad.
+    """
+    k, d = check_releases(releases), check_delta(delta)
+    base = _base_loss(f)
+    if isinstance(f, GaussianTradeoff):
+        mu_k = repeated_gaussian_mu(f.mu, k)
+        return Composed(epsilon_for_delta(GaussianTradeoff(mu_k), d),
+                        f"G_(sqrt(k) mu), sqrt(k) mu = {mu_k:.6g} (same query k times: exact)")
+    eps0 = base.t_max
+    if d == 0.0 or k > MAX_PLD_RELEASES:
+        why = "" if d == 0.0 else f"; PLD too costly for k > {MAX_PLD_RELEASES}"
+        return Composed(k * eps0, f"pure composition k eps0, eps0 = {eps0:.6g}{why}")
+    return Composed(compose_epsilon(subsampled_pmf(base, 1.0, discretization), k, d),
+                    f"PLD composition of {base.name} (pessimistic, h = {discretization:g})")
+
+
+def releases_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta: float,
+                     masks: MaskRegime | str = MaskRegime.SHARED, *,
+                     missingness_class: MissingnessClass | str = MissingnessClass.MAR
+                     ) -> Composed:
+    """ε at the final δ of k releases of one query, each A being f-DP on Z_miss^n.
+
+    ``SHARED``: C_{p*}(f^{⊗k}), i.e. ln(1 + p*(e^{ε_k(δ/p*)} − 1)) with ε_k from
+    :func:`composed_epsilon` (Proposition 9.1). ``FRESH``: C_{p*}(f)^{⊗k} by
+    :func:`fresh_masks_epsilon` (Proposition 9.2); beyond ``MAX_PLD_RELEASES`` it raises.
+
+    Raises
+    ------
+    ValueError
+        On an unknown mask regime (``masks must be one of 'shared', 'fresh'``), MNAR,
+        p* ∉ (0, 1], a bad k or δ, or an unsupported f.
+
+    References
+    ----------
+    docs/THEORY.md §9.1–9.3 (derived in this project).
+    """
+    regime = MaskRegime.parse(masks)
+    p = _check_p_star(p_star)
+    require_mar(missingness_class)
+    d = check_delta(delta)
+    if regime is MaskRegime.FRESH:
+        return Composed(fresh_masks_epsilon(f, p, releases, d),
+                        f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g})")
+    inner = composed_epsilon(f, releases, min(1.0, d / p))
+    return Composed(log1p_c_expm1(inner.epsilon, p), f"C_p* of the composition: {inner.rule}")
