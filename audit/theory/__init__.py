@@ -19,7 +19,7 @@
   bound table.
 
 The layer depends on numpy, scipy, dp_accounting (imported on first use, by
-:mod:`~audit.theory.pld` and :mod:`~audit.theory.pair.releases`) and the shared vocabulary only (``audit.enums``,
-``audit.noise``, ``audit.mixture``, ``audit._validate``, ``audit._numeric``;
+:mod:`~audit.theory.pld` and :mod:`~audit.theory.pair.releases`) and the shared vocabulary
+only (``audit.enums``, ``audit.noise``, ``audit.mixture``, ``audit._validate``, ``audit._numeric``;
 ``tests/test_layout.py``).
 """

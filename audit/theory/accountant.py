@@ -16,8 +16,8 @@ This module only re-exports; each result has one home:
   :func:`shared_masks_tradeoff`, :func:`shared_masks_epsilon`), fresh masks
   (:func:`fresh_masks_epsilon`, :func:`fresh_masks_tradeoff`, :func:`basic_composition`,
   :func:`advanced_composition`, :func:`clt_mu`), either regime by name
-  (:func:`releases_epsilon`, :func:`composed_epsilon`), which releases share (:func:`mask_regime_of`,
-  :func:`feature_group_p_stars`), and the exact pair over k releases
+  (:func:`releases_epsilon`, :func:`composed_epsilon`), which releases share
+  (:func:`mask_regime_of`, :func:`feature_group_p_stars`), and the exact pair over k releases
   (:func:`shared_pair_epsilon`, :func:`record_level_pair_epsilon`,
   :func:`fresh_pair_epsilon`, whose home is :mod:`audit.theory.pair.releases`);
 - :mod:`audit.theory.profiles`: :func:`dp_min_error_sum`;
