@@ -202,7 +202,7 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
 
         def dlt(e: float, s_pld=s_pld) -> float:
             up = q * float(s_pld.get_delta_for_epsilon(log1p_expm1_div(e, q)))
-            lead = -math.expm1(e + math.log1p(-q)) if q < 1 else -math.inf
+            lead = -math.expm1(e + math.log1p(-q)) if q < 1 else 1.0  # a = 1 − e^ε(1 − q)
             down = 0.0 if lead <= 0 else lead * float(
                 s_pld.get_delta_for_epsilon(e + math.log(q) - math.log(lead)))
             return max(up, down)

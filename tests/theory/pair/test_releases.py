@@ -103,3 +103,15 @@ def test_fresh_laplace_delta0_is_k_times_the_pair_and_the_closed_form():
     # at δ > 0 the pair's fresh composition is below the composed bound
     pv = rel.fresh_pair_epsilon(P, Q, k, 1e-6)
     assert pv.value - pv.error <= rel.fresh_masks_epsilon(LaplaceTradeoff(mu), q, k, 1e-6)
+
+
+def test_laplace_record_level_always_observed_is_the_plain_laplace_pair():
+    """q = 1: the plain pair Lap(μ) against Lap(0), whose two orders agree."""
+    from audit.theory.profiles import laplace_epsilon
+
+    mu, d = 0.8, 1e-2
+    got = rel.record_level_pair_epsilon(rel.RecordLevelPair(1.0, [mu], [0.0], "laplace", 1.0), d)
+    P = Mixture([1.0], [mu], "laplace", 1.0)
+    Q = Mixture([1.0], [0.0], "laplace", 1.0)
+    assert got.value == pytest.approx(pair_epsilon(P, Q, d).value, abs=got.error + 2e-4)
+    assert got.value == pytest.approx(laplace_epsilon(d, mu), abs=got.error + 2e-4)
