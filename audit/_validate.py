@@ -23,6 +23,7 @@ __all__ = [
     "check_fraction",
     "check_positive",
     "check_positive_int",
+    "check_count",
     "check_bool",
     "check_jobs",
     "spelled_setting",
@@ -96,6 +97,19 @@ def check_positive_int(value: object, name: str, *, minimum: int = 1) -> int:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
     if int(value) < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {name}={value!r}")
+    return int(value)
+
+
+def check_count(value: object, name: str) -> int:
+    """A positive integer, also written as an integral float (``1e9``): a number of releases."""
+    if isinstance(value, bool) or not isinstance(value, Real):
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    if not isinstance(value, Integral):
+        f = float(value)
+        if not (math.isfinite(f) and f.is_integer()):
+            raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
+    if int(value) < 1:
+        raise ValueError(f"{name} must be a positive integer, got {name}={value!r}")
     return int(value)
 
 

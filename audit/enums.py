@@ -25,6 +25,7 @@ __all__ = [
     "AuditMode",
     "CeilingKind",
     "StopRule",
+    "MaskRegime",
 ]
 
 
@@ -161,3 +162,18 @@ class StopRule(Choice):
 
     REFUTED = "refuted"
     BUDGET = "budget"
+
+
+class MaskRegime(Choice):
+    """How the masks of k releases relate (docs/THEORY.md §9).
+
+    ``SHARED``: one incomplete table, k releases computed from it (one mask draw for all);
+    ``FRESH``: the missingness is drawn anew, independently, for every release.
+    """
+
+    SHARED = "shared"
+    FRESH = "fresh"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "masks"

@@ -16,14 +16,16 @@ from audit.enums import (
     CeilingKind,
     Choice,
     Direction,
+    MaskRegime,
     MissingnessClass,
     NoiseKind,
     Selection,
+    StopRule,
     TradeoffOrder,
 )
 
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
-       AuditMode, CeilingKind]
+       AuditMode, CeilingKind, MaskRegime, StopRule]
 
 
 def test_all_lists_every_choice():

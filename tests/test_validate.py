@@ -113,3 +113,14 @@ def test_parse_enum():
     with pytest.raises(ValueError) as err:
         parse_enum(Colour, "blue", "colour")
     assert str(err.value) == "colour must be one of 'red', 'green', got colour='blue'"
+
+
+def test_check_count_accepts_integral_floats_only():
+    from audit._validate import check_count
+
+    assert check_count(3, "releases") == 3
+    assert check_count(1e9, "releases") == 10**9
+    for bad in (0, -3, 1.5, "2", True, float("inf"), float("nan")):
+        with pytest.raises(ValueError,
+                           match=r"^releases must be a positive integer, got releases="):
+            check_count(bad, "releases")

@@ -9,6 +9,17 @@ This module only re-exports; each result has one home:
   also :class:`MissingnessClass`, :data:`Mechanism` and :func:`p_star_mcar_iid`;
 - :mod:`audit.theory.bounds`: :func:`all_bounds` and :class:`BoundRow`, every applicable bound
   at one parameter point (the ``bound`` CLI);
+- :mod:`audit.theory.bounds` also :func:`bound_table` and :class:`BoundTable` (k releases,
+  ``--releases``/``--masks``/``--target-delta``);
+- :mod:`audit.theory.releases`: several releases from one incomplete dataset
+  (docs/THEORY.md §9, **derived in this project**): shared masks (:func:`shared_masks_dp`,
+  :func:`shared_masks_tradeoff`, :func:`shared_masks_epsilon`), fresh masks
+  (:func:`fresh_masks_epsilon`, :func:`fresh_masks_tradeoff`, :func:`basic_composition`,
+  :func:`advanced_composition`, :func:`clt_mu`), either regime by name
+  (:func:`releases_epsilon`, :func:`composed_epsilon`), which releases share
+  (:func:`mask_regime_of`, :func:`feature_group_p_stars`), and the exact pair over k releases
+  (:func:`shared_pair_epsilon`, :func:`record_level_pair_epsilon`,
+  :func:`fresh_pair_epsilon`, whose home is :mod:`audit.theory.pair.releases`);
 - :mod:`audit.theory.profiles`: :func:`dp_min_error_sum`;
 - :mod:`audit.theory.tradeoff`: the f-DP toolkit (``tradeoff_dp``, ``tradeoff_gaussian``,
   ``tradeoff_laplace``, ``amplify_tradeoff``, ``delta_for_epsilon``, ``epsilon_for_delta``,
@@ -32,8 +43,33 @@ from audit.theory.amplification import (
     laplace_fwl_bound,
     p_star_mcar_iid,
 )
-from audit.theory.bounds import BoundRow, all_bounds
+from audit.theory.bounds import BoundRow, BoundTable, all_bounds, bound_table
 from audit.theory.profiles import dp_min_error_sum
+from audit.theory.releases import (
+    Composed,
+    MaskRegime,
+    RecordLevelPair,
+    advanced_composition,
+    basic_composition,
+    check_releases,
+    clt_mu,
+    composed_epsilon,
+    composed_gaussian_mu,
+    composed_laplace_epsilon,
+    feature_group_p_stars,
+    fresh_masks_epsilon,
+    fresh_masks_tradeoff,
+    fresh_pair_epsilon,
+    mask_regime_of,
+    record_level_pair_epsilon,
+    releases_epsilon,
+    repeated_gaussian_mu,
+    shared_masks_dp,
+    shared_masks_epsilon,
+    shared_masks_tradeoff,
+    shared_pair,
+    shared_pair_epsilon,
+)
 from audit.theory.tradeoff import (
     amplify_tradeoff,
     delta_for_epsilon,
@@ -58,6 +94,31 @@ __all__ = [
     "fdp_missing_laplace",
     "dp_min_error_sum",
     "all_bounds",
+    "BoundTable",
+    "bound_table",
+    "MaskRegime",
+    "RecordLevelPair",
+    "check_releases",
+    "Composed",
+    "composed_epsilon",
+    "releases_epsilon",
+    "fresh_masks_tradeoff",
+    "shared_masks_dp",
+    "shared_masks_tradeoff",
+    "shared_masks_epsilon",
+    "repeated_gaussian_mu",
+    "composed_gaussian_mu",
+    "composed_laplace_epsilon",
+    "mask_regime_of",
+    "feature_group_p_stars",
+    "fresh_masks_epsilon",
+    "basic_composition",
+    "advanced_composition",
+    "clt_mu",
+    "shared_pair",
+    "shared_pair_epsilon",
+    "record_level_pair_epsilon",
+    "fresh_pair_epsilon",
     "tradeoff_dp",
     "tradeoff_gaussian",
     "tradeoff_laplace",

@@ -19,7 +19,7 @@ docs/THEORY.md §7 minimum error sum    :func:`_section7_rows`
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 from audit._validate import (
     check_bool,
@@ -30,6 +30,7 @@ from audit._validate import (
     check_probability,
     parse_enum,
 )
+from audit.enums import MaskRegime
 from audit.theory.amplification import (
     Mechanism,
     MissingnessClass,
@@ -51,7 +52,7 @@ from audit.theory.tradeoff import (
     min_error_sum,
 )
 
-__all__ = ["BoundRow", "all_bounds"]
+__all__ = ["BoundRow", "BoundTable", "all_bounds", "bound_table"]
 
 _SECTION7 = "docs/THEORY.md §7 (derived here)"
 
@@ -71,9 +72,24 @@ class BoundRow:
     delta: float | None
     note: str
     min_error_sum: float | None = None
+    releases: int = 1
+    masks: str = "shared"
+    rule: str = "single release"
 
     def to_dict(self) -> dict:
         return asdict(self)
+
+
+@dataclass(frozen=True)
+class BoundTable:
+    """What :func:`bound_table` returns: the bounds, and the rows shown for comparison that
+    are **not** bounds (the per-release guarantee composed under shared masks, a CLT)."""
+
+    bounds: tuple[BoundRow, ...]
+    comparisons: tuple[BoundRow, ...]
+    releases: int
+    masks: MaskRegime
+    target_delta: float | None
 
 
 @dataclass(frozen=True)
@@ -300,3 +316,78 @@ def all_bounds(
     if pt.laplace:
         rows.append(_corollary_4_6_row(pt))
     return rows + _section7_rows(pt)
+
+
+def _default_target_delta(pt: _Point) -> float:
+    """The δ the single-release §7 row reports at: p*δ (Gaussian), δ or 0 (Laplace)."""
+    return pt.delta if pt.laplace else pt.p_star * pt.delta
+
+
+def bound_table(
+    epsilon: float,
+    delta: float | None,
+    p_star: float,
+    mechanism: Mechanism | str,
+    rho: float | None = None,
+    ratio: float | None = None,
+    d: int | None = None,
+    *,
+    scalar_output: bool = True,
+    missingness_class: MissingnessClass | str = MissingnessClass.MAR,
+    releases: int | None = None,
+    masks: MaskRegime | str = MaskRegime.SHARED,
+    target_delta: float | None = None,
+) -> BoundTable:
+    """The bound table for one release (as :func:`all_bounds`) or for k releases.
+
+    Parameters
+    ----------
+    epsilon, delta, p_star, mechanism, rho, ratio, d, scalar_output, missingness_class
+        As in :func:`all_bounds` (each describes **one** release; k releases are k copies of
+        it, the same query); p* must be > 0 for k releases.
+    releases : int, optional
+        k ≥ 1 (an integral float such as 1e9 is accepted). None together with
+        ``target_delta`` None: the single-release table of :func:`all_bounds`.
+    masks : MaskRegime or str
+        ``"shared"`` (one table, k releases) or ``"fresh"`` (masks redrawn per release).
+    target_delta : float, optional
+        The final δ ∈ [0, 1) of the k releases together at which every row reports ε
+        (default: the δ of the single-release §7 row, p*δ for Gaussian, ``delta`` or 0 for
+        Laplace). Gaussian needs it > 0.
+
+    Returns
+    -------
+    BoundTable
+        ``bounds`` (every row a valid bound, each naming its composition rule) and
+        ``comparisons`` (rows that are not bounds).
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (the message names it).
+
+    References
+    ----------
+    docs/THEORY.md §9 (derived here); [RPS] Theorem 3.2; [DRS] §3 and §5; [DR] §3.5.
+    """
+    from audit.theory.release_rows import release_rows
+    from audit.theory.releases import check_releases
+
+    regime = MaskRegime.parse(masks)
+    pt = _point(epsilon, delta, p_star, mechanism, rho, ratio, d, scalar_output,
+                missingness_class)
+    if releases is None and target_delta is None:
+        rows = all_bounds(epsilon, delta, p_star, mechanism, rho, ratio, d,
+                          scalar_output=scalar_output, missingness_class=missingness_class)
+        return BoundTable(tuple(replace(r, masks=regime.value) for r in rows), (), 1, regime,
+                          None)
+    k = 1 if releases is None else check_releases(releases)
+    if pt.p_star == 0.0:
+        raise ValueError(f"p_star must be in (0, 1] for k releases, got p_star={p_star!r}")
+    td = _default_target_delta(pt) if target_delta is None else check_in_range(
+        "target_delta", target_delta, 0.0, 1.0, hi_closed=False)
+    if not pt.laplace and td == 0.0:
+        raise ValueError(f"target_delta must be in (0, 1) for the Gaussian mechanism, got "
+                         f"target_delta={target_delta!r}")
+    rows, comps = release_rows(pt, BoundRow, k, regime, td)
+    return BoundTable(tuple(rows), tuple(comps), k, regime, td)

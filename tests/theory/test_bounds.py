@@ -85,6 +85,9 @@ BAD = [
     (lambda: bounds.all_bounds(1.0, None, 0.5, "gaussian"), "delta"),
     (lambda: bounds.all_bounds(1.0, 0.0, 0.5, "gaussian"), "delta"),
     (lambda: bounds.all_bounds(1.0, None, 0.5, "laplace", missingness_class="mnar"), "missingness"),
+    (lambda: bounds.bound_table(1.0, None, 0.5, "laplace", releases=0), "releases"),
+    (lambda: bounds.bound_table(1.0, None, 0.5, "laplace", releases=2, masks="x"), "masks"),
+    (lambda: bounds.bound_table(1.0, 1e-5, 0.5, "gaussian", target_delta=-1.0), "target_delta"),
 ]
 
 
@@ -97,7 +100,7 @@ def test_rejects_out_of_hypothesis_inputs(call, name):
 def test_every_public_function_is_covered_by_a_rejection_case():
     src = "\n".join(inspect.getsource(c) for c, _ in BAD)
     own = [n for n in bounds.__all__ if callable(getattr(bounds, n)) and n[0].islower()]
-    assert own == ["all_bounds"]
+    assert own == ["all_bounds", "bound_table"]
     missing = [n for n in own if f"bounds.{n}(" not in src]
     assert not missing, missing
 
@@ -172,3 +175,28 @@ def test_section7_row_of_the_cli_example():
     by_ref, s7 = _theorem_and_section7(bounds.all_bounds(1000.0, None, 0.5, "laplace"))
     assert by_ref["[RPS] Thm 3.2"].epsilon == 1000.0 + math.log(0.5)
     assert s7 == {0.0: by_ref["[RPS] Thm 3.2"].epsilon}
+
+
+# ----------------------------------------------------------------------------- k releases
+def test_bound_table_without_releases_is_all_bounds():
+    from audit.theory.bounds import all_bounds, bound_table
+
+    table = bound_table(1.0, 1e-5, 0.3, "gaussian", rho=0.5, d=10)
+    rows = all_bounds(1.0, 1e-5, 0.3, "gaussian", rho=0.5, d=10)
+    assert [r.epsilon for r in table.bounds] == [r.epsilon for r in rows]
+    assert table.comparisons == () and table.target_delta is None
+
+
+def test_bound_table_rejects_bad_release_parameters():
+    from audit.theory.bounds import bound_table
+
+    with pytest.raises(ValueError, match="target_delta must be in"):
+        bound_table(1.0, 1e-5, 0.3, "gaussian", releases=3, target_delta=0.0)
+    with pytest.raises(ValueError, match="target_delta must be in"):
+        bound_table(1.0, 1e-5, 0.3, "gaussian", releases=3, target_delta=1.0)
+    with pytest.raises(ValueError, match="p_star must be in"):
+        bound_table(1.0, None, 0.0, "laplace", releases=3)
+    with pytest.raises(ValueError, match="releases must be a positive integer"):
+        bound_table(1.0, None, 0.5, "laplace", releases=2.5)
+    with pytest.raises(ValueError, match="masks must be one of"):
+        bound_table(1.0, None, 0.5, "laplace", releases=2, masks="both")

@@ -1,0 +1,110 @@
+"""The k-release rows of the bound table (``bound --releases K --masks shared|fresh``).
+
+Every row reports ε at one final δ (``target_delta``) for the k releases together and names
+its composition rule; a row that is not a bound (the per-release guarantee composed under
+shared masks, the central-limit approximation) is returned among the *comparisons*. The
+formulas are those of :mod:`audit.theory.releases` (docs/THEORY.md §9).
+"""
+
+from __future__ import annotations
+
+import math
+
+from audit.enums import MaskRegime
+from audit.theory.amplification import amplify
+from audit.theory.pld import MAX_PLD_RELEASES
+from audit.theory.releases import (
+    advanced_composition,
+    clt_mu,
+    composed_epsilon,
+    releases_epsilon,
+)
+from audit.theory.tradeoff import (
+    DPTradeoff,
+    GaussianTradeoff,
+    LaplaceTradeoff,
+    TradeoffFunction,
+    amplify_tradeoff,
+    epsilon_for_delta,
+)
+
+__all__ = ["release_rows"]
+
+_REF = "docs/THEORY.md §9 (derived here)"
+
+
+def _per_release_curve(pt, ratio: float) -> TradeoffFunction:
+    """f of one release with sensitivity ratio·C: G_μ, Lap_μ (scalar) or f_(μ,0) (vector)."""
+    if pt.laplace:
+        mu = ratio * pt.epsilon
+        return LaplaceTradeoff(mu) if pt.scalar_output else DPTradeoff(mu, 0.0)
+    return GaussianTradeoff(ratio * pt.epsilon / math.sqrt(2.0 * math.log(1.25 / pt.delta)))
+
+
+def _shared_rows(pt, k: int, td: float, row) -> tuple[list, list]:
+    generic, refined = _per_release_curve(pt, 1.0), _per_release_curve(pt, pt.ratio)
+    inner = td / pt.p_star
+    gen = composed_epsilon(generic, k, min(inner, 1.0))
+    e32, d32 = amplify(gen.epsilon, min(inner, 1.0), pt.p_star)
+    rows = [row("generic amplification of the composition", "[RPS] Thm 3.2 once", e32, d32,
+                f"ln(1 + p*(e^eps_k - 1)) with eps_k at delta/p*: {gen.rule}")]
+    e9 = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.SHARED)
+    rows.append(row("f-DP of the composition under missingness", _REF, e9.epsilon, td,
+                    f"{e9.rule}; {pt.ratio_note}"))
+    comps = []
+    if k <= MAX_PLD_RELEASES:
+        ef = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.FRESH)
+        comps.append(row("per-release guarantee composed (NOT a bound for shared masks)", _REF,
+                         ef.epsilon, td, f"{ef.rule}: valid only for fresh masks"))
+    return rows, comps
+
+
+def _fresh_rows(pt, k: int, td: float, row) -> tuple[list, list]:
+    refined = _per_release_curve(pt, pt.ratio)
+    per = amplify_tradeoff(refined, pt.p_star)
+    rows = [row("basic composition of the per-release f-DP bound", "[DR] Thm 3.16",
+                k * epsilon_for_delta(per, td / k), td,
+                "k eps' with eps' of C_p*(f) at delta/k")]
+    if td > 0:
+        e1 = epsilon_for_delta(per, td / (2 * k))
+        ea, _ = advanced_composition(e1, td / (2 * k), k, td / 2)  # δ: k·δ/(2k) + δ/2 = δ
+        rows.append(row("advanced composition of the per-release f-DP bound", "[DR] Thm 3.20",
+                        ea, td, "eps' of C_p*(f) at delta/(2k), slack delta/2"))
+    else:
+        rows.append(row("advanced composition of the per-release f-DP bound", "[DR] Thm 3.20",
+                        None, None, "not applicable at delta = 0 (needs a slack delta > 0)"))
+    if k <= MAX_PLD_RELEASES:
+        ef = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.FRESH)
+        rows.append(row("f-DP composition under fresh masks", _REF, ef.epsilon, td,
+                        f"{ef.rule}; {pt.ratio_note}"))
+    else:
+        clt = "; the CLT approximation is under comparisons" if td > 0 else ""
+        rows.append(row("f-DP composition under fresh masks", _REF, None, None,
+                        f"not computed: a PLD composition of k > {MAX_PLD_RELEASES} releases is "
+                        f"too costly; the rows above hold{clt}"))
+    comps = []
+    if td > 0:
+        mu = clt_mu(refined, pt.p_star, k)
+        comps.append(row("CLT approximation (NOT a bound)", "[DRS] §5 CLT",
+                         epsilon_for_delta(GaussianTradeoff(mu), td), td,
+                         f"G_(p* sqrt(k chi2(f))), mu = {mu:.6g}: an approximation"))
+    return rows, comps
+
+
+def release_rows(pt, base_row_type, releases: int, masks: MaskRegime,
+                 target_delta: float) -> tuple[list, list]:
+    """(bounds, comparisons) for k releases at the final δ ``target_delta``.
+
+    ``pt`` is the validated point of :func:`audit.theory.bounds.bound_table`;
+    ``base_row_type`` its ``BoundRow`` class.
+    """
+    k, td = releases, target_delta
+
+    def row(name, ref, eps, dlt, rule):
+        return base_row_type(name, ref, eps, dlt, rule, None, k, masks.value, rule)
+
+    base = composed_epsilon(_per_release_curve(pt, 1.0), k, td)
+    first = row("base mechanism, k releases (no missingness)", "composition",
+                base.epsilon, td, base.rule)
+    rows, comps = (_shared_rows if masks is MaskRegime.SHARED else _fresh_rows)(pt, k, td, row)
+    return [first, *rows], comps

@@ -1,0 +1,54 @@
+"""The k-release rows of the bound table (audit.theory.release_rows, docs/THEORY.md §9)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from audit.enums import MaskRegime
+from audit.theory import releases as rel
+from audit.theory.bounds import BoundRow, _point, bound_table
+from audit.theory.release_rows import release_rows
+from audit.theory.tradeoff import GaussianTradeoff, epsilon_for_delta
+
+
+def test_bound_table_laplace_releases_pure_closed_forms():
+
+    k, p, eps = 5, 0.4, 0.8
+    shared = bound_table(eps, None, p, "laplace", rho=0.5, d=10, releases=k, masks="shared")
+    by = {r.name: r for r in shared.bounds}
+    assert by["f-DP of the composition under missingness"].epsilon == pytest.approx(
+        math.log1p(p * math.expm1(k * 0.5 * eps)))
+    assert by["generic amplification of the composition"].epsilon == pytest.approx(
+        math.log1p(p * math.expm1(k * eps)))
+    fresh = bound_table(eps, None, p, "laplace", rho=0.5, d=10, releases=k, masks="fresh")
+    by = {r.name: r for r in fresh.bounds}
+    per = math.log1p(p * math.expm1(0.5 * eps))
+    assert by["f-DP composition under fresh masks"].epsilon == pytest.approx(k * per)
+    assert by["basic composition of the per-release f-DP bound"].epsilon == pytest.approx(
+        k * per, rel=1e-9)
+    assert by["advanced composition of the per-release f-DP bound"].epsilon is None
+    # the composed per-release guarantee is smaller than the shared-mask bound: not a bound
+    comp = shared.comparisons[0]
+    assert comp.epsilon < shared.bounds[-1].epsilon
+
+
+def test_release_rows_gaussian_rules_and_regimes():
+    pt = _point(1.0, 1e-5, 0.1, "gaussian", None, None, None, True, "mar")
+    mu = 1 / math.sqrt(2 * math.log(1.25e5))
+    rows, comps = release_rows(pt, BoundRow, 30, MaskRegime.SHARED, 1e-5)
+    assert [r.masks for r in rows + comps] == ["shared"] * (len(rows) + len(comps))
+    base = rows[0]
+    assert base.epsilon == pytest.approx(
+        epsilon_for_delta(GaussianTradeoff(math.sqrt(30) * mu), 1e-5), rel=1e-12)
+    assert "G_(sqrt(k) mu)" in base.rule
+    assert rows[-1].epsilon == pytest.approx(
+        rel.shared_masks_epsilon(GaussianTradeoff(math.sqrt(30) * mu), 0.1, 1e-5), rel=1e-12)
+    assert comps[0].epsilon < rows[-1].epsilon  # the invalid composition understates it
+    rows, comps = release_rows(pt, BoundRow, 30, MaskRegime.FRESH, 1e-5)
+    pld = next(r for r in rows if r.name == "f-DP composition under fresh masks")
+    assert pld.epsilon == pytest.approx(rel.fresh_masks_epsilon(GaussianTradeoff(mu), 0.1, 30,
+                                                                1e-5))
+    assert all(r.epsilon >= pld.epsilon for r in rows[1:])
+    assert "CLT" in comps[0].name
