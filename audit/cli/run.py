@@ -82,6 +82,13 @@ def format_result(result) -> str:
         lines.append(f"  eps_base   {_fmt(st.eps_base)}   (the mechanism without missingness)")
     if st.eps_mar_formula is not None:
         lines.append(f"  MAR formula {_fmt(st.eps_mar_formula)}   (not a bound: MNAR)")
+    fresh = result.comparisons.get("eps_fresh_composed")
+    if fresh is not None:
+        lines.append(f"  per-release {_fmt(fresh)}   ({result.comparisons['rule']}; NOT a bound "
+                     "for shared masks)")
+        if result.eps_lower > fresh:
+            lines.append("  finding: eps_lower exceeds the per-release accounting: composing "
+                         "per-release amplified guarantees understates this release's epsilon")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
     return "\n".join(lines)

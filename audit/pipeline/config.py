@@ -33,7 +33,15 @@ from audit._validate import (
     check_positive,
     check_positive_int,
 )
-from audit.enums import AuditMode, Backend, Calibration, NoiseKind, Selection, StopRule
+from audit.enums import (
+    AuditMode,
+    Backend,
+    Calibration,
+    MaskRegime,
+    NoiseKind,
+    Selection,
+    StopRule,
+)
 from audit.noise import noise_of
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
@@ -53,6 +61,7 @@ BACKENDS = ("cpu", "cuda", "dask")
 __all__ = [
     "ImplementationConfig",
     "PairConfig",
+    "ReleasesConfig",
     "MAX_TRIALS",
     "MAX_BINS",
     "ScenarioConfig",
@@ -239,6 +248,20 @@ class ImplementationConfig:
                                    params=self.params)
 
 
+@dataclass(frozen=True)
+class ReleasesConfig:
+    """k releases from one incomplete dataset (docs/THEORY.md §9): ``count`` = k ≥ 1 and
+    ``masks`` = ``"shared"`` (one table: the k releases read one masked dataset) or
+    ``"fresh"`` (the missingness redrawn for every release)."""
+
+    count: int
+    masks: MaskRegime = MaskRegime.SHARED
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.count, "releases.count")
+        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "releases.masks"))
+
+
 @dataclass(frozen=True, eq=False)
 class PairConfig:
     """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
@@ -259,6 +282,7 @@ class AuditConfig:
     name: str = "audit"
     implementation: ImplementationConfig | None = None
     pair: PairConfig | None = None
+    releases: ReleasesConfig | None = None
 
     def __post_init__(self) -> None:
         if self.implementation is not None and self.audit.backend == "cuda":
@@ -310,6 +334,8 @@ class AuditConfig:
             out["implementation"] = asdict(self.implementation)
         if self.pair is not None:
             out["pair"] = {"z": self.pair.z, "z_prime": self.pair.z_prime}
+        if self.releases is not None:
+            out["releases"] = asdict(self.releases)
         return out
 
 
@@ -327,7 +353,7 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     if not isinstance(data, dict):
         raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
     _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
-                                 "pair"})
+                                 "pair", "releases"})
     implementation = _implementation(data.get("implementation"))
     sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)
@@ -355,7 +381,7 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
         au.setdefault("attack", "density-ratio")
     audit = AuditSettings(**au)
     cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)),
-                      implementation=implementation, pair=pair)
+                      implementation=implementation, pair=pair, releases=_releases(data))
     validate_components(cfg)
     return cfg
 
@@ -387,6 +413,16 @@ def _integral(table: dict, prefix: str, keys: set[str]) -> dict:
         if isinstance(v, float) and v.is_integer() and abs(v) < 2.0**63:
             out[key] = int(v)
     return out
+
+
+def _releases(data: dict) -> ReleasesConfig | None:
+    if "releases" not in data:
+        return None
+    table = _integral(_table(data, "releases"), "releases", {"count"})
+    _check_keys("releases", table, {"count", "masks"})
+    if "count" not in table:
+        raise ValueError("config is missing the key releases.count")
+    return ReleasesConfig(**table)
 
 
 def _implementation(table) -> ImplementationConfig | None:

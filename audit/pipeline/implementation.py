@@ -27,10 +27,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import CeilingKind, MissingnessClass
+from audit.enums import CeilingKind, MaskRegime, MissingnessClass
 from audit.estimation.policy import PilotRule
 from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
+from audit.model.repeated import RepeatedReleases
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import ranking_release
@@ -67,7 +68,7 @@ class ImplementationPlan:
     claim: Claim
     z: np.ndarray
     z_prime: np.ndarray
-    missingness: MissingnessMechanism
+    missingness: MissingnessMechanism  # what the sampler masks with (none: fresh releases)
     p_star: float
     rho: float
     missing_class: MissingnessClass
@@ -106,20 +107,41 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
 
     t0 = time.perf_counter()
     impl = implementation if implementation is not None else cfg.implementation.build()
-    claim = impl.claim
     sc = cfg.scenario
     mech, query = cfg.components()
+    impl, sampler = _with_releases(cfg, impl, mech)
+    claim = impl.claim
     z, z_prime = _pair(cfg, mech, query)
-    dim = probe(impl, z, mech, cfg.audit.seed)
+    dim = probe(impl, z, sampler, cfg.audit.seed)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     if mech.missing_class is MissingnessClass.MNAR:
         amplified, theory = None, "no amplification theorem (MNAR)"
+    elif isinstance(impl, RepeatedReleases):
+        amplified = impl.amplified(p_star)[0]
+        theory = (f"the {impl.count}-release claim amplified by RPS Theorem 3.2 (p* = "
+                  f"{p_star:.4g}; " + ("once, on the composition: shared masks)"
+                                       if impl.masks is MaskRegime.SHARED else
+                                       "per release, then composed: fresh masks)"))
     else:
         amplified = acc.amplify(claim.epsilon, claim.delta, p_star)[0]
         theory = f"the claim amplified by RPS Theorem 3.2 (p* = {p_star:.4g})"
-    return ImplementationPlan(cfg, impl, claim, z, z_prime, mech, p_star, rho,
+    return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
                               time.perf_counter() - t0)
+
+
+def _with_releases(cfg: AuditConfig, impl, mech):
+    """The implementation the sampler calls and the mechanism it masks with: ``[releases]``
+    makes k calls per trial (:class:`audit.model.repeated.RepeatedReleases`), and under
+    fresh masks the implementation masks each call itself, so the sampler masks nothing."""
+    if cfg.releases is None:
+        return impl, mech
+    impl = RepeatedReleases(impl, cfg.releases.count, cfg.releases.masks, mech)
+    if impl.masks is MaskRegime.SHARED:
+        return impl, mech
+    from audit.model.missingness import make_missingness
+
+    return impl, make_missingness("mcar-iid", rate=0.0)
 
 
 def _bar(total: int, label: str, progress: bool):
@@ -213,6 +235,26 @@ class ImplementationSubject(PlannedSubject):
         c = self.plan.claim
         return {"epsilon": c.epsilon, "delta": c.delta, "note": c.note,
                 "implementation": self.name}
+
+    @property
+    def comparisons(self) -> dict:
+        """For k releases with shared masks: what accounting per release would say, the
+        per-release amplified claim composed k times as if the masks were fresh. NOT a bound
+        for shared masks (docs/THEORY.md §9): an ε_lower above it refutes that accounting."""
+        impl, p = self.plan.implementation, self.plan
+        if not (isinstance(impl, RepeatedReleases) and impl.masks is MaskRegime.SHARED
+                and p.missing_class is not MissingnessClass.MNAR):
+            return {}
+        c, k = impl.inner.claim, impl.count
+        if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
+            value = k * acc.amplify(c.epsilon, 0.0, p.p_star)[0]
+            rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
+        else:
+            value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p.p_star, k,
+                                            k * c.delta)
+            rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
+        return {"eps_fresh_composed": float(value), "rule": rule,
+                "note": "not a bound for shared masks: the per-release accounting"}
 
     @property
     def supports_sequential(self) -> bool:

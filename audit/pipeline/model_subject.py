@@ -74,6 +74,10 @@ class ModelSubject(PlannedSubject):
         return None
 
     @property
+    def comparisons(self) -> dict:
+        return {}
+
+    @property
     def supports_sequential(self) -> bool:
         return False
 

@@ -251,6 +251,7 @@ class AuditResult:
     timings: dict = field(default_factory=dict)
     claim: dict | None = None
     attack_note: str = ""
+    comparisons: dict = field(default_factory=dict)
     versions: dict = field(default_factory=package_versions)
 
     @classmethod
@@ -264,7 +265,7 @@ class AuditResult:
                    trials=int(trials), pilot_trials=int(pilot_trials),
                    confidence=cfg.audit.confidence, seed=cfg.audit.seed,
                    config=cfg.to_dict(), timings=dict(timings), claim=subject.claim,
-                   attack_note=attack_note)
+                   attack_note=attack_note, comparisons=dict(subject.comparisons))
 
     # -- the flat view the JSON document and earlier callers use
     def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
@@ -376,6 +377,7 @@ class AuditResult:
             "config": self.config, "timings": self.timings, "eps_claim": self.eps_claim,
             "claim": self.claim, "refutations": self.refutations, "versions": self.versions,
             "ceilings": [c.to_dict() for c in self.ceilings],
+            "comparisons": self.comparisons,
             "violations": self.ceiling_violations(),
         }
         return to_jsonable(doc)

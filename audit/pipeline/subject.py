@@ -97,6 +97,11 @@ class Subject(Protocol):
         """The implementation's claim (JSON), None for the model."""
 
     @property
+    def comparisons(self) -> dict:
+        """Values beside the ceilings that are NOT bounds (e.g. per-release accounting of k
+        releases with shared masks); empty when there are none."""
+
+    @property
     def supports_sequential(self) -> bool: ...
 
     @property
