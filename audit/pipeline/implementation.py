@@ -250,8 +250,11 @@ class ImplementationSubject(PlannedSubject):
             value = k * acc.amplify(c.epsilon, 0.0, p.p_star)[0]
             rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
         else:
-            value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p.p_star, k,
-                                            k * c.delta)
+            try:
+                value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p.p_star,
+                                                k, k * c.delta)
+            except ValueError:  # no PLD of this curve here: no comparison, rather than a guess
+                return {}
             rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
         return {"eps_fresh_composed": float(value), "rule": rule,
                 "note": "not a bound for shared masks: the per-release accounting"}

@@ -75,7 +75,7 @@ class ModelSubject(PlannedSubject):
 
     @property
     def comparisons(self) -> dict:
-        return {}
+        return dict(self.plan.comparisons)
 
     @property
     def supports_sequential(self) -> bool:

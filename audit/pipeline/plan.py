@@ -10,10 +10,11 @@ theorem's hypotheses is refused here, before any Monte Carlo work.
 
 from __future__ import annotations
 
+import math
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-from audit.enums import MissingnessClass
+from audit.enums import MaskRegime, MissingnessClass
 from audit.mixture import Mixture
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.release import Release
@@ -22,6 +23,7 @@ from audit.pipeline.config import AuditConfig
 from audit.theory import accountant as acc
 from audit.theory.noise_theory import theory_of
 from audit.theory.pair import pair_epsilon
+from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.tradeoff import TradeoffFunction
 
 __all__ = ["AuditPlan", "plan_audit", "ranking_release"]
@@ -51,6 +53,8 @@ class AuditPlan:
     fdp_curve: TradeoffFunction | None
     eps_fdp: float | None
     seconds: float = 0.0
+    releases: int = 1
+    comparisons: dict = field(default_factory=dict)
 
     @property
     def is_scalar(self) -> bool:
@@ -72,6 +76,44 @@ def ranking_release(cfg: AuditConfig, query) -> Release:
     """The release ``[scenario]`` describes, calibrated for ``query``: the model's own release,
     or, for a black-box audit, the model the pair search ranks candidate pairs with."""
     return _release_and_constants(cfg, query)[0]
+
+
+def _k_releases(cfg: AuditConfig, release: Release) -> Release:
+    """The release whose single draw is exactly as private as ``[releases]``' k releases.
+
+    k Gaussian releases of the same query from one masked table (shared masks) are, given the
+    mask, k independent N(f(z̃), σ²) draws whose mean is sufficient: one release at σ/√k
+    (docs/THEORY.md §9). Laplace releases or fresh masks have no such reduction here.
+    """
+    rel = cfg.releases
+    if rel is None:
+        return release
+    if noise_of(release.noise).pure or rel.masks is not MaskRegime.SHARED:
+        raise ValueError(
+            f"the model's k-release subject reduces k Gaussian releases with shared masks to "
+            f"one (their mean is sufficient), got a {release.noise.value} release with "
+            f"{rel.masks.value} masks; audit such releases as an implementation with "
+            "[releases], or compute their bounds with python -m audit bound --releases K")
+    return Release(release.noise, release.scale / math.sqrt(rel.count))
+
+
+def _k_release_theory(cfg, p_star, sens_tilde, scale, audit_delta, mclass):
+    """[RPS] Theorem 3.2 applied once to the k-fold composition G_(√k μ) (shared masks), and
+    the per-release accounting (fresh-mask composition of C_p*(G_μ̃)) as a comparison."""
+    k = cfg.releases.count
+    if mclass is MissingnessClass.MNAR:
+        return "no theorem (MNAR)", None, {}
+    mu_k = sens_tilde / scale  # scale is already σ/√k
+    eps_k = acc.epsilon_for_delta(acc.tradeoff_gaussian(mu_k), audit_delta / p_star)
+    eps, _ = acc.amplify(eps_k, audit_delta / p_star, p_star)
+    fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu_k / math.sqrt(k)), p_star, k,
+                                    audit_delta) if k <= MAX_PLD_RELEASES else None
+    comparisons = {} if fresh is None else {
+        "eps_fresh_composed": float(fresh),
+        "rule": "C_p*(G_mu) composed k times by PLD: the per-release accounting",
+        "note": "not a bound for shared masks"}
+    return (f"RPS Theorem 3.2 once on the {k}-fold composition (shared masks)", float(eps),
+            comparisons)
 
 
 def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
@@ -118,6 +160,7 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     sc = cfg.scenario
     mech, query = cfg.components()
     release, consts = _release_and_constants(cfg, query)
+    release = _k_releases(cfg, release)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     mclass = mech.missing_class
     sens, sens_tilde = consts.sensitivity(), consts.sensitivity_under_rho(rho)
@@ -132,7 +175,12 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
         pv = pair_epsilon(P, Q, audit_delta)
         eps_pair, eps_pair_error = float(pv.value), float(pv.error)
     theory, eps_theory, eps_mar = _theory(cfg, p_star, sens_tilde / sens, audit_delta, mclass)
+    comparisons = {}
+    if cfg.releases is not None:
+        theory, eps_theory, comparisons = _k_release_theory(cfg, p_star, sens_tilde, scale,
+                                                            audit_delta, mclass)
     curve, eps_fdp = _fdp(cfg, sens_tilde, scale, p_star, P.is_scalar, mclass, audit_delta)
     return AuditPlan(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale,
                      audit_delta, float(eps_base), eps_pair, eps_pair_error, eps_theory,
-                     theory, eps_mar, curve, eps_fdp, time.perf_counter() - t0)
+                     theory, eps_mar, curve, eps_fdp, time.perf_counter() - t0,
+                     cfg.releases.count if cfg.releases is not None else 1, comparisons)
