@@ -29,6 +29,7 @@ from experiments import (
     library_audit,
     mar_mnar,
     mcar_iid_looseness,
+    na_position,
     tradeoff_curves,
 )
 
@@ -43,6 +44,7 @@ EXPERIMENTS = {
         attack_comparison,
         mcar_iid_looseness,
         library_audit,
+        na_position,
     )
 }
 
