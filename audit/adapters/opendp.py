@@ -1,7 +1,7 @@
-"""OpenDP measurement chains (sum, mean) as black-box implementations.
+"""OpenDP measurement chains (sum, mean, count) as black-box implementations.
 
-Targets: ``opendp:sum``, ``opendp:mean`` (``ADAPTER`` declares them, with their parameters,
-NaN semantics and examples). Each is the chain
+Targets: ``opendp:sum``, ``opendp:mean``, ``opendp:count`` (``ADAPTER`` declares them, with
+their parameters, NaN semantics and examples). The sum and the mean are the chain
 
     vector of float entries (NaN allowed) → impute a constant for NaN, or drop NaN
     → clamp to ``bounds`` → sum, or (resize →) mean → Laplace or Gaussian noise
@@ -76,6 +76,60 @@ checked on the installed wheel):
 * OpenDP does not check, when a measurement is invoked, that the argument lies in its input
   domain (a vector of 5 passes a chain declared for size 6): the declared size is the
   caller's promise. The adapter keeps it by building one chain per dataset shape.
+
+``opendp:count`` counts the non-null entries: ``vector_domain(atom_domain(T=float, nan=True),
+size=N)`` → with ``nan="cast"`` (default) ``make_cast(TOA=int)``, non-strict (NaN, ±inf and
+floats outside i32 become null) and declared so: its output is ``OptionDomain``
+(transformations/cast/mod.rs:44-47); ``nan="drop"`` skips the cast → ``make_drop_null``
+(stability 1) → ``make_count`` (stability 1) → integer Laplace (discrete, ``then_laplace``)
+at scale 2k/ε for a substitution (d_in = 2k): NaN entries are dropped before the count
+(``NanSemantics.DROPS``), and the count of an all-missing dataset is 0 plus noise.
+Parameters ``nan``, ``column``, ``shape`` as above; Laplace only (δ = 0). It is the core-API
+form of the query of #2938.
+
+Known NaN/null reports
+----------------------
+OpenDP issues #2935, #2936, #2938, #2939, #2940 (2026-09-18, against ``main``), checked on the
+0.16.0 wheel and its source (the sdist ``opendp-0.16.0`` ships ``rust/src``; line numbers
+below are 0.16's). Every file cited is identical to ``main`` at bc6e18b (2026-08-06, the
+latest snapshot readable here), and the reports' own link (float/mod.rs#L89) points at the
+same line: 0.16 does not differ from the reports' ``main`` in these paths. Audits, pairs
+and margins: ``experiments/opendp_issues.py``, ``results/opendp_issues.md`` (ε = 1, 20,000
+calls per side, seed 0); tests: ``tests/adapters/test_opendp_issues.py``. polars is not
+installed here: for the Polars queries of #2936/#2938/#2939/#2940 "present" is read from
+the source, not observed.
+
+* **#2935** (float noise maps NaN to 0): **present in 0.16**. ``make_float_to_bigint``
+  (measurements/noise/nature/float/mod.rs:89-90): ``RBig::try_from(x.clamp(MIN_FINITE,
+  MAX_FINITE)).unwrap_or(RBig::ZERO)``; the same in noise_threshold/nature/float/mod.rs:131-132
+  and canonical_noise/mod.rs:66. A scale-10⁻³ Laplace on NaN releases ≈ 0. The domain refuses
+  ``nan=True`` at construction (float/mod.rs:67-72) and the clamp errs at run time on NaN
+  (traits/operations/mod.rs:356), so in the core API NaN reaches the noise only through a
+  domain declared NaN-free, which invocation does not check (core/mod.rs:319-320). Witness:
+  ``make_sum`` on ``atom_domain(bounds=(0, 1))``, size 20, Laplace at ε = 1 (scale 1); z =
+  twenty 1.0, z' = z with record 0 NaN: z' releases 0 + noise (the NaN sum read as 0), z
+  20 + noise; **claim refuted**, ε_lower = 8.60 at 20,000 calls (4.89-4.91 in ten audits of 500).
+* **#2936** (``fill_null(NaN)`` keeps ``nan=False``): **present in 0.16** in Polars:
+  expr_fill_null/mod.rs:86-92 checks that the fill is not nullable but keeps the data's
+  NaN-free element domain, so the Polars sum is NaN and #2935 reads it as 0. Not run (no
+  polars). The core counterpart is safe: ``make_impute_constant`` refuses a NaN constant
+  (transformations/impute/mod.rs:151-154, "Constant may not be null"). Witness (core):
+  ``opendp:sum`` imputing 0.5, bounds (0, 1), on the report's frames (a hundred 1.0, one
+  missing): **claim holds**, ε_lower = 0.444 (the pair's loss is ε/2).
+* **#2938** (non-strict ``cast`` keeps ``nullable=False``): **present in 0.16** in Polars:
+  expr_cast/mod.rs:45-47 forces non-strict casts, 55-71 keeps the input's ``nullable``
+  (``set_dtype``, domains/polars/series/mod.rs:163-166, resets only the element domain), so
+  ``count()`` on a fixed-length frame is free. Not run. The core ``make_cast`` is non-strict
+  too but declares ``OptionDomain`` (cast/mod.rs:44-47): ``opendp:count[cast]`` on the
+  report's frames (sixteen 1.0, one NaN): **claim holds**, ε_lower = 0.468 (counts 16
+  against 15, scale 2: loss ε/2).
+* **#2939** (``cut`` maps NaN to null, keeps ``nullable=False``): **present in 0.16** in
+  Polars: expr_cut/mod.rs:68-84 clones the input's domain and only replaces its element domain.
+  Not run. Core counterpart ``make_find_bin`` (transformations/index/mod.rs:111-116) sends NaN
+  to the last bin (``NaN < edge`` is false for every edge) and yields no null: nothing to audit.
+* **#2940** (``x % 0`` is null): **present in 0.16** in Polars: expr_binary/mod.rs:106-109 marks
+  only ``FloorDivide | TrueDivide | Divide`` as null-introducing, not ``Modulus``. Not run;
+  the core API has no modulo transformation.
 """
 
 from __future__ import annotations
@@ -91,6 +145,7 @@ from audit.model.implementation import CallableImplementation, Claim
 LIBRARY = "opendp"
 DISTRIBUTION = "opendp"
 NAN_HANDLING = ("impute", "drop")
+COUNT_NAN_HANDLING = ("cast", "drop")
 
 
 def _prelude(target: str):
@@ -114,6 +169,24 @@ def _check_shape(target: str, value: object) -> tuple[int, int] | None:
     return int(n), int(d)
 
 
+def _count_chain(*, epsilon: float, params: dict, n: int, d: int):
+    """(measurement, privacy map value at d_in = 2k) of ``opendp:count``: cast to int
+    (non-strict: NaN → null) or not, drop the nulls, count, integer Laplace noise."""
+    target = f"{LIBRARY}:count"
+    dp = _prelude(target)
+    k = d if params["column"] is None else 1
+    budget = relations.to_substitution(ADAPTER.relation, epsilon, 0.0, entries=k)
+    t = (dp.vector_domain(dp.atom_domain(T=float, nan=True), size=n * k),
+         dp.symmetric_distance())
+    if params["nan"] == "cast":
+        t = t >> dp.t.then_cast(TOA=int)  # OptionDomain output: the nulls are declared
+    t = t >> dp.t.then_drop_null() >> dp.t.then_count()
+    scale = dp.binary_search_param(lambda s: t >> dp.m.then_laplace(scale=s),
+                                   d_in=budget.distance, d_out=budget.epsilon)
+    m = t >> dp.m.then_laplace(scale=scale)
+    return m, float(m.map(budget.distance))
+
+
 def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
                 n: int, d: int):
     """(measurement, privacy map value at d_in = 2k) of ``opendp:<function>`` for datasets of
@@ -121,6 +194,8 @@ def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
 
     ``params`` are the checked parameters (as in ``CallableImplementation.params``).
     """
+    if function == "count":
+        return _count_chain(epsilon=epsilon, params=params, n=n, d=d)
     target = f"{LIBRARY}:{function}"
     dp = _prelude(target)
     k = d if params["column"] is None else 1
@@ -198,9 +273,35 @@ class _Release:
         return {**self.__dict__, "_chains": {}}
 
 
+def _make_count(*, epsilon: float, delta: float, params: dict | None) -> CallableImplementation:
+    """The implementation of ``opendp:count`` (see the module docstring)."""
+    target = f"{LIBRARY}:count"
+    p = _common.check_params(target, params, ADAPTER.target("count").accepted())
+    checked = {"nan": _common.check_choice(target, "nan", p["nan"], COUNT_NAN_HANDLING),
+               "column": _common.check_column(target, p["column"]),
+               "shape": _check_shape(target, p["shape"])}
+    if delta != 0.0:
+        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
+                         f"delta={delta!r}")
+    _prelude(target)
+    release = _Release(target, "count", epsilon, 0.0, checked)
+    claim_eps, how = epsilon, "calibrated per dataset shape so that"
+    if checked["shape"] is not None:
+        claim_eps = release.chain(checked["shape"], with_value=True)
+        how = f"for shape {checked['shape']}:"
+    k = "d" if checked["column"] is None else "1"
+    note = (f"OpenDP {_common.version(DISTRIBUTION)} count of the non-null entries "
+            f"(nan={checked['nan']}, integer Laplace noise) {how} its privacy map at "
+            f"d_in = 2·{k} (symmetric distance of one record's substitution) is <= {epsilon}")
+    return CallableImplementation(func=release, claim=Claim(claim_eps, 0.0, note),
+                                  name=target, params=checked)
+
+
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``opendp:<function>`` (see the module docstring)."""
+    if function == "count":
+        return _make_count(epsilon=epsilon, delta=delta, params=params)
     target = f"{LIBRARY}:{function}"
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     checked = {
@@ -251,13 +352,19 @@ _PARAMETERS = (
     Parameter("column", None, "None: every entry, record by record; j: column j only"),
     Parameter("shape", None, "(n, d): build and calibrate at once, claim = OpenDP's map"),
 )
+_COUNT_PARAMETERS = (
+    Parameter("nan", "cast", "'cast': cast to int (NaN -> null), drop nulls; 'drop': drop NaN"),
+    Parameter("column", None, "None: every entry, record by record; j: column j only"),
+    Parameter("shape", None, "(n, d): build and calibrate at once, claim = OpenDP's map"),
+)
 _NAN_OPTIONS = {"impute": NanSemantics.IMPUTES_CONSTANT, "drop": NanSemantics.DROPS}
 _BOUNDS = [-1.0, 1.0]
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="opendp", seedable=False,
     relation=Relation.SYMMETRIC_DISTANCE, make=make,
-    summary="OpenDP 0.16 measurement chains (impute or drop, clamp, sum or mean, noise)",
+    summary=("OpenDP 0.16 measurement chains (impute or drop, clamp, sum or mean, noise; "
+             "count of the non-null entries)"),
     targets=(
         Target("sum", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_NAN_OPTIONS,
@@ -278,6 +385,15 @@ ADAPTER = Adapter(
                            doc="NaN imputed with a constant other than 0"),
                    Example("drop", {"bounds": _BOUNDS, "nan": "drop"},
                            doc="NaN dropped, resized back to N (stability 2)"),
+               )),
+        Target("count", _COUNT_PARAMETERS, nan=NanSemantics.DROPS,
+               nan_options={"cast": NanSemantics.DROPS, "drop": NanSemantics.DROPS},
+               summary="non-null entries counted: NaN cast to null (or dropped), then dropped",
+               examples=(
+                   Example("cast", {"nan": "cast"},
+                           doc="cast(int) (NaN -> null, declared), drop_null, count: #2938's "
+                               "query in the core API"),
+                   Example("drop", {"nan": "drop"}, doc="drop_null, count"),
                )),
     ),
 )

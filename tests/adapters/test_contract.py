@@ -122,6 +122,10 @@ EXPECTED: dict[str, Expect] = {
                                     2.0 * math.sqrt(2 * math.log(1.25 / 1e-6)))),
     "opendp:mean[impute]": Expect(laplace_std(2 / N)),
     "opendp:mean[drop]": Expect(laplace_std(4 / N)),
+    # count of non-null entries (drop_null, count: stability 1 each), integer Laplace noise of
+    # scale 2/ε; its σ is √(2q)/(1 − q), q = e^(−1/2) (discrete Laplace, not √2·2)
+    "opendp:count[cast]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
+    "opendp:count[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
     "pipelinedp:sum[propagate]": Expect(laplace_std(1.0, 0.5), trials=2000),
     "pipelinedp:sum[drop]": Expect(laplace_std(1.0, 0.5), trials=2000),
     "pipelinedp:sum[gaussian]": Expect((gaussian_sigma_analytic(1.0, 0.5, _PDP_DELTA),
