@@ -5,9 +5,10 @@ projection and a 1-D density ratio), :class:`attacks.categorical.Categorical` wh
 takes few distinct values, and for vector outputs
 :class:`attacks.additive.AdditiveDensityRatio` (a sum of per-coordinate density ratios) and,
 for continuous ones, :class:`attacks.knn.NearestNeighbours`. Each is fitted on one half of the
-pilot and judged on the other by :func:`held_out_epsilon`, both ways round (two-fold); another
-score replaces the density ratio only when its mean held-out bound is larger by ``margin``,
-and the chosen attack is refitted on the whole pilot.
+pilot and judged on the other by :func:`held_out_epsilon`, both ways round (two-fold). Taken
+in that order (of growing complexity), a candidate replaces the one chosen so far only when
+its mean held-out bound is larger by ``margin``; the chosen attack is refitted on the whole
+pilot.
 
 The choice sees the pilot only (the fit part the runner hands to attacks), so the regions
 the score induces may still be used for a bound on the main run. Not the default attack:
@@ -87,8 +88,8 @@ class Auto(BlackBoxAttack):
     max_categories : int
         Most distinct pilot values for categorical counting (≥ 1).
     margin : float
-        How much larger (in ε, ≥ 0) a learned score's held-out bound must be than the density
-        ratio's for it to be used.
+        How much larger (in ε, ≥ 0) a candidate's held-out bound must be than that of the
+        candidate chosen before it (the density ratio first) for it to be used.
     """
 
     max_categories: int = 1000
@@ -127,8 +128,11 @@ class Auto(BlackBoxAttack):
         # two-fold: each half fits, the other judges; the mean of the two held-out bounds
         eps = [0.5 * (held_out_epsilon(c.fit(first), second)
                       + held_out_epsilon(c.fit(second), first)) for c in candidates]
-        best = 1 + int(np.argmax(eps[1:]))  # the best other score, first on ties
-        chosen = candidates[best] if eps[best] > eps[0] + self.margin else candidates[0]
+        chosen = 0  # candidates in order of complexity: a later one must beat by margin
+        for i in range(1, len(candidates)):
+            if eps[i] > eps[chosen] + self.margin:
+                chosen = i
+        chosen = candidates[chosen]
         note = "held-out ε: " + ", ".join(f"{c.name} {e:.3g}" for c, e in
                                           zip(candidates, eps, strict=True))
         return self._named(chosen.fit(pilot), f"{note}: {chosen.name}")
