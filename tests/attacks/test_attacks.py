@@ -169,9 +169,17 @@ class TestAuto(AttackContract):
 
 
 def test_every_registered_attack_loads_and_is_tested_here():
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    declared = set(tomllib.loads(pyproject.read_text())["project"]["entry-points"]
+                   ["audit.attacks"])
+    assert declared == {"exact-lr", "density-ratio", "logistic", "threshold", "categorical",
+                        "knn", "additive", "auto"}
     names = set(available_attacks())
-    assert names == {"exact-lr", "density-ratio", "logistic", "threshold", "categorical",
-                     "knn", "additive", "auto"}
+    assert names == declared, (f"installed entry points {sorted(names)} differ from "
+                               f"pyproject.toml's: reinstall (pip install -e .)")
     for name in names:
         assert load_attack(name).name == name
 
