@@ -14,9 +14,13 @@ from __future__ import annotations
 import importlib
 
 _EXPORTS = {
+    "AdditiveDensityRatio": "attacks.additive",
+    "Auto": "attacks.auto",
+    "Categorical": "attacks.categorical",
     "ExactLikelihoodRatio": "attacks.exact",
     "DensityRatio": "attacks.fitted",
     "LogisticRegression": "attacks.fitted",
+    "NearestNeighbours": "attacks.knn",
     "OutputThreshold": "attacks.threshold",
 }
 

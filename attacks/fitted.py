@@ -98,6 +98,13 @@ class DensityRatio(BlackBoxAttack):
         return score
 
     def _fit_finite(self, a: np.ndarray, b: np.ndarray, n_a: int, n_b: int):
+        centres, log_ratio = self.finite_table(a, b, n_a, n_b)
+        return lambda t: np.interp(np.asarray(t, dtype=np.float64), centres, log_ratio)
+
+    def finite_table(self, a: np.ndarray, b: np.ndarray, n_a: int,
+                     n_b: int) -> tuple[np.ndarray, np.ndarray]:
+        """(bin centres, smoothed log-ratio at each) of the finite draws ``a`` and ``b`` out
+        of ``n_a`` and ``n_b`` draws; the score is their linear interpolation."""
         pooled = np.concatenate([a, b])
         lo, hi = np.quantile(pooled, [self.tail, 1.0 - self.tail])
         if not hi > lo:
@@ -119,8 +126,7 @@ class DensityRatio(BlackBoxAttack):
         tot_b = cb.sum() if n_b == b.size else n_b
         log_ratio = np.log((ca + self.pseudo_count) / (tot_a + self.pseudo_count * ca.size))
         log_ratio -= np.log((cb + self.pseudo_count) / (tot_b + self.pseudo_count * cb.size))
-        centres = 0.5 * (edges[:-1] + edges[1:])
-        return lambda t: np.interp(np.asarray(t, dtype=np.float64), centres, log_ratio)
+        return 0.5 * (edges[:-1] + edges[1:]), log_ratio
 
     def fit(self, pilot: Pilot) -> Score:
         if pilot.is_scalar:

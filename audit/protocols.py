@@ -28,9 +28,7 @@ import numpy as np
 from audit.enums import MissingnessClass
 from audit.mixture import Mixture
 from audit.statistics import (
-    ExactLLR,
-    LinearProjection,
-    OutputValue,
+    PROJECTIONS,
     Projection,
     Statistic,
 )
@@ -264,7 +262,7 @@ class Score:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
+        if not isinstance(self.projection, PROJECTIONS):
             raise ValueError(f"projection must be a statistics projection, got "
                              f"projection={self.projection!r}")
 

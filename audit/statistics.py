@@ -6,7 +6,17 @@ query's output dimension) to one real number, plus fixed histogram ``edges``:
 - :class:`OutputValue`: the output itself (scalar outputs only);
 - :class:`ExactLLR`: ln p(x) − ln q(x) for the two output laws P = A_D(z), Q = A_D(z')
   (white box: the laws are part of the projection);
-- :class:`LinearProjection`: w·x + c.
+- :class:`LinearProjection`: w·x + c;
+- :class:`CategoryIndex` (black box only): the index of the output among a table of distinct
+  values, unseen values to a dedicated "other" index;
+- :class:`NeighbourLogRatio` (black box only): a k-nearest-neighbour estimate of ln p/q from
+  fitted points of both sides, NaN for an output with a non-finite coordinate;
+- :class:`CoordinateSum` (black box only): Σ_j f_j(x_j), per-coordinate fitted functions
+  (an additive score).
+
+The last two are counted only by black-box (implementation) audits, whose counts are taken in
+numpy (``Statistic.indices``); the numba and CUDA engines refuse them
+(:data:`ENGINE_PROJECTIONS`).
 
 Each projection has a plain-numpy ``evaluate`` (the reference the numba kernels are tested
 against, and what pilots are scored with), and :func:`histogram` is the numpy reference of the
@@ -35,7 +45,13 @@ __all__ = [
     "OutputValue",
     "ExactLLR",
     "LinearProjection",
+    "CategoryIndex",
+    "NeighbourLogRatio",
+    "CoordinateSum",
     "Projection",
+    "PROJECTIONS",
+    "row_keys",
+    "ENGINE_PROJECTIONS",
     "Statistic",
     "check_edges",
     "bin_representatives",
@@ -171,7 +187,201 @@ class LinearProjection:
         return {"kind": "linear", "weights": self.weights.tolist(), "offset": self.offset}
 
 
-Projection = OutputValue | ExactLLR | LinearProjection
+def _rows(x: np.ndarray, dim: int, name: str) -> np.ndarray:
+    """Outputs as a C-contiguous (N, dim) float array (1-D input: N scalar outputs)."""
+    x = np.asarray(x, dtype=np.float64)
+    x = x.reshape(-1, 1) if x.ndim <= 1 else x
+    if x.ndim != 2 or x.shape[1] != dim:
+        raise ValueError(f"{name} needs outputs of dimension {dim}, got shape {x.shape}")
+    return np.ascontiguousarray(x)
+
+
+def row_keys(x: np.ndarray) -> np.ndarray:
+    """One opaque key per row of a 2-D float array, equal exactly when the rows are equal
+    value by value, NaN equal to NaN (any payload) and −0.0 equal to 0.0."""
+    x = np.where(np.isnan(x), np.nan, x + 0.0)  # one NaN bit pattern; -0.0 + 0.0 = +0.0
+    x = np.ascontiguousarray(x, dtype=np.float64)
+    return x.view(f"V{8 * x.shape[1]}").reshape(-1)
+
+
+@dataclass(frozen=True, eq=False)
+class CategoryIndex:
+    """The index of each output in a table of distinct values: row i of ``table`` → i, any
+    other value → ``len(table)`` (the "other" index). Black box only: counted in numpy.
+
+    Parameters
+    ----------
+    table : array_like
+        Shape (K, dim) with K ≥ 1 distinct rows (compared exactly, NaN equal to NaN), or
+        (K,) for scalar outputs.
+    """
+
+    table: np.ndarray
+
+    def __post_init__(self) -> None:
+        t = np.asarray(self.table, dtype=np.float64)
+        t = t.reshape(-1, 1) if t.ndim == 1 else t
+        if t.ndim != 2 or t.shape[0] == 0 or t.shape[1] == 0:
+            raise ValueError(f"table must have shape (K, dim) with K ≥ 1 and dim ≥ 1, got "
+                             f"shape {np.shape(self.table)}")
+        keys = row_keys(t)
+        order = np.argsort(keys, kind="stable")
+        if np.any(keys[order][1:] == keys[order][:-1]):
+            raise ValueError("table must have distinct rows (NaN equal to NaN)")
+        object.__setattr__(self, "table", t)
+        object.__setattr__(self, "_sorted", (keys[order], order))
+
+    @property
+    def other(self) -> int:
+        """The index of every value not in the table."""
+        return int(self.table.shape[0])
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        keys = row_keys(_rows(x, self.table.shape[1], "CategoryIndex"))
+        sorted_keys, order = self._sorted
+        pos = np.minimum(np.searchsorted(sorted_keys, keys), sorted_keys.size - 1)
+        found = sorted_keys[pos] == keys
+        return np.where(found, order[pos], self.other).astype(np.float64)
+
+    def to_dict(self) -> dict:
+        return {"kind": "category", "size": self.other, "table": _digest(self.table)}
+
+
+@dataclass(frozen=True, eq=False)
+class NeighbourLogRatio:
+    """k-nearest-neighbour estimate of ln p(x)/q(x) from fitted draws of both sides.
+
+    Among the k fitted points nearest to x (Euclidean distance after dividing each
+    coordinate by ``scale``), k_p come from P's draws and k − k_p from Q's:
+    ln((k_p + ½)/(k − k_p + ½)) + ln(n_q/n_p). An output with a non-finite coordinate
+    projects to NaN (the statistic's NaN bin; the attack scores it). Black box only: counted
+    in numpy.
+
+    Parameters
+    ----------
+    points : array_like
+        The fitted finite draws, shape (n, dim), n > k.
+    from_p : array_like of bool
+        Shape (n,): whether each point is a draw of P (both sides present).
+    k : int
+        Neighbours per estimate, in [1, n).
+    scale : array_like
+        Shape (dim,), positive finite divisors of the coordinates.
+    log_prior : float
+        ln(n_q/n_p) over every fitted draw (non-finite ones included).
+
+    References
+    ----------
+    Loftsgaarden, D. O. and Quesenberry, C. P. (1965), "A nonparametric estimate of a
+    multivariate density function", Ann. Math. Statist. 36(3): the k-NN density estimate,
+    here its ratio with a common radius.
+    """
+
+    points: np.ndarray
+    from_p: np.ndarray
+    k: int
+    scale: np.ndarray
+    log_prior: float = 0.0
+
+    def __post_init__(self) -> None:
+        from scipy.spatial import cKDTree
+
+        pts = np.asarray(self.points, dtype=np.float64)
+        lab = np.asarray(self.from_p, dtype=bool).reshape(-1)
+        sc = np.asarray(self.scale, dtype=np.float64).reshape(-1)
+        if pts.ndim != 2 or pts.shape[0] < 2 or not np.all(np.isfinite(pts)):
+            raise ValueError(f"points must be a finite (n, dim) array with n ≥ 2, got shape "
+                             f"{pts.shape}")
+        if lab.shape[0] != pts.shape[0] or lab.all() or not lab.any():
+            raise ValueError("from_p must have one flag per point, with both sides present")
+        if not isinstance(self.k, int | np.integer) or not 1 <= self.k < pts.shape[0]:
+            raise ValueError(f"k must be an integer in [1, {pts.shape[0] - 1}], got "
+                             f"k={self.k!r}")
+        if sc.shape != (pts.shape[1],) or not np.all(np.isfinite(sc) & (sc > 0)):
+            raise ValueError(f"scale must be {pts.shape[1]} positive finite numbers, got "
+                             f"scale={sc}")
+        if not math.isfinite(float(self.log_prior)):
+            raise ValueError(f"log_prior must be finite, got log_prior={self.log_prior!r}")
+        for name, value in (("points", pts), ("from_p", lab), ("scale", sc),
+                            ("k", int(self.k)), ("log_prior", float(self.log_prior))):
+            object.__setattr__(self, name, value)
+        object.__setattr__(self, "_tree", cKDTree(pts / sc))
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        x = _rows(x, self.points.shape[1], "NeighbourLogRatio")
+        out = np.full(x.shape[0], np.nan)
+        ok = np.isfinite(x).all(axis=1)
+        if ok.any():
+            _, idx = self._tree.query(x[ok] / self.scale, k=self.k)
+            kp = self.from_p[np.asarray(idx).reshape(-1, self.k)].sum(axis=1)
+            out[ok] = np.log((kp + 0.5) / (self.k - kp + 0.5)) + self.log_prior
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kind": "knn", "k": self.k, "n": int(self.points.shape[0]),
+                "fit": _digest(self.points, self.from_p, self.scale)}
+
+
+@dataclass(frozen=True, eq=False)
+class CoordinateSum:
+    """Σ_j f_j(x_j): each f_j the linear interpolation of ``values[j]`` at ``knots[j]``
+    (constant beyond the end knots), and a NaN, +inf or −inf coordinate j scored
+    ``special[j, 0]``, ``special[j, 1]`` or ``special[j, 2]`` instead (an additive score:
+    the exact log-ratio of two product laws). Black box only: counted in numpy.
+
+    Parameters
+    ----------
+    knots : sequence of array_like
+        One strictly increasing finite 1-D array (≥ 2 values) per coordinate.
+    values : sequence of array_like
+        Finite values at the knots, one array per coordinate, each as long as its knots.
+    special : array_like
+        Shape (dim, 3), finite: the scores of NaN, +inf and −inf in each coordinate.
+    """
+
+    knots: tuple
+    values: tuple
+    special: np.ndarray
+
+    def __post_init__(self) -> None:
+        knots = tuple(check_edges(k) for k in self.knots)
+        values = tuple(np.asarray(v, dtype=np.float64).reshape(-1) for v in self.values)
+        special = np.asarray(self.special, dtype=np.float64)
+        if not knots or len(values) != len(knots):
+            raise ValueError(f"knots and values must have one array per coordinate (≥ 1), "
+                             f"got {len(knots)} and {len(values)}")
+        for j, (k, v) in enumerate(zip(knots, values, strict=True)):
+            if v.shape != k.shape or not np.all(np.isfinite(v)):
+                raise ValueError(f"values[{j}] must be {k.size} finite numbers, got {v}")
+        if special.shape != (len(knots), 3) or not np.all(np.isfinite(special)):
+            raise ValueError(f"special must be a finite ({len(knots)}, 3) array, got shape "
+                             f"{special.shape}")
+        for name, value in (("knots", knots), ("values", values), ("special", special)):
+            object.__setattr__(self, name, value)
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        x = _rows(x, len(self.knots), "CoordinateSum")
+        out = np.zeros(x.shape[0])
+        for j, (k, v) in enumerate(zip(self.knots, self.values, strict=True)):
+            col = x[:, j]
+            term = np.interp(np.where(np.isfinite(col), col, k[0]), k, v)
+            term = np.where(np.isnan(col), self.special[j, 0], term)
+            term = np.where(np.isposinf(col), self.special[j, 1], term)
+            out += np.where(np.isneginf(col), self.special[j, 2], term)
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kind": "coordinate-sum", "dim": len(self.knots),
+                "fit": _digest(*self.knots, *self.values, self.special)}
+
+
+Projection = (OutputValue | ExactLLR | LinearProjection | CategoryIndex | NeighbourLogRatio
+    | CoordinateSum)
+#: every projection a :class:`Statistic` may hold
+PROJECTIONS = (OutputValue, ExactLLR, LinearProjection, CategoryIndex, NeighbourLogRatio,
+               CoordinateSum)
+#: the projections the numba and CUDA engines can count (the others: black box only)
+ENGINE_PROJECTIONS = (OutputValue, ExactLLR, LinearProjection)
 
 
 @dataclass(frozen=True, eq=False)
@@ -180,7 +390,8 @@ class Statistic:
 
     Parameters
     ----------
-    projection : OutputValue, ExactLLR or LinearProjection
+    projection : OutputValue, ExactLLR, LinearProjection, CategoryIndex, NeighbourLogRatio
+        or CoordinateSum (the last three black box only)
     edges : array_like
         Strictly increasing finite bin edges (at least 2).
     infinities : bool
@@ -193,10 +404,10 @@ class Statistic:
     infinities: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.projection, OutputValue | ExactLLR | LinearProjection):
+        if not isinstance(self.projection, PROJECTIONS):
             raise ValueError(
-                "projection must be an OutputValue, ExactLLR or LinearProjection, got "
-                f"projection={self.projection!r}"
+                "projection must be an OutputValue, ExactLLR, LinearProjection, CategoryIndex, "
+                f"NeighbourLogRatio or CoordinateSum, got projection={self.projection!r}"
             )
         object.__setattr__(self, "edges", check_edges(self.edges))
 

@@ -55,7 +55,13 @@ from audit.simulation.checkpoints import (
 )
 from audit.simulation.planning import MAX_CHUNK_BLOCKS, Schedule, make_schedule
 from audit.simulation.processes import ResourceCapWarning, check_jobs
-from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic
+from audit.statistics import (
+    ENGINE_PROJECTIONS,
+    ExactLLR,
+    LinearProjection,
+    OutputValue,
+    Statistic,
+)
 
 __all__ = [
     "HistogramCounts",
@@ -132,6 +138,9 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
         raise ValueError(f"statistic must be an audit.statistics.Statistic, got "
                          f"statistic={statistic!r}")
     proj = statistic.projection
+    if not isinstance(proj, ENGINE_PROJECTIONS):  # CategoryIndex, NeighbourLogRatio
+        raise ValueError(f"a {type(proj).__name__} statistic is counted only by black-box "
+                         "(implementation) audits, not by the engine")
     if isinstance(proj, OutputValue) and not P.is_scalar:
         raise ValueError(
             f"an OutputValue statistic needs scalar outputs, got dim={P.dim}; use an "

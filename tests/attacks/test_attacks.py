@@ -7,7 +7,16 @@ import inspect
 import numpy as np
 import pytest
 
-from attacks import DensityRatio, ExactLikelihoodRatio, LogisticRegression, OutputThreshold
+from attacks import (
+    AdditiveDensityRatio,
+    Auto,
+    Categorical,
+    DensityRatio,
+    ExactLikelihoodRatio,
+    LogisticRegression,
+    NearestNeighbours,
+    OutputThreshold,
+)
 from audit.mixture import Mixture
 from audit.protocols import (
     BlackBoxAttack,
@@ -18,7 +27,13 @@ from audit.protocols import (
     available_attacks,
     load_attack,
 )
-from audit.statistics import ExactLLR, LinearProjection, OutputValue
+from audit.statistics import (
+    CoordinateSum,
+    ExactLLR,
+    LinearProjection,
+    NeighbourLogRatio,
+    OutputValue,
+)
 
 SCALAR_P = Mixture([0.5, 0.5], [0.0, 3.0], "laplace", 20.0 / 10)
 SCALAR_Q = Mixture([0.5, 0.5], [0.0, -3.0], "laplace", 20.0 / 10)
@@ -41,6 +56,8 @@ class AttackContract:
     """Every attack: protocol, deterministic fit, finite scores, separation, bin layout."""
 
     attack: BlackBoxAttack | WhiteBoxAttack
+    #: the projections the attack may return on continuous scalar and vector pilots
+    projections = {"scalar": (OutputValue,), "vector": (ExactLLR, LinearProjection)}
 
     def test_protocol(self):
         assert isinstance(self.attack, BlackBoxAttack | WhiteBoxAttack)
@@ -63,10 +80,7 @@ class AttackContract:
         assert a.shape == (1000,)
         assert np.all(np.isfinite(a))
         np.testing.assert_array_equal(a, b)
-        if kind == "vector":
-            assert isinstance(s1.projection, ExactLLR | LinearProjection)
-        else:
-            assert isinstance(s1.projection, OutputValue)
+        assert isinstance(s1.projection, self.projections[kind])
 
     @pytest.mark.parametrize("kind", ["scalar", "vector"])
     def test_score_separates_the_two_sides(self, kind):
@@ -130,9 +144,42 @@ class TestThreshold(AttackContract):
     attack = OutputThreshold()
 
 
+class TestCategorical(AttackContract):
+    attack = Categorical()  # continuous pilots: the density ratio, said in the note
+
+    def test_continuous_pilots_fall_back_and_say_so(self):
+        score = _fit(self.attack, _input(VECTOR_P, VECTOR_Q, m=2000))
+        assert "fell back to the density-ratio attack" in score.note
+
+
+class TestNearestNeighbours(AttackContract):
+    attack = NearestNeighbours()
+    projections = {"scalar": (NeighbourLogRatio,), "vector": (NeighbourLogRatio,)}
+
+
+class TestAdditive(AttackContract):
+    attack = AdditiveDensityRatio()
+    projections = {"scalar": (CoordinateSum,), "vector": (CoordinateSum,)}
+
+
+class TestAuto(AttackContract):
+    attack = Auto()
+    projections = {"scalar": (OutputValue,),
+                   "vector": (LinearProjection, CoordinateSum, NeighbourLogRatio)}
+
+
 def test_every_registered_attack_loads_and_is_tested_here():
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    declared = set(tomllib.loads(pyproject.read_text())["project"]["entry-points"]
+                   ["audit.attacks"])
+    assert declared == {"exact-lr", "density-ratio", "logistic", "threshold", "categorical",
+                        "knn", "additive", "auto"}
     names = set(available_attacks())
-    assert names == {"exact-lr", "density-ratio", "logistic", "threshold"}
+    assert names == declared, (f"installed entry points {sorted(names)} differ from "
+                               f"pyproject.toml's: reinstall (pip install -e .)")
     for name in names:
         assert load_attack(name).name == name
 

@@ -7,11 +7,20 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from attacks import DensityRatio, LogisticRegression, OutputThreshold
+from attacks import (
+    AdditiveDensityRatio,
+    Auto,
+    Categorical,
+    DensityRatio,
+    LogisticRegression,
+    NearestNeighbours,
+    OutputThreshold,
+)
 from audit.protocols import Pilot
 from audit.statistics import LinearProjection, Statistic
 
-BLACK_BOX = [DensityRatio(), LogisticRegression(), OutputThreshold()]
+BLACK_BOX = [DensityRatio(), LogisticRegression(), OutputThreshold(), Categorical(),
+             NearestNeighbours(), AdditiveDensityRatio(), Auto()]
 RNG = np.random.default_rng(0)
 N = 2000
 
