@@ -66,8 +66,8 @@ def test_bad_releases_tables_are_refused(table, needle):
         config_from_dict({**_doc("shared", 1000), "releases": table})
 
 
-def test_a_model_audit_with_releases_is_refused_before_any_work():
-    doc = audit_doc()
+def test_a_laplace_model_audit_with_releases_is_refused_before_any_work():
+    doc = audit_doc()  # a Laplace release: no one-dimensional reduction of k of them
     doc["releases"] = {"count": 3}
-    with pytest.raises(ValueError, match="applies to implementation audits"):
+    with pytest.raises(ValueError, match="reduces k Gaussian releases with shared masks"):
         run_audit(config_from_dict(doc))
