@@ -86,7 +86,8 @@ TRIALS = {
     "full": {"model": 10_000_000, "gaussian": 400_000, "laplace": 600_000,
              "diffprivlib": 5_000},
 }
-_FRESH_RULE = {"gaussian": "C_p*(G_mu) composed k times by PLD (Proposition 9.2)",
+#: the per-release accounting each setting would compose (the name stored in the rows)
+FRESH_RULES = {"gaussian": "C_p*(G_mu) composed k times by PLD (Proposition 9.2)",
                "laplace": "k x ln(1 + p*(e^eps - 1)): Theorem 3.2 per release, composed"}
 
 
@@ -203,7 +204,7 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
                          eps_pair_error=res.eps_pair_error,
                          fresh=acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu), p_star, k,
                                                        DELTA),
-                         rule=_FRESH_RULE["gaussian"], eps_pair_fresh=fp.value,
+                         rule=FRESH_RULES["gaussian"], eps_pair_fresh=fp.value,
                          eps_pair_fresh_error=fp.error))
     impl = gaussian_sum(plan.noise_scale)
     z, zp = plan.pair.z.tolist(), plan.pair.z_prime.tolist()
@@ -216,7 +217,7 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
         fp = acc.fresh_pair_epsilon(plan.P, plan.Q, k, res.delta)
         fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu), p_star, k, res.delta)
         rows.append(_row(res, setting, "black-box", k, "fresh", eps_pair=fp.value,
-                         eps_pair_error=fp.error, fresh=fresh, rule=_FRESH_RULE["gaussian"]))
+                         eps_pair_error=fp.error, fresh=fresh, rule=FRESH_RULES["gaussian"]))
     return rows
 
 
@@ -239,7 +240,7 @@ def _laplace_rows(trials: dict, seed: int, jobs: int, progress: bool):
         rows.append(_row(res, "laplace-iid", "black-box", k, masks,
                          eps_pair=None if exact is None else exact.value,
                          eps_pair_error=None if exact is None else exact.error,
-                         fresh=_laplace_fresh(res.p_star, k), rule=_FRESH_RULE["laplace"]))
+                         fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"]))
     return rows, plan
 
 
@@ -267,7 +268,7 @@ def _diffprivlib_rows(trials: dict, seed: int, jobs: int, progress: bool):
                         implementation=impl, progress=progress)
         rows.append(_row(res, "diffprivlib-nansum", "black-box", k, "shared",
                          eps_pair=nansum_pair_epsilon(k, IID_RATE), eps_pair_error=0.0,
-                         fresh=_laplace_fresh(res.p_star, k), rule=_FRESH_RULE["laplace"]))
+                         fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"]))
     return rows
 
 
@@ -355,14 +356,14 @@ def _black_box_table(rows: list[dict]) -> list[str]:
 
 
 def _ceiling_line(rows: list[dict]) -> str:
-    bad = [r["name"] for r in rows if r["eps_lower"] > min(_ceilings(r))]
+    bad = [r["name"] for r in rows if r["eps_lower"] > min(ceilings(r))]
     if bad:
         return "- **ε_lower ABOVE a ceiling** at " + ", ".join(bad) + " (a bug somewhere)."
     return ("- Every ε_lower lies below its ceilings (its regime's bound, the claim, and the "
             "exact pair ε where one is computed).")
 
 
-def _ceilings(r: dict) -> list[float]:
+def ceilings(r: dict) -> list[float]:
     """The values ε_lower must not exceed: the audit's ceilings, the exact pair ε, and for
     fresh masks the composed bound."""
     vals = [c["value"] + (c.get("error") or 0.0) for c in r["ceilings"]]
@@ -371,11 +372,6 @@ def _ceilings(r: dict) -> list[float]:
     if r["masks"] == "fresh":
         vals.append(r["eps_fresh_composed"])
     return vals
-
-
-def ceilings(r: dict) -> list[float]:
-    """Public form of the ceilings a row's ε_lower must stay below (for the tests)."""
-    return _ceilings(r)
 
 
 def _no_crossing_line(rows: list[dict], setting: str, curves: dict | None) -> str:

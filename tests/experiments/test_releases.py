@@ -53,7 +53,7 @@ def _check_schema(doc, size):
     for r in rows:
         assert ROW_KEYS <= set(r), r["name"]
         assert r["config"]["releases"] == {"count": r["releases"], "masks": r["masks"]}
-        assert r["eps_fresh_composed_rule"] in rel._FRESH_RULE.values()
+        assert r["eps_fresh_composed_rule"] in rel.FRESH_RULES.values()
         assert r["crosses_fresh_composed"] == (r["eps_lower"] > r["eps_fresh_composed"])
         gauss = r["setting"].startswith("gaussian")
         # a black box is read at its k-fold claim's δ = kδ
