@@ -30,6 +30,7 @@ from experiments import (
     mar_mnar,
     mcar_iid_looseness,
     na_position,
+    releases,
     tradeoff_curves,
 )
 
@@ -45,6 +46,7 @@ EXPERIMENTS = {
         mcar_iid_looseness,
         library_audit,
         na_position,
+        releases,
     )
 }
 
