@@ -19,7 +19,7 @@ __all__ = ["add_parser", "main", "violations"]
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "suite", help="run every experiment and draw the report (the main job)",
-        description="Run every experiment at its default size (about two minutes on 2 cores), "
+        description="Run every experiment at its default size (about 4.5 minutes on 2 cores), "
                     "write results/*.json, then draw results/figures/ and results/REPORT.md. "
                     "Exit status: 0 = every ceiling holds, 1 = an audit of the model violates "
                     "a ceiling, 2 = bad input, 3 = a file could not be written "
