@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from audit.cli.arguments import integer
+from audit.enums import CeilingKind
 
 __all__ = ["add_parser", "main", "format_result"]
 
@@ -54,13 +55,6 @@ def _fmt(v) -> str:
     return f"{v:.4f}" if abs(v) < 1e6 else f"{v:.4g}"
 
 
-#: How each ceiling kind is explained in the summary.
-_CEILING_TEXT = {
-    "eps_pair": "exact privacy of the audited pair",
-    "eps_fdp": "f-DP amplification, docs/THEORY.md §7",
-}
-
-
 def format_result(result) -> str:
     """A readable summary of an :class:`audit.pipeline.results.AuditResult`."""
     st = result.setting
@@ -72,12 +66,9 @@ def format_result(result) -> str:
         f"  eps_lower  {_fmt(result.eps_lower)}   (empirical: {result.describe()})",
     ]
     for c in result.ceilings:
-        if c.kind.value == "eps_claim":
-            lines.append(f"  eps_claim  {_fmt(c.value)}   ({c.label}, delta = "
-                         f"{result.claim['delta']:.3g})")
-        else:
-            lines.append(f"  {c.key:<10} {_fmt(c.value)}   "
-                         f"({_CEILING_TEXT.get(c.key, c.label)})")
+        where = (f"{c.label}, delta = {result.claim['delta']:.3g}"
+                 if c.kind is CeilingKind.CLAIM else c.label)
+        lines.append(f"  {c.key:<10} {_fmt(c.value)}   ({where})")
     if result.claim is None:
         lines.append(f"  eps_base   {_fmt(st.eps_base)}   (the mechanism without missingness)")
     if st.eps_mar_formula is not None:

@@ -152,10 +152,14 @@ class BettingTest:
         newly = (self.log_wealth >= self.threshold) & (self.stopped_at < 0)
         self.stopped_at[newly] = self.trials + counts.n
         self.max_log_wealth = np.maximum(self.max_log_wealth, self.log_wealth)
+        self._track(kinds)
+        self.trials += counts.n
+
+    def _track(self, kinds) -> None:
+        """Running moments of Z the next bet is sized from: at the largest claimed ε."""
         z_top = [(k, float(np.atleast_1d(z)[-1])) for k, z in kinds]
         self._sum += sum(k * z for k, z in z_top)
         self._sum_sq += sum(k * z * z for k, z in z_top)
-        self.trials += counts.n
 
     def refuted(self, epsilon: float | None = None) -> bool:
         """Whether the claim at ``epsilon`` (default: the largest on the grid) is refuted."""
@@ -217,19 +221,12 @@ class EstimatingTest(BettingTest):
             lam = np.where(mean > 0.0, mean / (var + mean * mean), 0.0)
         return np.minimum(self.lambda_max, lam)
 
-    def update(self, counts: PairCounts) -> None:
-        if counts.n == 0:
-            return
-        lam = self._bet()
-        for k, z in self._kinds(counts):
+    def _track(self, kinds) -> None:
+        """Running moments of Z at every ε on the grid: each bets on its own."""
+        for k, z in kinds:
             if k:
-                self.log_wealth += k * np.log1p(lam * z)
                 self._sum += k * z
                 self._sum_sq += k * z * z
-        newly = (self.log_wealth >= self.threshold) & (self.stopped_at < 0)
-        self.stopped_at[newly] = self.trials + counts.n
-        self.max_log_wealth = np.maximum(self.max_log_wealth, self.log_wealth)
-        self.trials += counts.n
 
 
 def estimation_grid(claim: float, above: int = 32, below: int = 12,

@@ -84,12 +84,15 @@ class RepeatedReleases:
         return {"inner": dict(getattr(self.inner, "params", {})), "releases": self.count,
                 "masks": self.masks.value}
 
-    def amplified(self, p_star: float) -> tuple[float, float]:
+    def amplified(self, p_star: float, masks: MaskRegime | None = None
+                  ) -> tuple[float, float]:
         """The k-release claim amplified by missing data with observation probability p*:
         Theorem 3.2 once on (kε, kδ) (shared masks), or k × the amplified per-release claim
-        (fresh masks, basic composition)."""
+        (fresh masks, basic composition); ``masks`` (default: this object's regime) asks for
+        the other regime's value, e.g. what per-release accounting would claim."""
         c = self.inner.claim
-        if self.masks is MaskRegime.SHARED:
+        if (self.masks if masks is None else MaskRegime.parse(masks, "masks")) \
+                is MaskRegime.SHARED:
             return acc.amplify(self.count * c.epsilon, self.count * c.delta, p_star)
         eps, delta = acc.amplify(c.epsilon, c.delta, p_star)
         return self.count * eps, self.count * delta

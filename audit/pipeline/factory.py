@@ -16,7 +16,7 @@ from audit.pipeline.plan import AuditPlan, plan_audit
 from audit.pipeline.subject import Subject
 from audit.protocols import load_attack
 
-__all__ = ["make_subject"]
+__all__ = ["make_subject", "check_subject"]
 
 
 def make_subject(cfg: AuditConfig | None = None, *, plan=None,
@@ -38,7 +38,7 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
     if plan is not None and cfg is not None and plan.config is not cfg:
         # the plan's pair and ceilings with this config's audit settings (seed, trials, ...)
         plan = dataclasses.replace(plan, config=cfg)
-    return _checked(_build(cfg, plan, implementation))
+    return check_subject(_build(cfg, plan, implementation))
 
 
 def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:
@@ -65,9 +65,10 @@ _SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: i
                      "[implementation] table")
 
 
-def _checked(subject: Subject) -> Subject:
-    """Refuse, before any work, what the subject cannot run: a sequential audit of a subject
-    without a claim, or on a grid of regions; a white-box attack on a black box."""
+def check_subject(subject: Subject) -> Subject:
+    """Refuse, before any work, what the subject cannot run under its config: a sequential
+    audit of a subject without a claim, or on a grid of regions; a white-box attack on a black
+    box. :func:`make_subject` and the runner (for a subject handed to it) call it."""
     au = subject.config.audit
     if au.mode is AuditMode.SEQUENTIAL:
         if not subject.supports_sequential:

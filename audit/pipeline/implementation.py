@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -76,6 +76,7 @@ class ImplementationPlan:
     theory: str
     dim: int
     seconds: float
+    comparisons: dict = field(default_factory=dict)
 
 
 def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
@@ -125,9 +126,33 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     else:
         amplified = acc.amplify(claim.epsilon, claim.delta, p_star)[0]
         theory = f"the claim amplified by RPS Theorem 3.2 (p* = {p_star:.4g})"
+    comparisons = _per_release_accounting(impl, p_star, mech.missing_class)
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
-                              time.perf_counter() - t0)
+                              time.perf_counter() - t0, comparisons)
+
+
+def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass) -> dict:
+    """For k releases with shared masks: what accounting per release would say, the
+    per-release amplified claim composed k times as if the masks were fresh. NOT a bound for
+    shared masks (docs/THEORY.md §9): an ε_lower above it refutes that accounting. Empty in
+    every other case."""
+    if not (isinstance(impl, RepeatedReleases) and impl.masks is MaskRegime.SHARED
+            and mclass is not MissingnessClass.MNAR):
+        return {}
+    c, k = impl.inner.claim, impl.count
+    if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
+        value = impl.amplified(p_star, MaskRegime.FRESH)[0]
+        rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
+    else:
+        try:
+            value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p_star, k,
+                                            k * c.delta)
+        except ValueError:  # no PLD of this curve here: no comparison, rather than a guess
+            return {}
+        rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
+    return {"eps_fresh_composed": float(value), "rule": rule,
+            "note": "not a bound for shared masks: the per-release accounting"}
 
 
 def _with_releases(cfg: AuditConfig, impl, mech):
@@ -165,14 +190,13 @@ class ImplementationSubject(PlannedSubject):
     def __post_init__(self) -> None:
         if self.config.audit.pilot_trials is None:
             return  # the default rule stays within the memory bound (pilot_rule)
-        size = pilot_size(self)
-        need = 2 * 8 * size * max(self.plan.dim, 1)
-        if need > MAX_PILOT_BYTES:
-            most = self._most_pilot_calls()
+        size, most = pilot_size(self), self._most_pilot_calls()
+        if size > most:
+            dim = max(self.plan.dim, 1)
             raise ValueError(
                 f"audit.pilot_trials must be at most {most} for this release (the pilot's "
-                f"outputs are held in memory: {size} calls per side of {max(self.plan.dim, 1)} "
-                f"value(s) would take {need / 2**30:.1f} GiB, more than "
+                f"outputs are held in memory: {size} calls per side of {dim} value(s) would "
+                f"take {16 * size * dim / 2**30:.1f} GiB, more than "
                 f"{MAX_PILOT_BYTES / 2**30:.0f} GiB), got audit.pilot_trials={size}")
 
     @classmethod
@@ -238,26 +262,7 @@ class ImplementationSubject(PlannedSubject):
 
     @property
     def comparisons(self) -> dict:
-        """For k releases with shared masks: what accounting per release would say, the
-        per-release amplified claim composed k times as if the masks were fresh. NOT a bound
-        for shared masks (docs/THEORY.md §9): an ε_lower above it refutes that accounting."""
-        impl, p = self.plan.implementation, self.plan
-        if not (isinstance(impl, RepeatedReleases) and impl.masks is MaskRegime.SHARED
-                and p.missing_class is not MissingnessClass.MNAR):
-            return {}
-        c, k = impl.inner.claim, impl.count
-        if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
-            value = k * acc.amplify(c.epsilon, 0.0, p.p_star)[0]
-            rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
-        else:
-            try:
-                value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p.p_star,
-                                                k, k * c.delta)
-            except ValueError:  # no PLD of this curve here: no comparison, rather than a guess
-                return {}
-            rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
-        return {"eps_fresh_composed": float(value), "rule": rule,
-                "note": "not a bound for shared masks: the per-release accounting"}
+        return dict(self.plan.comparisons)
 
     @property
     def supports_sequential(self) -> bool:

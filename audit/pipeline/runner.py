@@ -36,7 +36,7 @@ from audit.estimation.tradeoff_points import (
     tradeoff_violation,
 )
 from audit.pipeline.config import AuditConfig
-from audit.pipeline.factory import make_subject
+from audit.pipeline.factory import check_subject, make_subject
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
 from audit.pipeline.subject import SampleCounts, Subject, pilot_size
@@ -74,13 +74,9 @@ def _streams(seed: int) -> tuple[int, int, int]:
 
 
 def _fit(attack: Attack, pilot: Pilot, laws: Laws | None) -> Score:
-    """Fit the attack on the raw pilot; white-box attacks also see the laws."""
-    if attack.white_box:
-        if laws is None:
-            raise ValueError(f"attack {attack.name!r} is white-box: it needs the exact laws, "
-                             "and this subject is a black box")
-        return attack.fit(pilot, laws)
-    return attack.fit(pilot)
+    """Fit the attack on the raw pilot; white-box attacks also see the laws (that a black box
+    gets no white-box attack is checked before any work: ``check_subject``)."""
+    return attack.fit(pilot, laws) if attack.white_box else attack.fit(pilot)
 
 
 @dataclass(frozen=True, eq=False)
@@ -132,11 +128,8 @@ def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
 def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
     """The sequential test on the declared region, or None in fixed mode."""
     au = subject.config.audit
-    if au.mode is not AuditMode.SEQUENTIAL:
+    if au.mode is not AuditMode.SEQUENTIAL:  # (what it needs: checked by check_subject)
         return None
-    if not subject.supports_sequential or prep.region is None:
-        raise ValueError("audit.mode='sequential' needs an implementation audited on one "
-                         "declared region (audit.selection = 'pilot')")
     claims = {c.kind: c.value for c in subject.ceilings}
     grid = policy.sequential_claims(claims[CeilingKind.CLAIM],
                                     claims.get(CeilingKind.AMPLIFIED_CLAIM))
@@ -169,6 +162,8 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     """
     if subject is None:
         subject = make_subject(cfg, plan=plan, implementation=implementation)
+    else:
+        check_subject(subject)
     au = subject.config.audit
     timer = _Timer()
     timer.phases["plan"] = subject.seconds  # measured where it was built

@@ -47,7 +47,7 @@ from audit.statistics import Statistic
 
 __all__ = ["CODE_TAG", "CUDA_CODE_TAG", "CheckpointWarning", "CheckpointWriteError",
            "code_tag", "run_hash", "check_directory", "ChunkStore", "save_arrays",
-           "load_arrays", "read_chunk", "write_chunk", "count_chunk_files", "run_prefixes",
+           "read_chunk", "write_chunk", "count_chunk_files", "run_prefixes",
            "record_prefix", "code_digest", "DIGEST_STRENGTHS"]
 
 
@@ -224,18 +224,6 @@ def write_chunk(path: Path, saved: int, **arrays: np.ndarray) -> None:
         raise CheckpointWriteError(
             f"checkpoint folder {path.parent}: {reason} after {saved} finished {unit} saved "
             f"(writing {path.name} failed)", str(path.parent), saved, exc.errno) from exc
-
-
-def load_arrays(path: Path, names: tuple[str, ...]) -> dict[str, np.ndarray] | None:
-    """The named arrays of an ``.npz``, or None when it is missing, torn or foreign."""
-    path = Path(path)
-    if not path.is_file():
-        return None
-    try:
-        with open(path, "rb") as fh, np.load(fh) as f:  # our handle: closed on a torn zip
-            return {name: f[name] for name in names}
-    except Exception:  # a torn zip (BadZipFile), a foreign file, a missing array
-        return None
 
 
 def read_chunk(path: Path, names: tuple[str, ...], check=None
