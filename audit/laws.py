@@ -32,10 +32,14 @@ from audit.enums import NoiseKind
 from audit.mixture import LOGPDF_CHUNK_FLOATS, Mixture
 from audit.noise import noise_of
 
-__all__ = ["ProductMixture", "SubsetMixture", "Law", "MAX_ENUMERATED_COMPONENTS"]
+__all__ = ["ProductMixture", "SubsetMixture", "Law", "MAX_ENUMERATED_COMPONENTS",
+           "shared_releases", "fresh_releases", "MAX_SHARED_FLOATS"]
 
 #: ``as_mixture()`` refuses laws with more components than this.
 MAX_ENUMERATED_COMPONENTS = 1 << 20
+#: Most numbers (components × k × dim) the law of k shared-mask releases may hold: its
+#: density costs that many operations per evaluated output.
+MAX_SHARED_FLOATS = 1 << 22
 
 
 def _check_scale(scale: object) -> float:
@@ -248,3 +252,64 @@ class SubsetMixture:
 
 
 Law = Mixture | ProductMixture | SubsetMixture
+
+
+def _check_releases(releases: object) -> int:
+    return check_positive_int(releases, "releases")
+
+
+def shared_releases(M: Law, releases: int) -> Mixture:
+    """The law of k releases of one query from one masked table (shared masks).
+
+    Given the mask the k releases are independent draws around the same f(z̃): the output is
+    the mixture over the masks of k-fold products, Σ_c w_c ⊗_{j ≤ k} Noise(s_c, scale), an
+    enumerated :class:`~audit.mixture.Mixture` of dimension k·dim whose components repeat each
+    shift k times (docs/THEORY.md §9.5). Its density costs O(components × k × dim) per point.
+
+    Parameters
+    ----------
+    M : Mixture, ProductMixture or SubsetMixture
+        The single-release law (structured laws are enumerated first).
+    releases : int
+        k ≥ 1.
+
+    Raises
+    ------
+    ValueError
+        For a bad k, or when components × k × dim exceeds :data:`MAX_SHARED_FLOATS` (or
+        ``M`` has too many components to enumerate).
+    """
+    k = _check_releases(releases)
+    base = M if isinstance(M, Mixture) else M.as_mixture()
+    size = base.n_components * k * base.dim
+    if size > MAX_SHARED_FLOATS:
+        raise ValueError(
+            f"releases × dim × components must be at most {MAX_SHARED_FLOATS} for the law of "
+            f"shared-mask releases (its density costs that much per output), got {k} × "
+            f"{base.dim} × {base.n_components} = {size}")
+    return Mixture(base.weights, np.tile(base.shifts, (1, k)), base.noise, base.scale)
+
+
+def fresh_releases(M: Law, releases: int) -> ProductMixture:
+    """The law of k releases each with freshly drawn masks: the k-fold product M^{⊗k}.
+
+    A scalar mixture becomes a :class:`ProductMixture` with k identical coordinates; a
+    product law of dimension m one with k·m coordinates (the m rows repeated k times).
+
+    Raises
+    ------
+    ValueError
+        For a bad k, or a vector law whose coordinates are not independent (an enumerated
+        vector :class:`~audit.mixture.Mixture` or a :class:`SubsetMixture`): its k-fold
+        product is not a product of scalar mixtures.
+    """
+    k = _check_releases(releases)
+    if isinstance(M, Mixture) and M.is_scalar:
+        w, s = M.weights[None, :], M.scalar_shifts[None, :]
+    elif isinstance(M, ProductMixture):
+        w, s = M.weights, M.shifts
+    else:
+        raise ValueError(
+            "M must be a scalar Mixture or a ProductMixture for the law of fresh-mask "
+            f"releases (independent coordinates), got a {type(M).__name__} of dim {M.dim}")
+    return ProductMixture(np.tile(w, (k, 1)), np.tile(s, (k, 1)), M.noise, M.scale)

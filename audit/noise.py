@@ -74,12 +74,17 @@ class AdditiveNoise(abc.ABC):
         True when its calibration gives pure ε-DP (natural δ = 0).
     ``negligible_tail``
         t such that each tail beyond t scales holds a mass of order 1e-11 (histogram ranges).
+    ``mean_is_sufficient``
+        True when the mean of k i.i.d. draws around one location is sufficient for it, so k
+        releases of one query from one masked table are one release at scale s/√k
+        (docs/THEORY.md §9.2).
     """
 
     kind: ClassVar[NoiseKind]
     norm: ClassVar[int]
     pure: ClassVar[bool]
     negligible_tail: ClassVar[float]
+    mean_is_sufficient: ClassVar[bool]
 
     # --------------------------------------------------------------------- densities
     @abc.abstractmethod
@@ -251,6 +256,7 @@ class LaplaceNoise(AdditiveNoise):
     kind: ClassVar[NoiseKind] = NoiseKind.LAPLACE
     norm: ClassVar[int] = 1
     pure: ClassVar[bool] = True
+    mean_is_sufficient: ClassVar[bool] = False
     negligible_tail: ClassVar[float] = 25.0  # e^{−25}/2 ≈ 7e−12 per side
 
     def _energy(self, diff, scale):
@@ -392,6 +398,7 @@ class GaussianNoise(AdditiveNoise):
     kind: ClassVar[NoiseKind] = NoiseKind.GAUSSIAN
     norm: ClassVar[int] = 2
     pure: ClassVar[bool] = False
+    mean_is_sufficient: ClassVar[bool] = True
     negligible_tail: ClassVar[float] = 7.0  # Φ(−7) ≈ 1.3e−12 per side
 
     def _energy(self, diff, scale):

@@ -17,17 +17,21 @@ gaussian-p0.1, gaussian-p0.5
     without missingness; beside them the fresh-mask composed bound C_p*(G_μ)^{⊗k} (PLD,
     :func:`audit.theory.accountant.fresh_masks_epsilon`) and the pair's exact ε under fresh
     masks (``eps_pair_fresh``: :func:`audit.theory.accountant.fresh_pair_epsilon`, the k-fold
-    product of the per-release pair). Fresh masks as BLACK-BOX audits of a numpy Gaussian sum
-    (:func:`gaussian_sum`, the same σ) at :data:`FRESH_KS`; these read ε_lower at the k-fold
-    claim's δ = kδ, so their ``eps_pair`` and fresh composed bound are taken at that δ too.
+    product of the per-release pair). Fresh masks as MODEL audits too, at :data:`FRESH_KS`:
+    the k outputs are the k-fold product of the per-release mixture
+    (:func:`audit.laws.fresh_releases`), scored by their exact likelihood ratio, with
+    ``eps_theory`` = Proposition 9.2 (the fresh composed bound) and ``eps_pair`` the k-fold
+    composition of the pair.
 laplace-iid
-    a numpy Laplace sum (:func:`laplace_sum`, d = 10, noise 2dB/ε = 20: the substitution
-    sensitivity) under ``mcar-iid`` with r = 0.9 (p* = 1 − r^d = 0.651), black box, shared and
-    fresh, at :data:`FEW_KS`; the pair is the project's search's (record 1 all −B against all
-    +B, the others 0; :func:`audit.pipeline.plan.plan_audit`). Exact pair ε: under fresh masks
-    k·ε_pair(1) (a Laplace likelihood ratio saturates, so the δ = 0 composition is exact);
-    under shared masks none is computed (no 1-D reduction of Laplace releases over shared
-    feature-wise masks).
+    the model's Laplace release of the ``sum`` query (d = 10, b = 2dB/ε = 20: the substitution
+    sensitivity) under ``mcar-iid`` with r = 0.9 (p* = 1 − r^d = 0.651), model audits with shared
+    and fresh masks at :data:`FEW_KS`, on the project's worst-case pair (record 1 all −B against
+    all +B, the others 0). Shared masks: the k outputs are the mixture over the record's 11
+    distinct shifts of k-fold Laplace products (:func:`audit.laws.shared_releases`), scored by
+    their exact likelihood ratio; no exact pair ε is computed (no low-dimensional form over
+    feature-wise masks, docs/THEORY.md §9.5), so the ceiling is Proposition 9.1. Fresh masks:
+    the k-fold product; exact pair ε k·ε_pair(1) (a Laplace likelihood ratio saturates, so the
+    δ = 0 composition is exact).
 diffprivlib-nansum
     ``diffprivlib:nansum`` with bounds [−1, 1] (ε = 1 per release, Laplace(2) noise, output
     clipped to [−n, n]) released k times from one table, ``mcar-iid`` with d = 1, r = 0.9
@@ -46,8 +50,8 @@ Every row carries ``releases``, ``masks``, ``p_star``, ``eps_lower``, ``delta``,
 ``eps_fresh_composed_rule`` (the per-release guarantee composed k times: a valid bound for
 fresh masks, NOT for shared masks), and ``crosses_fresh_composed`` (ε_lower above it: for a
 shared-mask row, the per-release accounting refuted by experiment). ``curves`` holds the
-bounds at every k of :data:`KS` for the black-box settings (closed forms), for the figure.
-Calls per side: :data:`TRIALS`; the default run takes about 40 s on one core.
+bounds at every k of :data:`KS` for the Laplace settings (closed forms), for the figure.
+Trials (calls) per side: :data:`TRIALS`; the default run takes about 40 s on one core.
 """
 
 from __future__ import annotations
@@ -62,10 +66,9 @@ CAPTION = """\
 once to the composition (shared masks, Proposition 9.1); red dashed: the per-release amplified
 guarantee composed k times (valid only for fresh masks, Proposition 9.2); grey dotted: the k
 releases without missingness; open squares: the exact ε of the audited pair under shared (blue)
-and fresh (orange) masks; dots and diamonds: the audits' 95 % lower bounds (the fresh-mask black
-boxes at the k-fold claim's δ = k·10⁻⁵). Top: the model's Gaussian sum (model audits, shared
-masks; black-box audits of a numpy copy, fresh masks); bottom: a Laplace sum (d = 10) and
-diffprivlib's nansum, black box.
+and fresh (orange) masks; dots and diamonds: the audits' 95 % lower bounds. Top: the model's
+Gaussian sum (model audits, shared and fresh masks); bottom: the model's Laplace sum (d = 10,
+model audits, shared and fresh masks) and diffprivlib's nansum (black box, shared masks).
 """
 KS = (1, 2, 5, 10, 20, 50, 100)
 FRESH_KS = (1, 10, 100)
@@ -79,11 +82,12 @@ LAPLACE_D = 10
 IID_RATE = 0.9
 DIFFPRIVLIB = "diffprivlib:nansum"
 SETTINGS = ("gaussian-p0.1", "gaussian-p0.5", "laplace-iid", "diffprivlib-nansum")
-#: calls per side: model audits, the fresh Gaussian and the Laplace black boxes, diffprivlib
+#: trials per side: the shared-mask and fresh-mask Gaussian model audits, the Laplace model
+#: audits (their k-fold laws cost O(k) per draw), diffprivlib's calls
 TRIALS = {
-    "smoke": {"model": 20_000, "gaussian": 2_000, "laplace": 2_000, "diffprivlib": 150},
-    "default": {"model": 1_000_000, "gaussian": 40_000, "laplace": 60_000, "diffprivlib": 500},
-    "full": {"model": 10_000_000, "gaussian": 400_000, "laplace": 600_000,
+    "smoke": {"model": 20_000, "fresh": 20_000, "laplace": 20_000, "diffprivlib": 150},
+    "default": {"model": 1_000_000, "fresh": 200_000, "laplace": 200_000, "diffprivlib": 500},
+    "full": {"model": 10_000_000, "fresh": 2_000_000, "laplace": 2_000_000,
              "diffprivlib": 5_000},
 }
 #: the per-release accounting each setting would compose (the name stored in the rows)
@@ -119,45 +123,6 @@ def _plan(scenario: dict, missingness: dict):
     doc = {"scenario": scenario, "missingness": missingness,
            "audit": {"trials": 1000, "seed": 0, "delta": DELTA}}
     return plan_audit(config(doc, f"{NAME}[plan]"))
-
-
-def _additive_sum(noise: str, scale: float, claim, name: str):
-    """A numpy sum of the entries clipped to [−B, B], NA read as 0, plus noise of ``scale``."""
-    import numpy as np
-
-    from audit.model.implementation import CallableImplementation
-
-    def batch(datasets, rng):
-        x = np.clip(np.nan_to_num(np.asarray(datasets, np.float64), nan=0.0), -BOUND, BOUND)
-        f = x.sum(axis=(1, 2))
-        draw = rng.normal if noise == "gaussian" else rng.laplace
-        return f + draw(0.0, scale, size=f.shape[0])
-
-    return CallableImplementation(lambda data, rng: batch(data[None], rng)[0], claim, name,
-                                  batch_func=batch)
-
-
-def gaussian_sum(sigma: float, epsilon: float = EPSILON, delta: float = DELTA):
-    """The Gaussian sum as a black box: clipped entries, NA read as 0, N(0, σ²) noise,
-    claiming (ε, δ) per release."""
-    from audit._validate import check_positive
-    from audit.model.implementation import Claim
-
-    s = check_positive(sigma, "sigma")
-    return _additive_sum("gaussian", s, Claim(epsilon, delta, f"Gaussian sum, sigma {s:g}"),
-                         "gaussian-sum")
-
-
-def laplace_sum(d: int = LAPLACE_D, epsilon: float = EPSILON):
-    """The Laplace sum as a black box: clipped entries, NA read as 0, Laplace(2dB/ε) noise
-    (the substitution sensitivity of the sum of d features in [−B, B]), claiming ε."""
-    from audit._validate import check_epsilon, check_positive_int
-    from audit.model.implementation import Claim
-
-    d = check_positive_int(d, "d")
-    e = check_epsilon(epsilon, "epsilon", allow_zero=False)
-    b = 2 * d * BOUND / e
-    return _additive_sum("laplace", b, Claim(e, 0.0, f"Laplace sum, b {b:g}"), "laplace-sum")
 
 
 def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON) -> float:
@@ -206,40 +171,30 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
                                                        DELTA),
                          rule=FRESH_RULES["gaussian"], eps_pair_fresh=fp.value,
                          eps_pair_fresh_error=fp.error))
-    impl = gaussian_sum(plan.noise_scale)
-    z, zp = plan.pair.z.tolist(), plan.pair.z_prime.tolist()
     for i, k in enumerate(FRESH_KS):
-        doc = _doc(_gauss_scenario(), miss, k, "fresh", trials["gaussian"], seed + 50 + i,
-                   jobs, (z, zp), delta=DELTA, attack="density-ratio", mode="fixed")
-        res = run_audit(config(doc, f"{NAME}[{setting}, black box, fresh, k={k}]"),
-                        implementation=impl, progress=progress)
-        # the audit reads ε_lower at the k-fold claim's δ = kδ: its bounds are taken there
-        fp = acc.fresh_pair_epsilon(plan.P, plan.Q, k, res.delta)
-        fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu), p_star, k, res.delta)
-        rows.append(_row(res, setting, "black-box", k, "fresh", eps_pair=fp.value,
-                         eps_pair_error=fp.error, fresh=fresh, rule=FRESH_RULES["gaussian"]))
+        doc = _doc(_gauss_scenario(), miss, k, "fresh", trials["fresh"], seed + 50 + i, jobs,
+                   delta=DELTA)
+        res = run_audit(config(doc, f"{NAME}[{setting}, model, fresh, k={k}]"),
+                        progress=progress)
+        rows.append(_row(res, setting, "model", k, "fresh", eps_pair=res.eps_pair,
+                         eps_pair_error=res.eps_pair_error, fresh=res.eps_theory,
+                         rule=FRESH_RULES["gaussian"]))
     return rows
 
 
 def _laplace_rows(trials: dict, seed: int, jobs: int, progress: bool):
     from audit.pipeline.runner import run_audit
-    from audit.theory import accountant as acc
 
     miss = {"kind": "mcar-iid", "rate": IID_RATE}
     sc = _laplace_scenario(LAPLACE_D)
     plan = _plan(sc, miss)
-    pair = (plan.pair.z.tolist(), plan.pair.z_prime.tolist())
-    impl = laplace_sum(LAPLACE_D)
     rows = []
     for i, (k, masks) in enumerate((k, m) for k in FEW_KS for m in ("shared", "fresh")):
-        doc = _doc(sc, miss, k, masks, trials["laplace"], seed + 100 + i, jobs, pair,
-                   attack="density-ratio", mode="fixed")
-        res = run_audit(config(doc, f"{NAME}[laplace-iid, {masks}, k={k}]"),
-                        implementation=impl, progress=progress)
-        exact = acc.fresh_pair_epsilon(plan.P, plan.Q, k, 0.0) if masks == "fresh" else None
-        rows.append(_row(res, "laplace-iid", "black-box", k, masks,
-                         eps_pair=None if exact is None else exact.value,
-                         eps_pair_error=None if exact is None else exact.error,
+        doc = _doc(sc, miss, k, masks, trials["laplace"], seed + 100 + i, jobs)
+        res = run_audit(config(doc, f"{NAME}[laplace-iid, model, {masks}, k={k}]"),
+                        progress=progress)
+        rows.append(_row(res, "laplace-iid", "model", k, masks, eps_pair=res.eps_pair,
+                         eps_pair_error=res.eps_pair_error,
                          fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"]))
     return rows, plan
 
@@ -273,7 +228,7 @@ def _diffprivlib_rows(trials: dict, seed: int, jobs: int, progress: bool):
 
 
 def _curves(laplace_plan) -> dict:
-    """The black-box settings' bounds at every k of :data:`KS` (closed forms)."""
+    """The Laplace settings' bounds at every k of :data:`KS` (closed forms)."""
     from audit.theory import accountant as acc
 
     one = laplace_plan.eps_pair
@@ -329,12 +284,12 @@ def _f(v, digits: int = 3) -> str:
 
 
 def _gaussian_table(rows: list[dict], setting: str) -> list[str]:
-    fresh_bb = {r["releases"]: r for r in by(rows, setting, "black-box", "fresh")}
+    fresh_rows = {r["releases"]: r for r in by(rows, setting, "model", "fresh")}
     out = ["| k | ε_base (no NA) | shared bound (Prop. 9.1) | fresh composed | ε_pair shared | "
-           "ε_pair fresh | ε_lower shared | ε_lower fresh (black box) |",
+           "ε_pair fresh | ε_lower shared | ε_lower fresh |",
            "|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for r in by(rows, setting, "model"):
-        f = fresh_bb.get(r["releases"])
+    for r in by(rows, setting, "model", "shared"):
+        f = fresh_rows.get(r["releases"])
         mark = " **>**" if r["crosses_fresh_composed"] else ""
         out.append(f"| {r['releases']} | {_f(r['eps_base'])} | {_f(r['eps_theory'])} | "
                    f"{_f(r['eps_fresh_composed'])} | {_f(r['eps_pair'])} | "
@@ -343,13 +298,14 @@ def _gaussian_table(rows: list[dict], setting: str) -> list[str]:
     return out
 
 
-def _black_box_table(rows: list[dict]) -> list[str]:
-    out = ["| setting | k | masks | p* | ceiling (claim amplified) | fresh composed | ε_pair | "
-           "ε_lower |", "|---|---:|---|---:|---:|---:|---:|---:|"]
+def _laplace_table(rows: list[dict]) -> list[str]:
+    out = ["| setting | subject | k | masks | p* | regime's bound | fresh composed | ε_pair | "
+           "ε_lower |", "|---|---|---:|---|---:|---:|---:|---:|---:|"]
     for s in SETTINGS[2:]:
         for r in by(rows, s):
             mark = " **>**" if r["masks"] == "shared" and r["crosses_fresh_composed"] else ""
-            out.append(f"| {s} | {r['releases']} | {r['masks']} | {r['p_star']:.3f} | "
+            out.append(f"| {s} | {r['subject']} | {r['releases']} | {r['masks']} | "
+                       f"{r['p_star']:.3f} | "
                        f"{_f(r['eps_theory'])} | {_f(r['eps_fresh_composed'])} | "
                        f"{_f(r['eps_pair'])} | {_f(r['eps_lower'])}{mark} |")
     return out
@@ -366,7 +322,8 @@ def _ceiling_line(rows: list[dict]) -> str:
 def ceilings(r: dict) -> list[float]:
     """The values ε_lower must not exceed: the audit's ceilings, the exact pair ε, and for
     fresh masks the composed bound."""
-    vals = [c["value"] + (c.get("error") or 0.0) for c in r["ceilings"]]
+    vals = [c["value"] + (c.get("error") or 0.0) for c in r["ceilings"]
+            if c["value"] is not None]
     if r["eps_pair"] is not None:
         vals.append(r["eps_pair"] + (r["eps_pair_error"] or 0.0))
     if r["masks"] == "fresh":
@@ -398,7 +355,7 @@ def _no_crossing_line(rows: list[dict], setting: str, curves: dict | None) -> st
 
 
 def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
-    """The findings, from the rows and the black-box settings' curves (markdown lines)."""
+    """The findings, from the rows and the Laplace settings' curves (markdown lines)."""
     cross = crossing(rows)
     lines = [
         "- **What to compute for k statistics from one incomplete table**: Theorem 3.2 / §7 "
@@ -419,10 +376,11 @@ def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
                          f"{r['eps_theory']:.3f}).")
     lines += [_no_crossing_line(rows, s, curves) for s in SETTINGS if cross[s] is None]
     for s in SETTINGS[:2]:
-        lines += ["", f"  {s} (Gaussian sum, mcar-row; model audits with shared masks, "
-                      f"black-box audits with fresh masks):", "", *_gaussian_table(rows, s)]
-    lines += ["", "  Black-box audits (Laplace sum under mcar-iid, diffprivlib nansum; δ = 0):",
-              "", *_black_box_table(rows), "", _ceiling_line(rows)]
+        lines += ["", f"  {s} (Gaussian sum, mcar-row; model audits, shared and fresh masks, "
+                      f"δ = {DELTA:g}):", "", *_gaussian_table(rows, s)]
+    lines += ["", "  Laplace releases, δ = 0 (the model's Laplace sum under mcar-iid, shared and "
+              "fresh masks; diffprivlib nansum, black box):", "", *_laplace_table(rows), "",
+              _ceiling_line(rows)]
     return lines
 
 
@@ -445,20 +403,25 @@ _STYLE = {
 }
 
 
+#: the lower bounds of the two regimes are drawn side by side (a factor on the log k axis), so
+#: that equal values do not hide one another
+_DODGE = {"lower_shared": 0.93, "lower_fresh": 1.07}
+
+
 def _line(ax, x, y, key: str) -> None:
     import numpy as np
 
     y = np.array([np.nan if v is None or v <= 0 else v for v in y], dtype=float)
     if np.isfinite(y).any():
-        ax.plot(x, y, **_STYLE[key])
+        ax.plot(np.asarray(x, dtype=float) * _DODGE.get(key, 1.0), y, **_STYLE[key])
 
 
 def _mark_crossing(ax, rows: list[dict]) -> None:
     hit = [r for r in rows if r["masks"] == "shared" and r["crosses_fresh_composed"]]
     if not hit:
         return
-    ax.plot([r["releases"] for r in hit], [r["eps_lower"] for r in hit], ls="none",
-            marker="o", ms=15, mfc="none", mec="tab:red", mew=2.0, zorder=6,
+    ax.plot([r["releases"] * _DODGE["lower_shared"] for r in hit], [r["eps_lower"] for r in hit],
+            ls="none", marker="o", ms=15, mfc="none", mec="tab:red", mew=2.0, zorder=6,
             label="shared ε_lower above the fresh composed bound")
     ax.axvspan(min(r["releases"] for r in hit) / 1.25, max(KS) * 1.25, color="tab:red",
                alpha=0.07, zorder=0)
@@ -476,14 +439,14 @@ def _note_zeros(ax, rows: list[dict]) -> None:
 
 
 def _gaussian_panel(ax, rows: list[dict], setting: str) -> None:
-    model = by(rows, setting, "model")
+    model = by(rows, setting, "model", "shared")
     x = column(model, "releases")
     for key in ("eps_base", "eps_theory", "eps_fresh_composed"):
         _line(ax, x, [r[key] for r in model], key)
     _line(ax, x, [r["eps_pair"] for r in model], "pair_shared")
     _line(ax, x, [r["eps_pair_fresh"] for r in model], "pair_fresh")
     _line(ax, x, [r["eps_lower"] for r in model], "lower_shared")
-    fresh = by(rows, setting, "black-box", "fresh")
+    fresh = by(rows, setting, "model", "fresh")
     _line(ax, column(fresh, "releases"), [r["eps_lower"] for r in fresh], "lower_fresh")
     _mark_crossing(ax, model)
     _note_zeros(ax, model + fresh)
@@ -491,7 +454,7 @@ def _gaussian_panel(ax, rows: list[dict], setting: str) -> None:
                  f"(δ = {model[0]['delta']:g})", fontsize=10)
 
 
-def _black_box_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) -> None:
+def _laplace_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) -> None:
     x = curve["releases"]
     for key in ("eps_theory", "eps_fresh_composed"):
         _line(ax, x, curve[key], key)
@@ -513,10 +476,10 @@ def draw(doc: dict, fig) -> None:
     _gaussian_panel(axes[0], rows, "gaussian-p0.1")
     _gaussian_panel(axes[1], rows, "gaussian-p0.5")
     lap = curves["laplace-iid"]
-    _black_box_panel(axes[2], rows, lap, "laplace-iid",
+    _laplace_panel(axes[2], rows, lap, "laplace-iid",
                      f"Laplace sum, d = {LAPLACE_D}, mcar-iid r = {IID_RATE:g} "
                      f"(p* = {lap['p_star']:.3f}), δ = 0")
-    _black_box_panel(axes[3], rows, curves["diffprivlib-nansum"], "diffprivlib-nansum",
+    _laplace_panel(axes[3], rows, curves["diffprivlib-nansum"], "diffprivlib-nansum",
                      f"diffprivlib nansum, bounds [−1, 1], mcar-iid r = {IID_RATE:g} "
                      f"(p* = 0.1), δ = 0")
     for ax in axes:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.laws import ProductMixture, SubsetMixture
+from audit.laws import ProductMixture, SubsetMixture, fresh_releases, shared_releases
 from audit.mixture import Mixture
 
 
@@ -77,3 +77,60 @@ def test_large_dimension_needs_no_enumeration():
     assert np.all(np.isfinite(law.logpdf(law.sample(1000, 0))))
     with pytest.raises(ValueError, match="as_mixture needs at most"):
         law.as_mixture()
+
+
+# ------------------------------------------------------------ laws of k releases (§9.5)
+def _scalar_pair_law(noise: str = "laplace") -> Mixture:
+    return Mixture([0.2, 0.5, 0.3], [0.0, 0.4, 1.1], noise, 0.7)
+
+
+@pytest.mark.parametrize("noise", ["laplace", "gaussian"])
+def test_shared_releases_is_the_mixture_of_k_fold_products(noise):
+    M = _scalar_pair_law(noise)
+    K = shared_releases(M, 4)
+    x = np.random.default_rng(1).normal(0.5, 1.5, size=(300, 4))
+    one = stats.laplace if noise == "laplace" else stats.norm
+    # independent: Σ_c w_c Π_j φ(x_j − s_c), by scipy
+    ref = np.log(sum(w * np.prod(one.pdf(x, loc=s, scale=0.7), axis=1)
+                     for w, s in zip(M.weights, M.scalar_shifts)))
+    np.testing.assert_allclose(K.logpdf(x), ref, rtol=1e-10)
+    # not the product of the marginals: the releases share the mask
+    assert np.max(np.abs(K.logpdf(x) - M.logpdf(x.reshape(-1)).reshape(300, 4).sum(1))) > 0.1
+
+
+def test_fresh_releases_is_the_k_fold_product():
+    M = _scalar_pair_law()
+    x = np.random.default_rng(2).normal(0.5, 1.5, size=(300, 3))
+    np.testing.assert_allclose(fresh_releases(M, 3).logpdf(x),
+                               M.logpdf(x.reshape(-1)).reshape(300, 3).sum(axis=1), rtol=1e-12)
+    prod = ProductMixture([[0.4, 0.6], [0.9, 0.1]], [[1.0, 0.0], [2.0, 0.0]], "laplace", 1.0)
+    y = np.random.default_rng(3).normal(size=(50, 4))
+    np.testing.assert_allclose(fresh_releases(prod, 2).logpdf(y),
+                               prod.logpdf(y[:, :2]) + prod.logpdf(y[:, 2:]), rtol=1e-12)
+
+
+def test_the_engine_draws_shared_releases_with_one_component_per_trial():
+    """Under shared masks the k outputs of a trial share the component: their covariance is
+    Var(S) (here 0.1344), and 0 under fresh masks."""
+    from audit.simulation.engine import sample_outputs
+
+    M = _scalar_pair_law("gaussian")
+    var_s = float(M.weights @ M.scalar_shifts**2 - (M.weights @ M.scalar_shifts) ** 2)
+    n = 200_000
+    for law, cov in ((shared_releases(M, 3), var_s), (fresh_releases(M, 3), 0.0)):
+        x = sample_outputs(law, n, 5)
+        c = np.cov(x, rowvar=False)
+        # off-diagonal sample covariances: sd ≈ (0.49 + 0.13)/√n ≈ 0.0014; 6 sd tolerance
+        assert np.abs(c[np.triu_indices(3, 1)] - cov).max() < 0.009
+        np.testing.assert_allclose(x.mean(axis=0), M.weights @ M.scalar_shifts, atol=0.01)
+
+
+@pytest.mark.parametrize("call, needle", [
+    (lambda: shared_releases(_scalar_pair_law(), 0), "releases must be"),
+    (lambda: shared_releases(_scalar_pair_law(), 2_000_000), "must be at most"),
+    (lambda: fresh_releases(Mixture([1.0], [[0.0, 1.0]], "laplace", 1.0), 2),
+     "a scalar Mixture or a ProductMixture"),
+])
+def test_k_release_laws_refuse_what_they_cannot_build(call, needle):
+    with pytest.raises(ValueError, match=needle):
+        call()

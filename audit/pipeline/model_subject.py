@@ -58,8 +58,7 @@ class ModelSubject(PlannedSubject):
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:
         p = self.plan
-        return (Ceiling(CeilingKind.PAIR, p.eps_pair, "exact privacy of the audited pair",
-                        p.eps_pair_error or 0.0),
+        return (Ceiling(CeilingKind.PAIR, p.eps_pair, p.pair_method, p.eps_pair_error or 0.0),
                 Ceiling(CeilingKind.THEORY, p.eps_theory, p.theory),
                 Ceiling(CeilingKind.FDP, p.eps_fdp, "f-DP amplification, docs/THEORY.md §7"))
 

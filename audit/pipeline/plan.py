@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass, field
 
 from audit.enums import MaskRegime, MissingnessClass
+from audit.laws import Law, fresh_releases, shared_releases
 from audit.mixture import Mixture
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.release import Release
@@ -35,8 +36,8 @@ class AuditPlan:
 
     config: AuditConfig
     pair: NeighbourPair
-    P: Mixture
-    Q: Mixture
+    P: Law
+    Q: Law
     p_star: float
     rho: float
     missing_class: MissingnessClass
@@ -55,6 +56,7 @@ class AuditPlan:
     seconds: float = 0.0
     releases: int = 1
     comparisons: dict = field(default_factory=dict)
+    pair_method: str = "exact privacy of the audited pair"
 
     @property
     def is_scalar(self) -> bool:
@@ -78,42 +80,79 @@ def ranking_release(cfg: AuditConfig, query) -> Release:
     return _release_and_constants(cfg, query)[0]
 
 
-def _k_releases(cfg: AuditConfig, release: Release) -> Release:
-    """The release whose single draw is exactly as private as ``[releases]``' k releases.
-
-    k Gaussian releases of the same query from one masked table (shared masks) are, given the
-    mask, k independent N(f(z̃), σ²) draws whose mean is sufficient: one release at σ/√k
-    (docs/THEORY.md §9). Laplace releases or fresh masks have no such reduction here.
-    """
+def _reduces_to_one(cfg: AuditConfig) -> bool:
+    """k releases of one query with shared masks under a noise whose mean is sufficient
+    (Gaussian) are exactly one release at scale/√k (docs/THEORY.md §9.2)."""
     rel = cfg.releases
-    if rel is None:
+    return (rel is not None and rel.masks is MaskRegime.SHARED
+            and noise_of(cfg.scenario.mechanism).mean_is_sufficient)
+
+
+def _law_release(cfg: AuditConfig, release: Release) -> Release:
+    """The release the pair's laws are drawn with: σ/√k where k releases reduce to one."""
+    if not _reduces_to_one(cfg):
         return release
-    if noise_of(release.noise).pure or rel.masks is not MaskRegime.SHARED:
+    return Release(release.noise, release.scale / math.sqrt(cfg.releases.count))
+
+
+def _k_laws(cfg: AuditConfig, P: Law, Q: Law) -> tuple[Law, Law]:
+    """The laws of ``[releases]``' k outputs together: the single-release laws where k = 1 or
+    they reduce to one release; else the mixture over the masks of k-fold products (shared
+    masks, :func:`audit.laws.shared_releases`) or the k-fold product (fresh masks,
+    :func:`audit.laws.fresh_releases`), audited by their exact likelihood ratio."""
+    rel = cfg.releases
+    if rel is None or rel.count == 1 or _reduces_to_one(cfg):
+        return P, Q
+    build = shared_releases if rel.masks is MaskRegime.SHARED else fresh_releases
+    try:
+        return build(P, rel.count), build(Q, rel.count)
+    except ValueError as e:
         raise ValueError(
-            f"the model's k-release subject reduces k Gaussian releases with shared masks to "
-            f"one (their mean is sufficient), got a {release.noise.value} release with "
-            f"{rel.masks.value} masks; audit such releases as an implementation with "
-            "[releases], or compute their bounds with python -m audit bound --releases K")
-    return Release(release.noise, release.scale / math.sqrt(rel.count))
+            f"releases: the model cannot audit {rel.count} releases with {rel.masks.value} "
+            f"masks of this release ({e}); lower releases.count, or audit it as an "
+            "implementation with [releases]") from None
 
 
-def _k_release_theory(cfg, p_star, sens_tilde, scale, audit_delta, mclass):
-    """[RPS] Theorem 3.2 applied once to the k-fold composition G_(√k μ) (shared masks), and
-    the per-release accounting (fresh-mask composition of C_p*(G_μ̃)) as a comparison."""
-    k = cfg.releases.count
+def _k_release_theory(cfg: AuditConfig, curve, p_star: float, audit_delta: float,
+                      mclass: MissingnessClass) -> tuple[str, float | None, dict]:
+    """The regime's bound for k releases of one release whose curve (FWL-refined) is
+    ``curve``: Proposition 9.1 (shared masks: C_p* of the k-fold composition) or 9.2 (fresh
+    masks: C_p*(f) composed k times); with shared masks, the per-release accounting (what 9.2
+    would say) as a comparison, NOT a bound."""
+    rel = cfg.releases
     if mclass is MissingnessClass.MNAR:
         return "no theorem (MNAR)", None, {}
-    mu_k = sens_tilde / scale  # scale is already σ/√k
-    eps_k = acc.epsilon_for_delta(acc.tradeoff_gaussian(mu_k), audit_delta / p_star)
-    eps, _ = acc.amplify(eps_k, audit_delta / p_star, p_star)
-    fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu_k / math.sqrt(k)), p_star, k,
-                                    audit_delta) if k <= MAX_PLD_RELEASES else None
-    comparisons = {} if fresh is None else {
+    k, shared = rel.count, rel.masks is MaskRegime.SHARED
+    if not shared and k > MAX_PLD_RELEASES:
+        raise ValueError(f"releases.count must be at most {MAX_PLD_RELEASES} for a model audit "
+                         f"with fresh masks (its bound is a PLD composition), got {k}")
+    bound = acc.releases_epsilon(curve, p_star, k, audit_delta, rel.masks)
+    name = (f"Proposition 9.{1 if shared else 2} ({rel.masks.value} masks, k = {k}): "
+            f"{bound.rule}")
+    if not shared or k > MAX_PLD_RELEASES:
+        return name, float(bound.epsilon), {}
+    fresh = acc.fresh_masks_epsilon(curve, p_star, k, audit_delta)
+    return name, float(bound.epsilon), {
         "eps_fresh_composed": float(fresh),
-        "rule": "C_p*(G_mu) composed k times by PLD: the per-release accounting",
+        "rule": "C_p*(f) composed k times by PLD: the per-release accounting",
         "note": "not a bound for shared masks"}
-    return (f"RPS Theorem 3.2 once on the {k}-fold composition (shared masks)", float(eps),
-            comparisons)
+
+
+def _k_release_pair(cfg: AuditConfig, P: Mixture, Q: Mixture, audit_delta: float
+                    ) -> tuple[float | None, float | None, str]:
+    """ε_pair over the k releases from the single-release pair (P, Q), with its method."""
+    rel = cfg.releases
+    if rel is None or rel.count == 1 or _reduces_to_one(cfg):  # (P, Q) are the releases
+        if not P.is_scalar:
+            return None, None, "no exact value for a vector release"
+        value = pair_epsilon(P, Q, audit_delta)
+        return float(value.value), float(value.error), "exact privacy of the audited pair"
+    if not P.is_scalar:
+        return None, None, "no exact value for k releases of a vector release"
+    value, method = acc.releases_pair_epsilon(P, Q, rel.count, audit_delta, rel.masks)
+    if value is None:
+        return None, None, method
+    return float(value.value), float(value.error), f"exact privacy of the pair: {method}"
 
 
 def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
@@ -154,33 +193,46 @@ def _fdp(cfg: AuditConfig, sens_tilde: float, scale: float, p_star: float, scala
     return curve, float(acc.epsilon_for_delta(curve, audit_delta))
 
 
+def _base(cfg: AuditConfig, mu: float, scalar: bool, audit_delta: float) -> float:
+    """ε at the audit's δ of the base mechanism A (no missingness) on complete neighbours,
+    k-fold composed for ``[releases]`` (:func:`audit.theory.accountant.composed_epsilon`)."""
+    theory = theory_of(cfg.scenario.mechanism)
+    if cfg.releases is None:
+        return float(theory.base_epsilon(cfg.scenario.epsilon, mu, audit_delta))
+    curve = theory.base_curve(mu, scalar)
+    return float(acc.composed_epsilon(curve, cfg.releases.count, audit_delta).epsilon)
+
+
 def plan_audit(cfg: AuditConfig) -> AuditPlan:
     """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
     t0 = time.perf_counter()
     sc = cfg.scenario
     mech, query = cfg.components()
     release, consts = _release_and_constants(cfg, query)
-    release = _k_releases(cfg, release)
+    law_release = _law_release(cfg, release)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     mclass = mech.missing_class
     sens, sens_tilde = consts.sensitivity(), consts.sensitivity_under_rho(rho)
-    scale = release.scale
     audit_delta = _audit_delta(cfg, p_star)
-    pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, release, delta=audit_delta)
-    P, Q = pair.mixtures(release)
-    # the base mechanism A (no missingness) on complete neighbours at the same δ
-    eps_base = theory_of(sc.mechanism).base_epsilon(sc.epsilon, sens / scale, audit_delta)
-    eps_pair = eps_pair_error = None
-    if P.is_scalar:
-        pv = pair_epsilon(P, Q, audit_delta)
-        eps_pair, eps_pair_error = float(pv.value), float(pv.error)
+    pair = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, law_release, delta=audit_delta)
+    P1, Q1 = pair.mixtures(law_release)
+    P, Q = _k_laws(cfg, P1, Q1)
+    eps_base = _base(cfg, sens / release.scale, P1.is_scalar, audit_delta)
+    eps_pair, eps_pair_error, pair_method = _k_release_pair(cfg, P1, Q1, audit_delta)
     theory, eps_theory, eps_mar = _theory(cfg, p_star, sens_tilde / sens, audit_delta, mclass)
     comparisons = {}
+    curve = eps_fdp = None
     if cfg.releases is not None:
-        theory, eps_theory, comparisons = _k_release_theory(cfg, p_star, sens_tilde, scale,
+        per_release = theory_of(sc.mechanism).base_curve(sens_tilde / release.scale,
+                                                         P1.is_scalar)
+        theory, eps_theory, comparisons = _k_release_theory(cfg, per_release, p_star,
                                                             audit_delta, mclass)
-    curve, eps_fdp = _fdp(cfg, sens_tilde, scale, p_star, P.is_scalar, mclass, audit_delta)
-    return AuditPlan(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde, scale,
-                     audit_delta, float(eps_base), eps_pair, eps_pair_error, eps_theory,
-                     theory, eps_mar, curve, eps_fdp, time.perf_counter() - t0,
-                     cfg.releases.count if cfg.releases is not None else 1, comparisons)
+    if cfg.releases is None or cfg.releases.count == 1 or _reduces_to_one(cfg):
+        curve, eps_fdp = _fdp(cfg, sens_tilde, law_release.scale, p_star, P.is_scalar, mclass,
+                              audit_delta)
+    return AuditPlan(cfg, pair, P, Q, p_star, rho, mclass, sens, sens_tilde,
+                     law_release.scale, audit_delta, eps_base, eps_pair,
+                     eps_pair_error, eps_theory, theory, eps_mar, curve, eps_fdp,
+                     time.perf_counter() - t0,
+                     cfg.releases.count if cfg.releases is not None else 1, comparisons,
+                     pair_method)

@@ -37,13 +37,15 @@ class NoiseTheory:
     theorem that applies to the calibrated release under missingness and its (ε', δ');
     ``fdp_missing(sensitivity_tilde, scale, p_star, scalar_output) -> TradeoffFunction``: the
     §7 curve; ``base_epsilon(epsilon, mu, delta) -> float``: ε at δ of the release without
-    missingness (μ = sensitivity/scale).
+    missingness (μ = sensitivity/scale); ``base_curve(mu, scalar_output) -> TradeoffFunction``:
+    the curve f of one release at shift μ (= C̃/scale) that §7 amplifies and §9 composes.
     """
 
     rps_bound: Callable[[float, float | None, Calibration, float, float],
                         tuple[str, float, float]]
     fdp_missing: Callable[[float, float, float, bool], TradeoffFunction]
     base_epsilon: Callable[[float, float, float], float]
+    base_curve: Callable[[float, bool], TradeoffFunction]
 
 
 # ------------------------------------------------------------------------------ Laplace
@@ -57,6 +59,11 @@ def _laplace_fdp(sensitivity_tilde, scale, p_star, scalar_output):
 
 def _laplace_base(epsilon, mu, delta):
     return epsilon  # b = C_1/ε: (ε, 0)-DP, the claim for every output dimension
+
+
+def _laplace_curve(mu, scalar_output):
+    # §7.2: the Laplace curve is proved for scalar outputs only; vectors get f_(μ, 0)
+    return acc.tradeoff_laplace(mu) if scalar_output else acc.tradeoff_dp(mu, 0.0)
 
 
 # ----------------------------------------------------------------------------- Gaussian
@@ -74,10 +81,14 @@ def _gaussian_base(epsilon, mu, delta):
     return acc.epsilon_for_delta(acc.tradeoff_gaussian(mu), delta)
 
 
+def _gaussian_curve(mu, scalar_output):
+    return acc.tradeoff_gaussian(mu)
+
+
 #: the accountant's table, one row per noise class of :mod:`audit.noise`
 NOISE_THEORY: dict[type[AdditiveNoise], NoiseTheory] = {
-    LaplaceNoise: NoiseTheory(_laplace_rps, _laplace_fdp, _laplace_base),
-    GaussianNoise: NoiseTheory(_gaussian_rps, _gaussian_fdp, _gaussian_base),
+    LaplaceNoise: NoiseTheory(_laplace_rps, _laplace_fdp, _laplace_base, _laplace_curve),
+    GaussianNoise: NoiseTheory(_gaussian_rps, _gaussian_fdp, _gaussian_base, _gaussian_curve),
 }
 
 

@@ -24,7 +24,9 @@ Exact privacy of the audited pair over k releases (the ceilings; their home is
 :mod:`audit.theory.pair.releases`): :func:`shared_pair`, :func:`shared_pair_epsilon`
 (Gaussian, same query: one release at σ/√k), :class:`RecordLevelPair` and
 :func:`record_level_pair_epsilon` (record-level masks: a 1-D sufficient statistic),
-:func:`fresh_pair_epsilon` (k-fold composition of the pair's PLD).
+:func:`fresh_pair_epsilon` (k-fold composition of the pair's PLD),
+:func:`record_level_form` (a pair's record-level form, when it has one) and
+:func:`releases_pair_epsilon` (whichever of these applies).
 """
 
 from __future__ import annotations
@@ -42,7 +44,9 @@ from audit.theory.amplification import amplify, fdp_missing, p_star_mcar_iid, re
 from audit.theory.pair.releases import (
     RecordLevelPair,
     fresh_pair_epsilon,
+    record_level_form,
     record_level_pair_epsilon,
+    releases_pair_epsilon,
     shared_pair,
     shared_pair_epsilon,
 )
@@ -91,6 +95,8 @@ __all__ = [
     "RecordLevelPair",
     "record_level_pair_epsilon",
     "fresh_pair_epsilon",
+    "record_level_form",
+    "releases_pair_epsilon",
 ]
 
 
@@ -413,7 +419,9 @@ def releases_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta: f
     require_mar(missingness_class)
     d = check_delta(delta)
     if regime is MaskRegime.FRESH:
-        return Composed(fresh_masks_epsilon(f, p, releases, d),
-                        f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g})")
+        rule = ("k ln(1 + p*(e^eps0 - 1)): pure composition of C_p*(f) (exact at delta = 0)"
+                if d == 0.0 and not isinstance(f, GaussianTradeoff) else
+                f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g})")
+        return Composed(fresh_masks_epsilon(f, p, releases, d), rule)
     inner = composed_epsilon(f, releases, min(1.0, d / p))
     return Composed(log1p_c_expm1(inner.epsilon, p), f"C_p* of the composition: {inner.rule}")

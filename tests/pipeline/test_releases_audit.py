@@ -66,8 +66,8 @@ def test_bad_releases_tables_are_refused(table, needle):
         config_from_dict({**_doc("shared", 1000), "releases": table})
 
 
-def test_a_laplace_model_audit_with_releases_is_refused_before_any_work():
-    doc = audit_doc()  # a Laplace release: no one-dimensional reduction of k of them
-    doc["releases"] = {"count": 3}
-    with pytest.raises(ValueError, match="reduces k Gaussian releases with shared masks"):
+def test_a_model_audit_too_large_for_its_k_release_law_is_refused_before_any_work():
+    doc = audit_doc()  # a Laplace release: audited on its mixture of k-fold products
+    doc["releases"] = {"count": 10**7}
+    with pytest.raises(ValueError, match="releases × dim × components must be at most"):
         run_audit(config_from_dict(doc))

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from audit.enums import Calibration, NoiseKind
+from audit.noise import noise_of
 from audit.theory import accountant as acc
 from audit.theory.noise_theory import theory_of
 
@@ -34,3 +35,17 @@ def test_gaussian_row_picks_theorem_4_7_or_3_2():
 def test_unknown_noise_is_refused():
     with pytest.raises(ValueError, match="noise"):
         theory_of("cauchy")
+
+
+def test_base_curve_is_the_curve_section_7_amplifies():
+    from audit.theory.tradeoff import DPTradeoff, GaussianTradeoff, LaplaceTradeoff
+
+    lap, gauss = theory_of("laplace"), theory_of("gaussian")
+    assert isinstance(lap.base_curve(0.7, True), LaplaceTradeoff)
+    assert lap.base_curve(0.7, True).mu == 0.7
+    # vector Laplace outputs: only the pure-DP curve is proved (docs/THEORY.md §7.2)
+    vec = lap.base_curve(0.7, False)
+    assert isinstance(vec, DPTradeoff) and (vec.epsilon, vec.delta) == (0.7, 0.0)
+    assert isinstance(gauss.base_curve(0.7, False), GaussianTradeoff)
+    # the mean of k draws is sufficient for a Gaussian location only
+    assert noise_of("gaussian").mean_is_sufficient and not noise_of("laplace").mean_is_sufficient

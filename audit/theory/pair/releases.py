@@ -20,7 +20,7 @@ import numpy as np
 
 from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
 from audit._validate import check_count, check_delta, check_positive, check_probability
-from audit.enums import NoiseKind
+from audit.enums import MaskRegime, NoiseKind
 from audit.mixture import Mixture
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue, check_pair
@@ -32,6 +32,8 @@ __all__ = [
     "RecordLevelPair",
     "record_level_pair_epsilon",
     "fresh_pair_epsilon",
+    "record_level_form",
+    "releases_pair_epsilon",
 ]
 
 
@@ -110,6 +112,78 @@ class RecordLevelPair:
     @property
     def releases(self) -> int:
         return int(self.contributions.shape[0])
+
+
+def _observed_part(M: Mixture) -> tuple[float, float] | None:
+    """(q, a) when M = (1 − q)·Noise(0) + q·Noise(a) (a point mass at 0: q = 0), else None."""
+    shifts, w = M.scalar_shifts, M.weights
+    at_zero = shifts == 0.0
+    if at_zero.all():
+        return 0.0, 0.0
+    if M.n_components > 2 or (~at_zero).sum() != 1:
+        return None
+    return float(w[~at_zero][0]), float(shifts[~at_zero][0])
+
+
+def record_level_form(P: Mixture, Q: Mixture, releases: int) -> RecordLevelPair | None:
+    """The k-release pair of (P, Q) in record-level form, when it has one; else ``None``.
+
+    k releases of one query from one masked table, where each single-release law puts mass
+    1 − q on shift 0 (the differing record missing, contributing 0 to every release) and q on
+    one shift (observed), with the same q on both sides (or one side a point mass at 0): the
+    law over the k releases is then (1 − q) ⊗_j Noise(0) + q ⊗_j Noise(a), the form of
+    :class:`RecordLevelPair`, whatever the mechanism that produced it (docs/THEORY.md §9.5).
+    """
+    P, Q = check_pair(P, Q)
+    k = check_count(releases, "releases")
+    p_part, q_part = _observed_part(P), _observed_part(Q)
+    if p_part is None or q_part is None:
+        return None
+    weights = {w for w, a in (p_part, q_part) if a != 0.0}
+    if len(weights) > 1 and abs(p_part[0] - q_part[0]) > 1e-12:
+        return None
+    q = max(weights) if weights else 1.0
+    ones = np.ones(k)
+    return RecordLevelPair(q, p_part[1] * ones, q_part[1] * ones, P.noise, P.scale)
+
+
+def releases_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float,
+                          masks) -> tuple[PairValue | None, str]:
+    """Exact ε(δ) of the audited pair over k releases of one query, where a low-dimensional
+    form exists, and the method used (or why there is none).
+
+    Shared masks: Gaussian → one release at σ/√k (:func:`shared_pair_epsilon`); a pair in
+    record-level form (:func:`record_level_form`) → :func:`record_level_pair_epsilon` (for
+    Laplace, one side must contribute 0); otherwise none (Laplace over feature-wise masks:
+    no low-dimensional form, §9.5). Fresh masks: :func:`fresh_pair_epsilon` (k at most
+    ``MAX_PLD_RELEASES`` for δ > 0).
+
+    Parameters
+    ----------
+    P, Q : Mixture
+        The scalar single-release laws of the pair.
+    releases : int
+    delta : float
+    masks : MaskRegime or str
+    """
+    P, Q = check_pair(P, Q)
+    k = check_count(releases, "releases")
+    d = check_delta(delta)
+    if MaskRegime.parse(masks, "masks") is MaskRegime.FRESH:
+        if d > 0 and k > MAX_PLD_RELEASES:
+            return None, f"no exact value: a PLD composition of more than {MAX_PLD_RELEASES} " \
+                         "releases is too costly"
+        return fresh_pair_epsilon(P, Q, k, d), "k-fold product of the pair, PLD both orders"
+    if P.noise is NoiseKind.GAUSSIAN:
+        return shared_pair_epsilon(P, Q, k, d), "one release at sigma/sqrt(k) (exact)"
+    form = record_level_form(P, Q, k)
+    zero_side = form is not None and (not form.contributions.any()
+                                      or not form.contributions_prime.any())
+    if not zero_side or (d > 0 and k > MAX_PLD_RELEASES):
+        return None, ("no exact value: no low-dimensional form of these Laplace releases "
+                      "(feature-wise masks, or two records that both contribute; "
+                      "docs/THEORY.md §9.5)")
+    return record_level_pair_epsilon(form, d), "record-level pair: 1-D loss of the record"
 
 
 def record_level_pair_epsilon(pair: RecordLevelPair, delta: float, *,

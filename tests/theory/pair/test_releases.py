@@ -12,6 +12,12 @@ from dp_accounting.pld import privacy_loss_distribution as dpl
 from audit.mixture import Mixture
 from audit.theory import releases as rel
 from audit.theory.pair import pair_delta, pair_epsilon
+from audit.theory.pair.releases import (
+    fresh_pair_epsilon,
+    record_level_form,
+    releases_pair_epsilon,
+    shared_pair_epsilon,
+)
 from audit.theory.tradeoff import LaplaceTradeoff
 
 MU, Q_OBS, DELTA = 1 / math.sqrt(2 * math.log(1.25e5)), 0.1, 1e-5
@@ -128,3 +134,44 @@ def test_fresh_pair_fine_grid(k, want):
     assert abs(fine.value - coarse.value) <= fine.error + coarse.error
     if want is not None:
         assert round(fine.value, 3) == want
+
+
+# ------------------------------------------- the k-release pair of single-release laws
+def test_record_level_form_is_read_from_the_laws():
+    P = Mixture([0.9, 0.1], [0.0, 2.0], "laplace", 1.5)
+    Q = Mixture([1.0], [0.0], "laplace", 1.5)
+    form = record_level_form(P, Q, 7)
+    assert form.observation == pytest.approx(0.1)
+    np.testing.assert_array_equal(form.contributions, np.full(7, 2.0))
+    np.testing.assert_array_equal(form.contributions_prime, np.zeros(7))
+    # both records contributing, with the same observation probability
+    both = record_level_form(P, Mixture([0.9, 0.1], [0.0, -2.0], "laplace", 1.5), 2)
+    assert both.contributions_prime.tolist() == [-2.0, -2.0]
+
+
+@pytest.mark.parametrize("Q", [
+    Mixture([0.5, 0.3, 0.2], [0.0, 1.0, 2.0], "laplace", 1.5),  # feature-wise: 3 shifts
+    Mixture([0.8, 0.2], [0.0, 2.0], "laplace", 1.5),            # another observation rate
+    Mixture([0.9, 0.1], [0.5, 2.0], "laplace", 1.5),            # missing is not read as 0
+])
+def test_record_level_form_is_none_outside_that_form(Q):
+    assert record_level_form(Mixture([0.9, 0.1], [0.0, 2.0], "laplace", 1.5), Q, 3) is None
+
+
+def test_releases_pair_epsilon_dispatches_to_the_exact_forms():
+    P = Mixture([0.9, 0.1], [0.0, 2.0], "laplace", 1.5)
+    Q = Mixture([1.0], [0.0], "laplace", 1.5)
+    value, method = releases_pair_epsilon(P, Q, 12, 0.0, "shared")
+    # δ = 0: the saturating ratio, ln(1 + q(e^{k a/b} − 1))
+    assert value.value == pytest.approx(math.log1p(0.1 * math.expm1(12 * 2.0 / 1.5)))
+    assert "record-level" in method
+    fresh, _ = releases_pair_epsilon(P, Q, 12, 1e-6, "fresh")
+    assert fresh.value == pytest.approx(fresh_pair_epsilon(P, Q, 12, 1e-6).value)
+    G = [Mixture(M.weights, M.scalar_shifts, "gaussian", 1.5) for M in (P, Q)]
+    gauss, _ = releases_pair_epsilon(*G, 12, 1e-6, "shared")
+    assert gauss.value == pytest.approx(shared_pair_epsilon(*G, 12, 1e-6).value)
+    sym = Mixture([0.9, 0.1], [0.0, -2.0], "laplace", 1.5)
+    none, why = releases_pair_epsilon(P, sym, 12, 0.0, "shared")
+    assert none is None and "no low-dimensional form" in why
+    with pytest.raises(ValueError, match="masks must be one of"):
+        releases_pair_epsilon(P, Q, 2, 0.0, "sometimes")
