@@ -26,6 +26,7 @@ import numpy as np
 from audit.enums import CeilingKind
 from audit.estimation.regions import RegionBound
 from audit.estimation.sequential import SequentialBound
+from audit.estimation.strata import StratifiedBound
 from audit.pipeline.ceilings import Ceiling, Violation
 from audit.pipeline.ceilings import violations as find_violations
 from audit.pipeline.subject import Setting
@@ -237,7 +238,7 @@ class AuditResult:
     name: str
     eps_lower: float
     eps_point: float | None
-    bound: RegionBound | SequentialBound
+    bound: RegionBound | SequentialBound | StratifiedBound
     ceilings: tuple[Ceiling, ...]
     delta: float
     setting: Setting
@@ -380,4 +381,6 @@ class AuditResult:
             "comparisons": self.comparisons,
             "violations": self.ceiling_violations(),
         }
+        if isinstance(self.bound, StratifiedBound):  # ε_lower at every rate of the grid
+            doc["strata"] = self.bound.to_dict()
         return to_jsonable(doc)
