@@ -373,9 +373,34 @@ class StratifiedBound:
 
     def to_dict(self) -> dict:
         """The witness as JSON (``kind`` = ``"strata"``)."""
-        return {"kind": "strata", "eps_lower": self.eps_lower, "direction":
+        return {"kind": "strata", "eps_lower": self.eps_lower, "rate": self.rates[self.main],
+                "direction":
                 self.direction.value, "threshold": self.threshold, "alpha": self.alpha,
                 "delta": self.delta, "design": {"p": self.design_p.value,
                                                 "q": self.design_q.value},
                 "simultaneous": self.simultaneous, "calls_p": list(self.calls_p),
                 "calls_q": list(self.calls_q), "rates": self.per_rate()}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> StratifiedBound:
+        """The bound a :meth:`to_dict` document describes (non-finite values written as
+        ``"inf"`` read back as floats)."""
+        try:
+            rows = doc["rates"]
+            rates = tuple(float(r["rate"]) for r in rows)
+            col = {k: tuple(float(r[k]) for r in rows)
+                   for k in ("eps_lower", "p_lower", "q_upper", "eps_point")}
+            amplified = (tuple(float(r["eps_amplified"]) for r in rows)
+                         if rows and "eps_amplified" in rows[0] else None)
+            return cls(rates=rates, main=rates.index(float(doc["rate"])),
+                       eps=col["eps_lower"], p_lower=col["p_lower"], q_upper=col["q_upper"],
+                       point=col["eps_point"], direction=Direction.parse(doc["direction"]),
+                       threshold=float(doc["threshold"]),
+                       design_p=SideDesign.parse(doc["design"]["p"]),
+                       design_q=SideDesign.parse(doc["design"]["q"]),
+                       calls_p=tuple(doc["calls_p"]), calls_q=tuple(doc["calls_q"]),
+                       alpha=float(doc["alpha"]), delta=float(doc["delta"]),
+                       amplified=amplified)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
+                             f"{exc})") from None

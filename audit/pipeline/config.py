@@ -392,7 +392,7 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     if cfg.strata is not None:
         mech = cfg.components()[0]
         check_strata_setting(cfg.strata, implementation=implementation is not None,
-                             kind=mech.kind, rate=getattr(mech, "rate", None),
+                             kind=mech.kind, rate=mech.params().get("rate"),
                              n=scenario.n, d=scenario.d, releases=cfg.releases is not None)
     return cfg
 

@@ -97,7 +97,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
 
     @property
     def main(self) -> int:
-        return int(np.flatnonzero(self.rates == self.plan.missingness.rate)[0])
+        return int(np.flatnonzero(self.rates == self.plan.missingness.params()["rate"])[0])
 
     @property
     def supports_sequential(self) -> bool:

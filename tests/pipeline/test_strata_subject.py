@@ -4,6 +4,7 @@ power on diffprivlib's NaN-propagating mean, the result's ``strata`` entry."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -129,6 +130,11 @@ def test_the_rare_stratum_side_is_stratified_and_refutes_what_plain_calls_cannot
     assert doc["strata"]["design"] == {"p": "plain", "q": "stratified"}
     assert doc["strata"]["rates"][0]["eps_lower"] == auto.eps_lower
     assert doc["witness"]["kind"] == "strata"
+    from audit.pipeline.results import bound_from_witness, to_jsonable
+
+    assert bound_from_witness(json.loads(json.dumps(to_jsonable(doc["witness"])))) == auto.bound
+    with pytest.raises(ValueError, match="not a strata bound"):
+        bound_from_witness({"kind": "strata", "rates": []})
 
 
 def test_one_run_gives_every_rate_and_is_reproducible():
