@@ -91,6 +91,11 @@ def check_subject(subject: Subject) -> Subject:
     box. :func:`make_subject` and the runner (for a subject handed to it) call it."""
     au = subject.config.audit
     _refuse_strata(subject.config)
+    if subject.config.strata is not None and not isinstance(subject,
+                                                            StratifiedImplementationSubject):
+        raise ValueError("a config with [strata] is audited by mask stratum: build its "
+                         "subject with make_subject (a StratifiedImplementationSubject), got "
+                         f"{type(subject).__name__}")
     if au.mode is AuditMode.SEQUENTIAL:
         if not subject.supports_sequential:
             raise ValueError(_SEQUENTIAL_NEEDS)

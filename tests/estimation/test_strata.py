@@ -116,6 +116,22 @@ def test_combined_intervals_cover_every_rate_at_once():
     assert fails <= stats.binom.ppf(1 - 1e-3, reps, 0.05)
 
 
+def test_bonferroni_over_strata_is_what_makes_the_grid_simultaneous():
+    # π = 0 and π = 1 each read one stratum alone: without the split over the 3 strata the
+    # chance that some rate's interval misses would be about 1 − 0.975^4 ≈ 10 %
+    reps, rates = 2000, [0.0, 0.5, 1.0]
+    w = stratum_weights(2, rates)
+    truth = np.full(3, 0.5)
+    n = np.full(3, 2000)
+    k = np.random.default_rng(2).binomial(n, 0.5, size=(reps, 3))
+    fails = 0
+    for row in k:
+        lo, hi = side_bounds(SideDesign.STRATIFIED, row, n, w, 0.025)
+        fails += bool(np.any(lo > truth) or np.any(hi < truth))
+    assert fails <= stats.binom.ppf(1 - 1e-3, reps, 0.05)
+    assert fails >= 1  # the intervals are not vacuous
+
+
 def _counts(design_p, design_q):
     w = stratum_weights(2, [0.0, 0.5])
     strat = SideCounts(SideDesign.STRATIFIED, np.array([[90, 10], [50, 50], [0, 100]]),

@@ -165,6 +165,11 @@ def test_the_subject_refuses_what_it_cannot_count():
     assert not subject.supports_sequential
     with pytest.raises(ValueError, match="call draw and statistic first"):
         subject.design(None)
+    from audit.pipeline.implementation import ImplementationSubject
+
+    plain = ImplementationSubject.from_plan(subject.plan)
+    with pytest.raises(ValueError, match="StratifiedImplementationSubject"):
+        run_audit(subject=plain)
     doc = _doc(trials=10)
     doc["strata"]["floor"] = 50
     with pytest.raises(ValueError, match="strata.floor=50"):
