@@ -141,8 +141,10 @@ def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool 
     v_m = p̂_m(1 − p̂_m) (the Clopper–Pearson half-width, its Gaussian part), L = ln(K/α) and
     c_m = p̂_m for the ``lower`` bound, 1 − p̂_m for the upper (its part at the edge: k = n gives
     lo = (α/K)^(1/n) ≈ 1 − L/n, k = 0 gives hi ≈ L/n; k = 0 gives lo = 0, no slack), z = sqrt(2L),
-    W_m = Σ_π w_m(π)/max(P̂_π, 1/total), P̂_π = Σ_m w_m(π) p̂_m. A rare stratum that holds the
-    event thus gets calls as sqrt(W_m), not W_m. Rounded by largest remainders (ties: lower m).
+    W_m = Σ_π w_m(π)/max(P̂_π, 1/total) over the rates with P̂_π = Σ_m w_m(π) p̂_m ≥ 1/total
+    (every rate if none: the region cannot be measured where it has no expected hit). A rare
+    stratum that holds the event thus gets calls as sqrt(W_m), not W_m; a stratum with
+    p̂_m = 0 only its floor for a lower bound. Rounded by largest remainders (ties: lower m).
 
     Raises
     ------
@@ -165,7 +167,11 @@ def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool 
     ideal = np.zeros(w.shape[1])
     if total > floor * k:
         big_l = math.log(k / alpha_side)
-        W = (w / np.maximum(w @ p, 1.0 / total)[:, None]).sum(axis=0)[on]
+        mass = w @ p
+        useful = mass >= 1.0 / total  # rates where the region can be measured at all
+        if not useful.any():
+            useful[:] = True
+        W = (w[useful] / np.maximum(mass[useful], 1.0 / total)[:, None]).sum(axis=0)[on]
         v = (p * (1 - p))[on]
         c = (p if lower else 1 - p)[on]
         lo, hi = float(floor), float(total)

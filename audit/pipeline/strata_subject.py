@@ -191,8 +191,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
             lab = labels[side][half:]
             n_m = np.bincount(lab, minlength=w.shape[1])
             k_m = np.bincount(lab, weights=hit, minlength=w.shape[1])
-            # shrunk by one pseudo-call at the side's pooled rate: 0 of 30 calls is no 0
-            p_hat = (k_m + k_m.sum() / max(n_m.sum(), 1)) / (n_m + 1.0)
+            pooled = k_m.sum() / max(n_m.sum(), 1)  # (for strata the pilot did not reach)
+            p_hat = np.divide(k_m, n_m, out=np.full(w.shape[1], pooled), where=n_m > 0)
             alloc = st.allocate(len(self.rates) * au.trials, w, p_hat,
                                 self.config.strata.floor, lower=side == numerator,
                                 alpha_side=au.alpha / 2)
