@@ -26,6 +26,9 @@ __all__ = [
     "CeilingKind",
     "StopRule",
     "MaskRegime",
+    "StrataBy",
+    "StrataSides",
+    "SideDesign",
 ]
 
 
@@ -177,3 +180,43 @@ class MaskRegime(Choice):
     @classmethod
     def _parameter_name(cls) -> str:
         return "masks"
+
+
+class StrataBy(Choice):
+    """The statistic a stratified implementation audit stratifies the masks by
+    (docs/THEORY.md §8.5): ``MISSING_COUNT``, the number of entries the mechanism masks."""
+
+    MISSING_COUNT = "missing-count"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "strata.by"
+
+
+class StrataSides(Choice):
+    """Which sides of a stratified audit are sampled by stratum: ``AUTO`` (each side's
+    design chosen from the pilot), ``BOTH``, ``P`` (z only), ``Q`` (z' only), ``NONE``
+    (both plain: one plain run per missing rate, the separate audits in one run)."""
+
+    AUTO = "auto"
+    BOTH = "both"
+    P = "p"
+    Q = "q"
+    NONE = "none"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "strata.sides"
+
+
+class SideDesign(Choice):
+    """How one side of a stratified audit is sampled: ``STRATIFIED`` (calls allocated over
+    the strata, bounds combined with the exact weights) or ``PLAIN`` (one run per missing
+    rate, as separate audits)."""
+
+    STRATIFIED = "stratified"
+    PLAIN = "plain"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "design"

@@ -20,12 +20,15 @@ from audit.enums import (
     MissingnessClass,
     NoiseKind,
     Selection,
+    SideDesign,
     StopRule,
+    StrataBy,
+    StrataSides,
     TradeoffOrder,
 )
 
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
-       AuditMode, CeilingKind, MaskRegime, StopRule]
+       AuditMode, CeilingKind, MaskRegime, StopRule, StrataBy, StrataSides, SideDesign]
 
 
 def test_all_lists_every_choice():

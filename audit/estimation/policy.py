@@ -26,6 +26,7 @@ from audit._validate import check_positive_int
 from audit.enums import Selection
 from audit.estimation import regions
 from audit.estimation.regions import EpsLowerResult, Region
+from audit.estimation.strata import StratifiedCounts
 from audit.protocols import Attack, Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic
 
@@ -151,8 +152,13 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
 
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,
                 counts, *, delta: float, alpha: float, grid_pilot: Pilot) -> EpsLowerResult:
-    """Clopper–Pearson on the chosen region, or the Bonferroni maximum over the grid."""
+    """Clopper–Pearson on the chosen region, or the Bonferroni maximum over the grid; the
+    counts of a stratified run (:class:`audit.estimation.strata.StratifiedCounts`) bound
+    themselves at every rate of their grid (a :class:`~audit.estimation.strata.
+    StratifiedBound`)."""
     bin_scores = statistic.bin_scores(score)
+    if isinstance(counts, StratifiedCounts):
+        return counts.bound(region, bin_scores, delta, alpha)
     cp, cq = counts.counts_p, counts.counts_q
     if selection is Selection.GRID:
         return regions.grid_bound(cp, cq, bin_scores, grid_thresholds(score, grid_pilot),

@@ -43,6 +43,7 @@ from audit.enums import (
     StopRule,
 )
 from audit.noise import noise_of
+from audit.pipeline.strata_config import StrataConfig, check_strata_setting, strata_from_table
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
@@ -283,6 +284,7 @@ class AuditConfig:
     implementation: ImplementationConfig | None = None
     pair: PairConfig | None = None
     releases: ReleasesConfig | None = None
+    strata: StrataConfig | None = None
 
     def __post_init__(self) -> None:
         if self.implementation is not None and self.audit.backend == "cuda":
@@ -336,6 +338,8 @@ class AuditConfig:
             out["pair"] = {"z": self.pair.z, "z_prime": self.pair.z_prime}
         if self.releases is not None:
             out["releases"] = asdict(self.releases)
+        if self.strata is not None:
+            out["strata"] = self.strata.to_dict()
         return out
 
 
@@ -353,7 +357,7 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     if not isinstance(data, dict):
         raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
     _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
-                                 "pair", "releases"})
+                                 "pair", "releases", "strata"})
     implementation = _implementation(data.get("implementation"))
     sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)
@@ -381,8 +385,15 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
         au.setdefault("attack", "density-ratio")
     audit = AuditSettings(**au)
     cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)),
-                      implementation=implementation, pair=pair, releases=_releases(data))
+                      implementation=implementation, pair=pair, releases=_releases(data),
+                      strata=None if "strata" not in data else strata_from_table(
+                          data["strata"]))
     validate_components(cfg)
+    if cfg.strata is not None:
+        mech = cfg.components()[0]
+        check_strata_setting(cfg.strata, implementation=implementation is not None,
+                             kind=mech.kind, rate=mech.params().get("rate"),
+                             n=scenario.n, d=scenario.d, releases=cfg.releases is not None)
     return cfg
 
 

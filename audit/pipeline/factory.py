@@ -13,6 +13,7 @@ from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
 from audit.pipeline.plan import AuditPlan, plan_audit
+from audit.pipeline.strata_subject import StratifiedImplementationSubject
 from audit.pipeline.subject import Subject
 from audit.protocols import load_attack
 
@@ -45,7 +46,8 @@ def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:
     if isinstance(plan, AuditPlan):
         return ModelSubject(plan)
     if isinstance(plan, ImplementationPlan):
-        return ImplementationSubject.from_plan(plan)
+        _refuse_strata(plan.config)
+        return _implementation_subject(plan.config).from_plan(plan)
     if plan is not None:
         raise ValueError(f"plan must be an AuditPlan or an ImplementationPlan, got "
                          f"plan={type(plan).__name__}")
@@ -55,10 +57,28 @@ def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:
         raise ValueError(f"cfg must be an AuditConfig (from audit.load_config(path) or "
                          f"audit.config_from_dict(doc)), got {type(cfg).__name__}")
     if implementation is not None or cfg.implementation is not None:
-        return ImplementationSubject.from_config(cfg, implementation)
+        _refuse_strata(cfg)  # before the plan's work
+        return _implementation_subject(cfg).from_config(cfg, implementation)
     if cfg.audit.mode is AuditMode.SEQUENTIAL:  # before the plan's work
         raise ValueError(_SEQUENTIAL_NEEDS)
     return ModelSubject(plan_audit(cfg))
+
+
+def _implementation_subject(cfg: AuditConfig) -> type[ImplementationSubject]:
+    """Plain calls, or calls by mask stratum (``[strata]``)."""
+    return ImplementationSubject if cfg.strata is None else StratifiedImplementationSubject
+
+
+def _refuse_strata(cfg: AuditConfig) -> None:
+    """What a stratified audit cannot run: the sequential mode, a grid of regions."""
+    if cfg.strata is None:
+        return
+    if cfg.audit.mode is AuditMode.SEQUENTIAL:
+        raise ValueError("[strata] audits run in fixed mode: audit.mode must be 'fixed', got "
+                         "audit.mode='sequential'")
+    if cfg.audit.selection is Selection.GRID:
+        raise ValueError("[strata] bounds one region chosen on the pilot: audit.selection "
+                         "must be 'pilot' or 'auto', got audit.selection='grid'")
 
 
 _SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: it needs an "
@@ -70,6 +90,12 @@ def check_subject(subject: Subject) -> Subject:
     audit of a subject without a claim, or on a grid of regions; a white-box attack on a black
     box. :func:`make_subject` and the runner (for a subject handed to it) call it."""
     au = subject.config.audit
+    _refuse_strata(subject.config)
+    if subject.config.strata is not None and not isinstance(subject,
+                                                            StratifiedImplementationSubject):
+        raise ValueError("a config with [strata] is audited by mask stratum: build its "
+                         "subject with make_subject (a StratifiedImplementationSubject), got "
+                         f"{type(subject).__name__}")
     if au.mode is AuditMode.SEQUENTIAL:
         if not subject.supports_sequential:
             raise ValueError(_SEQUENTIAL_NEEDS)

@@ -26,6 +26,7 @@ import numpy as np
 from audit.enums import CeilingKind
 from audit.estimation.regions import RegionBound
 from audit.estimation.sequential import SequentialBound
+from audit.estimation.strata import StratifiedBound
 from audit.pipeline.ceilings import Ceiling, Violation
 from audit.pipeline.ceilings import violations as find_violations
 from audit.pipeline.subject import Setting
@@ -181,7 +182,7 @@ def atomic_write(path: str | Path, write) -> Path:
     return path
 
 
-def bound_from_witness(witness: dict) -> RegionBound | SequentialBound:
+def bound_from_witness(witness: dict) -> RegionBound | SequentialBound | StratifiedBound:
     """The typed bound a result's JSON ``witness`` describes (results written before the
     ``kind`` key existed are told apart here, in one place, by their fields).
 
@@ -190,6 +191,8 @@ def bound_from_witness(witness: dict) -> RegionBound | SequentialBound:
     if not isinstance(witness, dict):
         raise ValueError(f"witness must be a JSON object, got {type(witness).__name__}")
     kind = witness.get("kind", "sequential" if "claims_tested" in witness else "region")
+    if kind == "strata":
+        return StratifiedBound.from_dict(witness)
     fields = (SequentialBound if kind == "sequential" else RegionBound).__dataclass_fields__
     values = {k: witness[k] for k in fields if k in witness}
     required = {k for k, f in fields.items() if f.default is dataclasses.MISSING}
@@ -222,7 +225,9 @@ class AuditResult:
 
     ``bound`` is the typed witness: an :class:`audit.estimation.regions.RegionBound`
     (Clopper–Pearson on one region, or the Bonferroni maximum over a declared grid) or an
-    :class:`audit.estimation.sequential.SequentialBound` (an anytime-valid betting test);
+    :class:`audit.estimation.sequential.SequentialBound` (an anytime-valid betting test) or
+    an :class:`audit.estimation.strata.StratifiedBound` (ε_lower at every missing rate of a
+    ``[strata]`` grid from one run; the JSON's ``strata`` entry);
     ``ceilings`` are the subject's (:class:`audit.pipeline.ceilings.Ceiling`); ``setting``
     the missingness setting. ``timings`` holds the seconds spent in each phase (plan, pilot,
     fit, main run, selection and bound); ``seconds`` is their total. ``claim`` is an
@@ -237,7 +242,7 @@ class AuditResult:
     name: str
     eps_lower: float
     eps_point: float | None
-    bound: RegionBound | SequentialBound
+    bound: RegionBound | SequentialBound | StratifiedBound
     ceilings: tuple[Ceiling, ...]
     delta: float
     setting: Setting
@@ -380,4 +385,6 @@ class AuditResult:
             "comparisons": self.comparisons,
             "violations": self.ceiling_violations(),
         }
+        if isinstance(self.bound, StratifiedBound):  # ε_lower at every rate of the grid
+            doc["strata"] = self.bound.to_dict()
         return to_jsonable(doc)

@@ -175,7 +175,9 @@ class CallableRun:
     """Everything a chunk needs (sent to each worker).
 
     ``dim`` is the output dimension found by :func:`probe` (0 for a scalar). ``label`` names
-    the run in messages (``"pilot"``, ``"main run"``; not part of :meth:`digest`).
+    the run in messages (``"pilot"``, ``"main run"``; not part of :meth:`digest`). ``sides``:
+    the sides called (0: z, 1: z'); a side left out releases an empty array (a one-sided run:
+    one stratum of a stratified audit, :mod:`audit.simulation.strata`).
     """
 
     implementation: object
@@ -188,6 +190,16 @@ class CallableRun:
     dim: int
     use_batch: bool = True
     label: str = "run"
+    sides: tuple[int, ...] = (0, 1)
+
+    def __post_init__(self) -> None:
+        if self.sides not in ((0, 1), (0,), (1,)):
+            raise ValueError(f"sides must be (0, 1), (0,) or (1,), got sides={self.sides!r}")
+
+    def shape(self, side: int, c: int) -> tuple[int, ...]:
+        """The shape of chunk ``c``'s outputs on ``side`` (0 calls on a side left out)."""
+        m = self.chunk_len(c) if side in self.sides else 0
+        return (m, self.dim) if self.dim else (m,)
 
     @property
     def n_chunks(self) -> int:
@@ -230,6 +242,8 @@ class CallableRun:
                 "missingness": [self.missingness.kind, _jsonable(self.missingness.params())],
                 "chunk": self.chunk, "trials": self.trials, "key": int(self.key),
                 "batch": self.use_batch and getattr(impl, "batch", None) is not None}
+        if self.sides != (0, 1):  # (two-sided runs keep the digests they always had)
+            desc["sides"] = list(self.sides)
         h.update(json.dumps(desc, sort_keys=True).encode())
         return h.hexdigest()[:20]
 
@@ -244,6 +258,8 @@ def _masked(data: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 def _side_outputs(run: CallableRun, side: int, c: int, in_worker: bool = False
                   ) -> np.ndarray:
+    if side not in run.sides:
+        return np.empty(run.shape(side, c))
     data = run.z if side == 0 else run.z_prime
     m = run.chunk_len(c)
     rng = chunk_generator(run.key, side, c)
@@ -404,14 +420,13 @@ class _Chunks:
         """Chunk ``c`` read back, or None (no file; a bad file, with one warning)."""
         if self.directory is None:
             return None
-        m = self.run.chunk_len(c)
-        shape = (m, self.run.dim) if self.run.dim else (m,)
+        shapes = {"p": self.run.shape(0, c), "q": self.run.shape(1, c)}
 
         def check(arrays: dict[str, np.ndarray]) -> str | None:
             for name, a in arrays.items():
-                if a.shape != shape or a.dtype != np.float64:
+                if a.shape != shapes[name] or a.dtype != np.float64:
                     return (f"{name} is {a.dtype} of shape {a.shape}, expected float64 of "
-                            f"shape {shape} (the chunk's {m} outputs)")
+                            f"shape {shapes[name]} (the chunk's {shapes[name][0]} outputs)")
             return None
 
         arrays = read_chunk(self.path(c), ("p", "q"), check)

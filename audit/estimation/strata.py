@@ -1,0 +1,412 @@
+"""Mask-stratified bounds: stratum weights, call allocation and the combined bounds
+(docs/THEORY.md §8.5).
+
+Under MCAR iid with rate π over the N maskable (non-NaN) entries of one side's dataset, the
+number M of masked entries is Binomial(N, π) and, given M = m, the masked set is a uniformly
+random m-subset, a law free of π. So the probability of any output region S is
+
+    P_π(S) = Σ_m w_m(π) P_m(S),    w_m(π) = C(N, m) π^m (1 − π)^(N − m),
+
+and one run that samples every stratum m gives bounds at every π of a grid. A side is either
+**stratified** (its calls allocated over the strata; simultaneous one-sided Clopper–Pearson
+bounds per stratum, Bonferroni over the strata that got calls; lower = Σ w_m lo_m, upper =
+Σ w_m hi_m + the weight of the strata that got none) or **plain** (one run per π, one
+Clopper–Pearson bound each, as separate audits). Each side's bounds hold at ``alpha / 2``,
+so ε_lower(π) = ln((P_lo(S) − δ)/Q_hi(S)) holds at 1 − α at every π; when both sides are
+stratified the intervals do not depend on π and the bounds hold at every π of the grid at
+once.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit._validate import check_delta, check_positive_int
+from audit.enums import Direction, SideDesign
+from audit.estimation.binomial import (
+    check_alpha,
+    cp_lower_array,
+    cp_upper_array,
+    eps_from_bounds,
+)
+
+__all__ = [
+    "MAX_ENTRIES",
+    "MAX_RATES",
+    "MIN_WEIGHT",
+    "PESSIMISM_SD",
+    "check_rates",
+    "stratum_weights",
+    "sampled_strata",
+    "allocate",
+    "side_bounds",
+    "predicted_side_bounds",
+    "choose_design",
+    "SideCounts",
+    "StratifiedCounts",
+    "StratifiedBound",
+]
+
+#: Most maskable entries of one side (MAX_ENTRIES + 1 strata).
+MAX_ENTRIES = 200
+#: Most missing rates of one grid.
+MAX_RATES = 64
+#: A stratum whose weight is below this at every rate of the grid gets no calls (it then
+#: adds its weight to the upper bound and nothing to the lower).
+MIN_WEIGHT = 1e-9
+#: The design rule predicts each bound with the expected counts moved this many standard
+#: deviations against it (as the model's region choice does).
+PESSIMISM_SD = 1.0
+
+
+def check_rates(rates: object, name: str = "rates") -> np.ndarray:
+    """A non-empty sequence of at most :data:`MAX_RATES` distinct probabilities in [0, 1]."""
+    if isinstance(rates, str | bytes) or not isinstance(rates, Sequence | np.ndarray):
+        raise ValueError(f"{name} must be a list of missing rates in [0, 1], got "
+                         f"{name}={rates!r}")
+    values = list(rates)
+    if not values or len(values) > MAX_RATES:
+        raise ValueError(f"{name} must hold 1 to {MAX_RATES} missing rates, got "
+                         f"{len(values)} ({name}={rates!r})")
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int | float | np.floating | np.integer) \
+                or not 0.0 <= float(v) <= 1.0:
+            raise ValueError(f"{name} must hold missing rates in [0, 1], got {v!r} in "
+                             f"{name}={rates!r}")
+    arr = np.asarray(values, dtype=np.float64)
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"{name} must hold distinct missing rates, got {name}={rates!r}")
+    return arr
+
+
+def stratum_weights(n_entries: int, rates) -> np.ndarray:
+    """w[g, m] = P[M = m] for M ~ Binomial(n_entries, rates[g]): shape (len(rates), N + 1).
+
+    Computed in log space (lgamma), exact 0/1 rows at π ∈ {0, 1}; each row sums to 1 up
+    to rounding.
+
+    Raises
+    ------
+    ValueError
+        ``n_entries`` not in [0, MAX_ENTRIES], or a bad rate (:func:`check_rates`).
+    """
+    if isinstance(n_entries, bool) or not isinstance(n_entries, int | np.integer) \
+            or not 0 <= int(n_entries) <= MAX_ENTRIES:
+        raise ValueError(f"n_entries must be an integer in [0, {MAX_ENTRIES}], got "
+                         f"n_entries={n_entries!r}")
+    n = int(n_entries)
+    pis = check_rates(rates)
+    m = np.arange(n + 1, dtype=np.float64)
+    log_comb = np.array([math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+                         for k in range(n + 1)])
+    out = np.zeros((pis.size, n + 1))
+    for g, pi in enumerate(pis):
+        if pi == 0.0:
+            out[g, 0] = 1.0
+        elif pi == 1.0:
+            out[g, n] = 1.0
+        else:
+            out[g] = np.exp(log_comb + m * math.log(pi) + (n - m) * math.log1p(-pi))
+    return out
+
+
+def sampled_strata(weights: np.ndarray, min_weight: float = MIN_WEIGHT) -> np.ndarray:
+    """The strata that get calls: weight ≥ ``min_weight`` at some rate of the grid."""
+    return np.asarray(weights).max(axis=0) >= min_weight
+
+
+def _calls_at(lam: float, W, v, c, z: float, L: float, lo: float, hi: float) -> np.ndarray:
+    """Per stratum, the n in [lo, hi] where the marginal slack W(z√v/(2n^1.5) + cL/n²) equals
+    ``lam`` (bisection in log n; decreasing in n)."""
+    a, b = np.full(W.shape, math.log(lo)), np.full(W.shape, math.log(hi))
+    for _ in range(32):  # log n within 2^-32 of its root
+        mid = (a + b) / 2
+        n = np.exp(mid)
+        high = W * (z * np.sqrt(v) / (2 * n**1.5) + c * L / n**2) > lam
+        a, b = np.where(high, mid, a), np.where(high, b, mid)
+    return np.exp((a + b) / 2)
+
+
+def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool = True,
+             alpha_side: float = 0.025) -> np.ndarray:
+    """Calls per stratum: at least ``floor`` for every sampled stratum (:func:`sampled_strata`),
+    0 for the others, summing to ``total``. Deterministic.
+
+    The calls minimise the predicted slack of the combined bound summed over the grid,
+    relative to each rate's region probability: Σ_m W_m (z·sqrt(v_m/n_m) + c_m L/n_m), with
+    v_m = p̂_m(1 − p̂_m) (the Clopper–Pearson half-width, its Gaussian part), L = ln(K/α) and
+    c_m = p̂_m for the ``lower`` bound, 1 − p̂_m for the upper (its part at the edge: k = n gives
+    lo = (α/K)^(1/n) ≈ 1 − L/n, k = 0 gives hi ≈ L/n; k = 0 gives lo = 0, no slack), z = sqrt(2L),
+    W_m = Σ_π w_m(π)/max(P̂_π, 1/total) over the rates with P̂_π = Σ_m w_m(π) p̂_m ≥ 1/total
+    (every rate if none: the region cannot be measured where it has no expected hit). A rare
+    stratum that holds the event thus gets calls as sqrt(W_m), not W_m; a stratum with
+    p̂_m = 0 only its floor for a lower bound. Rounded by largest remainders (ties: lower m).
+
+    Raises
+    ------
+    ValueError
+        ``total`` or ``floor`` not a positive integer, ``total`` below ``floor`` times the
+        number of sampled strata, or ``p_hat`` not of length N + 1 in [0, 1].
+    """
+    total = check_positive_int(total, "total")
+    floor = check_positive_int(floor, "floor")
+    alpha_side = check_alpha(alpha_side)
+    w = np.asarray(weights, dtype=np.float64)
+    p = np.asarray(p_hat, dtype=np.float64)
+    if p.shape != (w.shape[1],) or np.any(~(p >= 0) | (p > 1)):
+        raise ValueError(f"p_hat must hold {w.shape[1]} probabilities, got p_hat={p!r}")
+    on = sampled_strata(w)
+    k = int(on.sum())
+    if total < floor * k:
+        raise ValueError(f"floor={floor} calls for each of {k} strata exceeds total={total} "
+                         "calls: lower strata.floor or raise audit.trials")
+    ideal = np.zeros(w.shape[1])
+    if total > floor * k:
+        big_l = math.log(k / alpha_side)
+        mass = w @ p
+        useful = mass >= 1.0 / total  # rates where the region can be measured at all
+        if not useful.any():
+            useful[:] = True
+        W = (w[useful] / np.maximum(mass[useful], 1.0 / total)[:, None]).sum(axis=0)[on]
+        v = (p * (1 - p))[on]
+        c = (p if lower else 1 - p)[on]
+        lo, hi = float(floor), float(total)
+        log_lo, log_hi = -690.0, 690.0  # ln λ; Σ n(λ) decreases in λ
+        for _ in range(56):  # ln λ within 1380 · 2^-56 of the root
+            mid = (log_lo + log_hi) / 2
+            n = _calls_at(math.exp(mid), W, v, c, math.sqrt(2 * big_l), big_l, lo, hi)
+            log_lo, log_hi = (mid, log_hi) if n.sum() > total else (log_lo, mid)
+        n = _calls_at(math.exp(log_hi), W, v, c, math.sqrt(2 * big_l), big_l, lo, hi)
+        ideal[on] = floor + (total - floor * k) * (n - floor) / max((n - floor).sum(), 1e-300)
+    else:
+        ideal[on] = floor
+    out = np.floor(ideal).astype(np.int64)
+    rest = np.where(on, ideal - out, -1.0)
+    order = np.lexsort((np.arange(w.shape[1]), -rest))
+    out[order[: total - int(out.sum())]] += 1  # the left-over calls to the largest remainders
+    return out
+
+
+def _stratified(k, n, weights, alpha_side: float) -> tuple[np.ndarray, np.ndarray]:
+    on = n > 0
+    a = alpha_side / max(int(on.sum()), 1)
+    safe = np.where(on, n, 1)
+    lo = np.where(on, cp_lower_array(np.minimum(k, safe), safe, a), 0.0)
+    hi = np.where(on, cp_upper_array(np.minimum(k, safe), safe, a), 1.0)
+    return weights @ lo, np.minimum(weights @ hi, 1.0)
+
+
+def side_bounds(design: SideDesign, k, n, weights, alpha_side: float
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """(lower, upper) bounds on P_π(S) at every rate, each one-sided at ``alpha_side``.
+
+    ``STRATIFIED``: ``k``, ``n`` per stratum (length N + 1; n = 0: unsampled), Clopper–Pearson
+    at ``alpha_side`` / (sampled strata) per stratum, combined with ``weights`` (G, N + 1):
+    simultaneous over the rates. ``PLAIN``: ``k``, ``n`` per rate (length G), one bound each.
+    Counts may be fractional (expected counts, as the design rule predicts them).
+    """
+    alpha_side = check_alpha(alpha_side)
+    k, n = np.asarray(k, dtype=np.float64), np.asarray(n, dtype=np.float64)
+    if design is SideDesign.STRATIFIED:
+        return _stratified(k, n, np.asarray(weights, dtype=np.float64), alpha_side)
+    return cp_lower_array(k, n, alpha_side), cp_upper_array(k, n, alpha_side)
+
+
+def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side: float
+                          ) -> tuple[np.ndarray, np.ndarray]:
+    """The (lower, upper) bounds :func:`side_bounds` is expected to give when stratum m's
+    region probability is ``p_hat[m]``, with ``calls`` per stratum (stratified) or per rate
+    (plain), each expected count moved :data:`PESSIMISM_SD` standard deviations against
+    the bound."""
+    w = np.asarray(weights, dtype=np.float64)
+    p = np.asarray(p_hat, dtype=np.float64)
+    n = np.asarray(calls, dtype=np.float64)
+    mean = n * (p if design is SideDesign.STRATIFIED else w @ p)
+    sd = PESSIMISM_SD * np.sqrt(mean)
+    lo = side_bounds(design, np.clip(mean - sd, 0, n), n, w, alpha_side)[0]
+    hi = side_bounds(design, np.clip(mean + sd, 0, n), n, w, alpha_side)[1]
+    return lo, hi
+
+
+def choose_design(p_hat, weights, allocation, plain_calls: int, alpha_side: float, *,
+                  numerator: bool, delta: float = 0.0) -> SideDesign:
+    """The design of one side whose predicted bounds are better summed over the grid:
+    Σ_π ln(P_lo − δ) for the numerator side, −Σ_π ln(Q_hi) for the denominator side
+    (ties: plain)."""
+    def merit(design: SideDesign, calls) -> float:
+        lo, hi = predicted_side_bounds(design, p_hat, weights, calls, alpha_side)
+        if numerator:
+            return float(np.sum(np.log(np.maximum(lo - delta, 1e-300))))
+        return float(-np.sum(np.log(np.maximum(hi, 1e-300))))
+
+    g = np.asarray(weights).shape[0]
+    plain = merit(SideDesign.PLAIN, np.full(g, plain_calls))
+    stratified = merit(SideDesign.STRATIFIED, allocation)
+    return SideDesign.STRATIFIED if stratified > plain else SideDesign.PLAIN
+
+
+@dataclass(frozen=True, eq=False)
+class SideCounts:
+    """One side's histograms: ``counts[r]`` of ``calls[r]`` calls of run r, a stratum
+    (stratified: r = m, rows N + 1) or a rate (plain: r = g, rows G); ``weights`` (G, N + 1)."""
+
+    design: SideDesign
+    counts: np.ndarray
+    calls: np.ndarray
+    weights: np.ndarray
+
+    def bounds(self, in_region: np.ndarray, alpha_side: float):
+        k = self.counts[:, in_region].sum(axis=1)
+        return side_bounds(self.design, k, self.calls, self.weights, alpha_side)
+
+    def plug_in(self, in_region: np.ndarray) -> np.ndarray:
+        """Point estimates of P_π(S) at every rate (not bounds)."""
+        k = self.counts[:, in_region].sum(axis=1)
+        freq = np.divide(k, self.calls, out=np.zeros(k.shape), where=self.calls > 0)
+        return self.weights @ freq if self.design is SideDesign.STRATIFIED else freq
+
+
+@dataclass(frozen=True, eq=False)
+class StratifiedCounts:
+    """The main run of a stratified audit: both sides' :class:`SideCounts` over the grid
+    ``rates``; ``main`` indexes the audited config's own rate; ``trials`` the calls per side;
+    ``amplified`` the amplified claim at each rate (None: no theorem)."""
+
+    p: SideCounts
+    q: SideCounts
+    rates: np.ndarray
+    main: int
+    trials: int
+    amplified: tuple | None = None
+
+    @property
+    def counts_p(self) -> np.ndarray:
+        return self.p.counts.sum(axis=0)
+
+    @property
+    def counts_q(self) -> np.ndarray:
+        return self.q.counts.sum(axis=0)
+
+    def bound(self, region, bin_scores, delta: float, alpha: float) -> StratifiedBound:
+        """ε_lower at every rate on ``region`` (chosen without these counts), α/2 per side."""
+        delta, alpha = check_delta(delta), check_alpha(alpha)
+        mask = region.mask(np.asarray(bin_scores, dtype=np.float64))
+        num, den = (self.p, self.q) if region.direction is Direction.Z_VS_ZPRIME else (
+            self.q, self.p)
+        num_lo, _ = num.bounds(mask, alpha / 2)
+        _, den_hi = den.bounds(mask, alpha / 2)
+        eps = eps_from_bounds(num_lo, den_hi, delta)
+        n_point, d_point = num.plug_in(mask) - delta, den.plug_in(mask)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            point = np.where(n_point <= 0, 0.0,
+                             np.where(d_point > 0, np.log(n_point / d_point), np.inf))
+        return StratifiedBound(
+            rates=tuple(float(r) for r in self.rates), main=self.main,
+            eps=tuple(float(v) for v in eps), p_lower=tuple(float(v) for v in num_lo),
+            q_upper=tuple(float(v) for v in den_hi), point=tuple(float(v) for v in point),
+            direction=region.direction, threshold=float(region.threshold),
+            design_p=self.p.design, design_q=self.q.design,
+            calls_p=tuple(int(c) for c in self.p.calls),
+            calls_q=tuple(int(c) for c in self.q.calls),
+            alpha=alpha, delta=delta, amplified=self.amplified)
+
+
+@dataclass(frozen=True)
+class StratifiedBound:
+    """ε_lower at every rate of the grid from one stratified run (docs/THEORY.md §8.5).
+
+    ``eps[g]`` = ln((``p_lower[g]`` − δ)/``q_upper[g]``), ``p_lower`` the lower bound on the
+    NUMERATOR mass and ``q_upper`` the upper bound on the DENOMINATOR mass of the region
+    (P = A(z) over Q = A(z') for ``z_vs_zprime``, swapped for ``zprime_vs_z``); ``point`` the
+    plug-in values. ``calls_p``/``calls_q``: calls per stratum (stratified) or per rate
+    (plain). The bound the result reports is the one at ``rates[main]``.
+    """
+
+    rates: tuple
+    main: int
+    eps: tuple
+    p_lower: tuple
+    q_upper: tuple
+    point: tuple
+    direction: Direction
+    threshold: float
+    design_p: SideDesign
+    design_q: SideDesign
+    calls_p: tuple
+    calls_q: tuple
+    alpha: float
+    delta: float
+    amplified: tuple | None = None
+
+    @property
+    def eps_lower(self) -> float:
+        return self.eps[self.main]
+
+    @property
+    def simultaneous(self) -> bool:
+        """Whether the bounds hold at every rate at once (both sides stratified)."""
+        return self.design_p is self.design_q is SideDesign.STRATIFIED
+
+    def plug_in(self) -> float:
+        """The plug-in estimate at the main rate (not a bound)."""
+        return self.point[self.main]
+
+    def per_rate(self) -> list[dict]:
+        """One entry per rate: the bound, its two masses and the plug-in value."""
+        out = []
+        for g, rate in enumerate(self.rates):
+            entry = {"rate": rate, "eps_lower": self.eps[g], "p_lower": self.p_lower[g],
+                     "q_upper": self.q_upper[g], "eps_point": self.point[g]}
+            if self.amplified is not None:
+                entry["eps_amplified"] = self.amplified[g]
+            out.append(entry)
+        return out
+
+    def describe(self) -> str:
+        """The one sentence the command line and reports print."""
+        op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
+        how = ("simultaneously at every rate" if self.simultaneous else "at each rate")
+        grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
+        return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence at missing "
+                f"rate {self.rates[self.main]:g} (mask-stratified one-sided Clopper-Pearson, "
+                f"z {self.design_p.value}, z' {self.design_q.value}, valid {how}): region "
+                f"{{score {op} {self.threshold:.6g}}} ({self.direction.value}); eps_lower by "
+                f"rate {{{grid}}}, {sum(self.calls_p):,} and {sum(self.calls_q):,} calls")
+
+    def to_dict(self) -> dict:
+        """The witness as JSON (``kind`` = ``"strata"``)."""
+        return {"kind": "strata", "eps_lower": self.eps_lower, "rate": self.rates[self.main],
+                "direction":
+                self.direction.value, "threshold": self.threshold, "alpha": self.alpha,
+                "delta": self.delta, "design": {"p": self.design_p.value,
+                                                "q": self.design_q.value},
+                "simultaneous": self.simultaneous, "calls_p": list(self.calls_p),
+                "calls_q": list(self.calls_q), "rates": self.per_rate()}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> StratifiedBound:
+        """The bound a :meth:`to_dict` document describes (non-finite values written as
+        ``"inf"`` read back as floats)."""
+        try:
+            rows = doc["rates"]
+            rates = tuple(float(r["rate"]) for r in rows)
+            col = {k: tuple(float(r[k]) for r in rows)
+                   for k in ("eps_lower", "p_lower", "q_upper", "eps_point")}
+            amplified = (tuple(float(r["eps_amplified"]) for r in rows)
+                         if rows and "eps_amplified" in rows[0] else None)
+            return cls(rates=rates, main=rates.index(float(doc["rate"])),
+                       eps=col["eps_lower"], p_lower=col["p_lower"], q_upper=col["q_upper"],
+                       point=col["eps_point"], direction=Direction.parse(doc["direction"]),
+                       threshold=float(doc["threshold"]),
+                       design_p=SideDesign.parse(doc["design"]["p"]),
+                       design_q=SideDesign.parse(doc["design"]["q"]),
+                       calls_p=tuple(doc["calls_p"]), calls_q=tuple(doc["calls_q"]),
+                       alpha=float(doc["alpha"]), delta=float(doc["delta"]),
+                       amplified=amplified)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
+                             f"{exc})") from None

@@ -1,0 +1,92 @@
+"""The ``[strata]`` table: a mask-stratified implementation audit (docs/THEORY.md §8.5).
+
+::
+
+    [strata]
+    by = "missing-count"       # the statistic the masks are stratified by
+    rates = [0.0, 0.3, 0.5]    # the MCAR-iid grid of missing rates (must hold missingness.rate)
+    floor = 20                 # calls per stratum at least, for every stratum that gets calls
+    sides = "auto"             # "auto" | "both" | "p" | "q" | "none": which sides are stratified
+
+One run gives ε_lower at every rate of the grid: ``audit.trials`` calls per side per rate
+(``len(rates) × trials`` per side in all, the calls of as many separate audits).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from audit._validate import check_positive_int
+from audit.enums import StrataBy, StrataSides
+
+__all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT_FLOOR"]
+
+#: Calls per sampled stratum at least, by default.
+DEFAULT_FLOOR = 20
+_KEYS = {"by", "rates", "floor", "sides"}
+
+
+@dataclass(frozen=True)
+class StrataConfig:
+    """A validated ``[strata]`` table (see the module docstring); ``rates`` as a tuple."""
+
+    rates: tuple
+    by: StrataBy = StrataBy.MISSING_COUNT
+    floor: int = DEFAULT_FLOOR
+    sides: StrataSides = StrataSides.AUTO
+
+    def __post_init__(self) -> None:
+        from audit.estimation.strata import check_rates  # (the config imports no scipy)
+
+        object.__setattr__(self, "by", StrataBy.parse(self.by, "strata.by"))
+        object.__setattr__(self, "rates", tuple(float(r) for r in
+                                                check_rates(self.rates, "strata.rates")))
+        if isinstance(self.floor, float) and self.floor.is_integer():
+            object.__setattr__(self, "floor", int(self.floor))
+        check_positive_int(self.floor, "strata.floor")
+        object.__setattr__(self, "sides", StrataSides.parse(self.sides, "strata.sides"))
+
+    def to_dict(self) -> dict:
+        return {"by": self.by.value, "rates": list(self.rates), "floor": self.floor,
+                "sides": self.sides.value}
+
+
+def strata_from_table(table: object) -> StrataConfig:
+    """The :class:`StrataConfig` of a ``[strata]`` table; one ``ValueError`` per bad key or
+    value, naming it."""
+    if not isinstance(table, dict):
+        raise ValueError(f"[strata] must be a table, got strata={table!r}")
+    unknown = sorted(set(table) - _KEYS)
+    if unknown:
+        raise ValueError(f"unknown key strata.{unknown[0]} (allowed: "
+                         f"{', '.join(sorted(_KEYS))})")
+    if "rates" not in table:
+        raise ValueError("config is missing the key strata.rates (the grid of missing rates)")
+    return StrataConfig(**table)
+
+
+def check_strata_setting(strata: StrataConfig, *, implementation: bool, kind: str,
+                         rate: object, n: int, d: int, releases: bool) -> None:
+    """Refuse, before any work, a ``[strata]`` table the rest of the config cannot run:
+    without an implementation, a mechanism other than MCAR iid, a config rate not on the
+    grid, more than MAX_ENTRIES entries, or with ``[releases]``."""
+    from audit.estimation.strata import MAX_ENTRIES
+
+    if not implementation:
+        raise ValueError("[strata] stratifies the masks of an implementation audit: it needs "
+                         "an [implementation] table")
+    if kind != "mcar-iid":
+        raise ValueError(f"strata.by='missing-count' with a grid of rates needs "
+                         f"missingness.kind='mcar-iid' (its strata do not depend on the "
+                         f"rate; other mechanisms need one audit per parameter), got "
+                         f"missingness.kind={kind!r}")
+    if rate not in strata.rates:
+        raise ValueError(f"strata.rates must hold the config's missingness.rate={rate!r} (the "
+                         f"rate the result reports), got strata.rates={list(strata.rates)}")
+    if n * d > MAX_ENTRIES:
+        raise ValueError(f"strata.by='missing-count' needs at most {MAX_ENTRIES} entries "
+                         f"per dataset ({MAX_ENTRIES + 1} strata), got scenario.n * "
+                         f"scenario.d = {n * d}")
+    if releases:
+        raise ValueError("[strata] and [releases] cannot be combined (k releases mask their "
+                         "own tables)")

@@ -1,0 +1,91 @@
+"""The [strata] table (audit.pipeline.strata_config): one ValueError per bad key or value."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from audit.enums import StrataSides
+from audit.pipeline.config import config_from_dict
+
+BASE = {"implementation": {"target": "diffprivlib:mean", "epsilon": 1.0,
+                           "params": {"bounds": [-1.0, 1.0]}},
+        "scenario": {"query": "bounded-mean", "d": 1, "n": 20, "bound": 1.0},
+        "missingness": {"kind": "mcar-iid", "rate": 0.3},
+        "strata": {"rates": [0.0, 0.3, 0.5]}}
+
+
+def _doc(strata=None, **tables):
+    doc = {k: dict(v) for k, v in BASE.items()}
+    if strata is not None:
+        doc["strata"] = strata
+    doc.update(tables)
+    return doc
+
+
+def test_a_valid_table_and_its_defaults_round_trip():
+    cfg = config_from_dict(_doc({"rates": [0.3, 0.0], "floor": 5.0, "sides": "Q"}))
+    assert cfg.strata.rates == (0.3, 0.0) and cfg.strata.floor == 5
+    assert cfg.strata.sides is StrataSides.Q
+    out = cfg.to_dict()["strata"]
+    assert out == {"by": "missing-count", "rates": [0.3, 0.0], "floor": 5, "sides": "q"}
+    assert config_from_dict({**_doc(), "strata": out}).strata == cfg.strata
+    assert config_from_dict(_doc()).strata.sides is StrataSides.AUTO
+
+
+@pytest.mark.parametrize("strata, needle", [
+    ({"rates": [0.3], "bins": 3}, "unknown key strata.bins"),
+    ({"floor": 3}, "strata.rates"),
+    ({"rates": []}, "strata.rates"),
+    ({"rates": [0.3, 1.5]}, "strata.rates"),
+    ({"rates": [0.3, 0.3]}, "strata.rates"),
+    ({"rates": 0.3}, "strata.rates"),
+    ({"rates": [0.3], "by": "observed-count"}, "strata.by"),
+    ({"rates": [0.3], "floor": 0}, "strata.floor"),
+    ({"rates": [0.3], "floor": 2.5}, "strata.floor"),
+    ({"rates": [0.3], "sides": "left"}, "strata.sides"),
+    ({"rates": [0.0, 0.5]}, "missingness.rate=0.3"),
+    ("missing-count", r"\[strata\] must be a table"),
+])
+def test_each_bad_key_or_value_is_named(strata, needle):
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(_doc(strata))
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"missingness": {"kind": "mcar-row", "p_star": 0.7}}, "missingness.kind='mcar-iid'"),
+    ({"scenario": {"query": "bounded-mean", "d": 3, "n": 70, "bound": 1.0}},
+     "at most 200 entries"),
+    ({"releases": {"count": 2}}, r"\[releases\]"),
+])
+def test_settings_a_stratified_audit_cannot_run(change, needle):
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(_doc(**change))
+
+
+def test_strata_needs_an_implementation():
+    doc = _doc()
+    doc.pop("implementation")
+    doc["scenario"] = {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1,
+                       "n": 20}
+    with pytest.raises(ValueError, match=r"needs an \[implementation\]"):
+        config_from_dict(doc)
+
+
+@pytest.mark.parametrize("audit, needle", [
+    ({"mode": "sequential"}, "audit.mode must be 'fixed'"),
+    ({"selection": "grid"}, "audit.selection must be 'pilot' or 'auto'"),
+])
+def test_fixed_mode_and_one_region_only_refused_before_any_call(audit, needle, monkeypatch):
+    from audit.pipeline import implementation as impl_module
+    from audit.pipeline.factory import make_subject
+
+    def no_plan(*args, **kwargs):  # the refusal comes before the plan's work
+        raise AssertionError("planned")
+
+    monkeypatch.setattr(impl_module, "plan_implementation_audit", no_plan)
+    doc = _doc(pair={"z": [[math.nan]] + [[0.0]] * 19, "z_prime": [[1.0]] + [[0.0]] * 19})
+    doc["audit"] = audit
+    with pytest.raises(ValueError, match=needle):
+        make_subject(config_from_dict(doc))

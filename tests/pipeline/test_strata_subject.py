@@ -1,0 +1,191 @@
+"""Stratified implementation audits (audit.pipeline.strata_subject; docs/THEORY.md §8.5):
+validity on null mechanisms whose exact ε is known at every rate, the design per side, the
+power on diffprivlib's NaN-propagating mean, the result's ``strata`` entry."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from audit.enums import SideDesign
+from audit.model.implementation import CallableImplementation, Claim
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.factory import make_subject
+from audit.pipeline.runner import run_audit
+from audit.pipeline.strata_subject import StratifiedImplementationSubject
+
+#: randomized response of "every entry observed", claimed (and exactly) ε = EPS on complete
+#: data; on the audited pair (z₁ = NaN vs +1) its exact ε at rate π is ln(1 + (1 − π)^n (e^ε − 1))
+EPS = 4.0
+KEEP = math.exp(EPS) / (1.0 + math.exp(EPS))
+N = 10
+RATES = [0.3, 0.5, 0.7]  # weight of the telling stratum: 0.028, 9.8e-4 (≤ 1e-3), 5.9e-6
+
+
+def rr_batch(datasets, rng):
+    observed = ~np.isnan(datasets).any(axis=(1, 2))
+    return (observed ^ (rng.random(observed.shape[0]) >= KEEP)).astype(np.float64)
+
+
+def rr(data, rng):
+    return rr_batch(np.asarray(data)[None], rng)[0]
+
+
+IMPL = CallableImplementation(rr, Claim(EPS), "rr-all-observed", rr_batch)
+
+
+def exact_eps(rate: float) -> float:
+    return math.log1p((1.0 - rate) ** N * (math.exp(EPS) - 1.0))
+
+
+def _doc(seed: int = 1, trials: int = 2000, **strata) -> dict:
+    return {"implementation": {"target": "tests.pipeline.test_strata_subject:rr",
+                               "epsilon": EPS},
+            "scenario": {"query": "sum", "d": 1, "n": N, "bound": 1.0},
+            "missingness": {"kind": "mcar-iid", "rate": 0.3},
+            "pair": {"z": [[math.nan]] + [[0.0]] * (N - 1),
+                     "z_prime": [[1.0]] + [[0.0]] * (N - 1)},
+            "audit": {"trials": trials, "seed": seed, "pilot_trials": 600},
+            "strata": {"rates": RATES, **strata}}
+
+
+def _masses(subject, rate: float) -> tuple[float, float]:
+    """Exact masses (numerator, denominator) of the audit's region at ``rate``."""
+    design, stat, score = (subject.state[k] for k in ("design", "statistic", "score"))
+    in_region = design.region.mask(stat.bin_scores(score))[stat.indices(np.array([0., 1.]))]
+    w0 = (1.0 - rate) ** N  # z′ fully observed
+    law_z = np.array([KEEP, 1 - KEEP])  # z always holds a NaN: b = 0
+    law_zp = w0 * np.array([1 - KEEP, KEEP]) + (1 - w0) * law_z
+    p, q = law_z[in_region].sum(), law_zp[in_region].sum()
+    return (p, q) if design.region.direction.value == "z_vs_zprime" else (q, p)
+
+
+def _failures(audits: int) -> int:
+    """Audits where, at some rate, a combined bound misses its exact mass or ε_lower exceeds
+    the exact ε (both sides stratified: the intervals hold at every rate at once)."""
+    fails = 0
+    for seed in range(audits):
+        doc = _doc(seed, trials=1000, sides="both")
+        doc["audit"]["pilot_trials"] = 400
+        subject = make_subject(config_from_dict(doc), implementation=IMPL)
+        res = run_audit(subject=subject)
+        assert res.bound.simultaneous
+        bad = False
+        for entry in res.to_dict()["strata"]["rates"]:
+            num, den = _masses(subject, entry["rate"])
+            bad |= (entry["p_lower"] > num or entry["q_upper"] < den
+                    or entry["eps_lower"] > exact_eps(entry["rate"]))
+        fails += bad
+    return fails
+
+
+def test_stratified_bounds_are_valid_on_a_null_mechanism():
+    audits = 40
+    assert _failures(audits) <= stats.binom.ppf(1 - 1e-3, audits, 0.05)
+
+
+@pytest.mark.slow
+def test_stratified_bounds_are_valid_on_a_null_mechanism_300_audits():
+    audits = 300
+    assert _failures(audits) <= stats.binom.ppf(1 - 1e-3, audits, 0.05)
+
+
+def nan_mean_batch(datasets, rng):
+    """diffprivlib's mean without its NaN check: NaN when an entry is missing."""
+    mean = datasets.mean(axis=(1, 2))
+    return mean + rng.laplace(0.0, 2.0 / datasets.shape[1], mean.shape)
+
+
+def nan_mean(data, rng):
+    return nan_mean_batch(np.asarray(data)[None], rng)[0]
+
+
+NAN_MEAN = CallableImplementation(nan_mean, Claim(1.0), "nan-mean", nan_mean_batch)
+
+
+def _nan_doc(sides: str, trials: int = 20_000) -> dict:
+    return {"implementation": {"target": "tests.pipeline.test_strata_subject:nan_mean",
+                               "epsilon": 1.0},
+            "scenario": {"query": "bounded-mean", "d": 1, "n": 20, "bound": 1.0},
+            "missingness": {"kind": "mcar-iid", "rate": 0.3},
+            "pair": {"z": [[math.nan]] + [[0.0]] * 19, "z_prime": [[1.0]] + [[0.0]] * 19},
+            "audit": {"trials": trials, "seed": 4},
+            "strata": {"rates": [0.3], "sides": sides}}
+
+
+def test_the_rare_stratum_side_is_stratified_and_refutes_what_plain_calls_cannot():
+    # z′ releases a number only when fully observed (8e-4 at π = 0.3); z never does
+    auto = run_audit(config_from_dict(_nan_doc("auto")), implementation=NAN_MEAN)
+    plain = run_audit(config_from_dict(_nan_doc("none")), implementation=NAN_MEAN)
+    assert (auto.bound.design_p, auto.bound.design_q) == (SideDesign.PLAIN,
+                                                          SideDesign.STRATIFIED)
+    assert sum(auto.bound.calls_q) == sum(plain.bound.calls_q) == auto.trials == 20_000
+    assert auto.eps_lower > 1.0 > plain.eps_lower  # the claim refuted by strata only
+    assert any(v.kind.value == "eps_claim" for v in auto.violations)
+    doc = auto.to_dict()
+    assert doc["strata"]["design"] == {"p": "plain", "q": "stratified"}
+    assert doc["strata"]["rates"][0]["eps_lower"] == auto.eps_lower
+    assert doc["witness"]["kind"] == "strata"
+    from audit.pipeline.results import bound_from_witness, to_jsonable
+
+    assert bound_from_witness(json.loads(json.dumps(to_jsonable(doc["witness"])))) == auto.bound
+    with pytest.raises(ValueError, match="not a strata bound"):
+        bound_from_witness({"kind": "strata", "rates": []})
+
+
+def test_one_run_gives_every_rate_and_is_reproducible():
+    doc = _doc(3, trials=1000, sides="q")
+    first = run_audit(config_from_dict(doc), implementation=IMPL)
+    again = run_audit(config_from_dict(doc), implementation=IMPL)
+    assert first.bound == again.bound
+    rates = [e["rate"] for e in first.to_dict()["strata"]["rates"]]
+    assert rates == RATES and first.trials == 3 * 1000
+    assert first.bound.calls_p == (1000, 1000, 1000)  # z plain: one run per rate
+    assert sum(first.bound.calls_q) == 3000 and min(first.bound.calls_q[:-1]) >= 20
+
+
+def test_a_checkpointed_run_is_read_back(tmp_path):
+    doc = _doc(2, trials=1000, sides="both")
+    doc["audit"]["checkpoint"] = str(tmp_path)
+    first = run_audit(config_from_dict(doc), implementation=IMPL)
+    files = sorted(p.name for p in tmp_path.glob("*.npz"))
+    assert len(files) >= 2 * 8  # one run per stratum and side
+    again = run_audit(config_from_dict(doc), implementation=IMPL)
+    assert again.bound == first.bound
+    assert sorted(p.name for p in tmp_path.glob("*.npz")) == files
+
+
+def test_the_subject_refuses_what_it_cannot_count():
+    subject = make_subject(config_from_dict(_doc(trials=1000)), implementation=IMPL)
+    assert isinstance(subject, StratifiedImplementationSubject)
+    assert not subject.supports_sequential
+    with pytest.raises(ValueError, match="call draw and statistic first"):
+        subject.design(None)
+    from audit.pipeline.implementation import ImplementationSubject
+
+    plain = ImplementationSubject.from_plan(subject.plan)
+    with pytest.raises(ValueError, match="StratifiedImplementationSubject"):
+        run_audit(subject=plain)
+    doc = _doc(trials=10)
+    doc["strata"]["floor"] = 50
+    with pytest.raises(ValueError, match="strata.floor=50"):
+        make_subject(config_from_dict(doc), implementation=IMPL)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("target, example", [("diffprivlib:mean", "default"),
+                                             ("pipelinedp:sum", "propagate")])
+def test_libraries_releasing_nan_refute_their_claim_at_rate_0_3(target, example):
+    from audit.adapters import example as adapter_example
+
+    params = adapter_example(target, example).kwargs()
+    doc = _nan_doc("auto")
+    doc["implementation"] = {"target": target, "epsilon": 1.0, "params": params}
+    doc["scenario"]["query"] = "sum"
+    res = run_audit(config_from_dict(doc))
+    print(target, res.eps_lower, res.describe())
+    assert res.trials <= 20_000 and res.eps_lower > 1.0
