@@ -29,6 +29,7 @@ __all__ = [
     "StrataBy",
     "StrataSides",
     "SideDesign",
+    "PairFamily",
 ]
 
 
@@ -220,3 +221,25 @@ class SideDesign(Choice):
     @classmethod
     def _parameter_name(cls) -> str:
         return "design"
+
+
+class PairFamily(Choice):
+    """A declared family of candidate neighbouring pairs for a black-box pair search
+    (``[search]``; :mod:`audit.model.pair_families`).
+
+    ``CORNERS``: the differing record at two different domain corners (or 0); ``NAN``: a
+    record against the all-NA record; ``NAN_POSITION``: a record against itself with one
+    feature NA, at each position; ``TESTER``: the DP testers' patterns on a one-record
+    dataset whose record is the query vector (adjacency ‖x − x′‖∞ ≤ 1: StatDP, DP-Sniper);
+    ``LIST``: the user's pairs.
+    """
+
+    CORNERS = "corners"
+    NAN = "nan"
+    NAN_POSITION = "nan-position"
+    TESTER = "tester"
+    LIST = "list"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "search.families"

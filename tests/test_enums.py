@@ -19,6 +19,7 @@ from audit.enums import (
     MaskRegime,
     MissingnessClass,
     NoiseKind,
+    PairFamily,
     Selection,
     SideDesign,
     StopRule,
@@ -28,7 +29,8 @@ from audit.enums import (
 )
 
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
-       AuditMode, CeilingKind, MaskRegime, StopRule, StrataBy, StrataSides, SideDesign]
+       AuditMode, CeilingKind, MaskRegime, StopRule, StrataBy, StrataSides, SideDesign,
+       PairFamily]
 
 
 def test_all_lists_every_choice():
