@@ -92,7 +92,7 @@ def test_shared_releases_is_the_mixture_of_k_fold_products(noise):
     one = stats.laplace if noise == "laplace" else stats.norm
     # independent: Σ_c w_c Π_j φ(x_j − s_c), by scipy
     ref = np.log(sum(w * np.prod(one.pdf(x, loc=s, scale=0.7), axis=1)
-                     for w, s in zip(M.weights, M.scalar_shifts)))
+                     for w, s in zip(M.weights, M.scalar_shifts, strict=True)))
     np.testing.assert_allclose(K.logpdf(x), ref, rtol=1e-10)
     # not the product of the marginals: the releases share the mask
     assert np.max(np.abs(K.logpdf(x) - M.logpdf(x.reshape(-1)).reshape(300, 4).sum(1))) > 0.1

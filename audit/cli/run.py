@@ -82,6 +82,12 @@ def format_result(result) -> str:
                          "per-release amplified guarantees understates this release's epsilon")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
+    if result.search:
+        s = result.search
+        best = s["candidates"][s["chosen"]]
+        lines.append(f"  pair       searched: {best['family']} {best['label']} (score "
+                     f"{_fmt(best['score'])}, best of {len(s['candidates'])} candidates, "
+                     f"{s['calls_per_side']:,} calls per side on their own streams)")
     return "\n".join(lines)
 
 
@@ -115,6 +121,12 @@ def _prepare(args: argparse.Namespace):
                              f"{args.json_out!r} (the config is {args.config!r})")
     if cfg.audit.checkpoint is not None:
         check_output_dir(cfg.audit.checkpoint, "--checkpoint")
+    if cfg.search is not None:
+        from audit.pipeline.search import first_candidate_config
+
+        # timed on the first candidate pair; the search runs with the work (its own calls)
+        _check_duration(make_subject(first_candidate_config(cfg)), args.max_hours)
+        return cfg, None
     subject = make_subject(cfg)
     _check_duration(subject, args.max_hours)
     return cfg, subject
@@ -199,8 +211,9 @@ def main(args: argparse.Namespace) -> int:
     try:
         with _cluster(cfg):
             # bars on a terminal only: a log or a pipe gets the summary, not redraws
-            result = run_audit(subject=subject,
-                               progress=not args.no_progress and sys.stderr.isatty())
+            progress = not args.no_progress and sys.stderr.isatty()
+            result = (run_audit(cfg, progress=progress) if subject is None else
+                      run_audit(subject=subject, progress=progress))
     except KeyboardInterrupt:
         print(_interrupted(cfg), file=sys.stderr)
         return 130

@@ -43,6 +43,7 @@ from audit.enums import (
     StopRule,
 )
 from audit.noise import noise_of
+from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
 from audit.pipeline.strata_config import StrataConfig, check_strata_setting, strata_from_table
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
@@ -266,10 +267,13 @@ class ReleasesConfig:
 @dataclass(frozen=True, eq=False)
 class PairConfig:
     """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
-    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing."""
+    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing.
+    ``found_by``: the report of the black-box pair search that chose them (``[search]``,
+    :mod:`audit.pipeline.search`), None for a pair the user gave."""
 
     z: list
     z_prime: list
+    found_by: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -285,6 +289,7 @@ class AuditConfig:
     pair: PairConfig | None = None
     releases: ReleasesConfig | None = None
     strata: StrataConfig | None = None
+    search: SearchConfig | None = None
 
     def __post_init__(self) -> None:
         if self.implementation is not None and self.audit.backend == "cuda":
@@ -340,6 +345,8 @@ class AuditConfig:
             out["releases"] = asdict(self.releases)
         if self.strata is not None:
             out["strata"] = self.strata.to_dict()
+        if self.search is not None:
+            out["search"] = self.search.to_dict()
         return out
 
 
@@ -357,7 +364,7 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     if not isinstance(data, dict):
         raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
     _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
-                                 "pair", "releases", "strata"})
+                                 "pair", "releases", "strata", "search"})
     implementation = _implementation(data.get("implementation"))
     sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)
@@ -387,8 +394,13 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)),
                       implementation=implementation, pair=pair, releases=_releases(data),
                       strata=None if "strata" not in data else strata_from_table(
-                          data["strata"]))
+                          data["strata"]),
+                      search=None if "search" not in data else search_from_table(
+                          data["search"]))
     validate_components(cfg)
+    if cfg.search is not None:
+        check_search_setting(cfg.search, pair=pair is not None, strata=cfg.strata is not None,
+                             n=scenario.n)
     if cfg.strata is not None:
         mech = cfg.components()[0]
         check_strata_setting(cfg.strata, implementation=implementation is not None,

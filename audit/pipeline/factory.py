@@ -13,6 +13,7 @@ from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
 from audit.pipeline.plan import AuditPlan, plan_audit
+from audit.pipeline.search_config import NEEDS_IMPLEMENTATION
 from audit.pipeline.strata_subject import StratifiedImplementationSubject
 from audit.pipeline.subject import Subject
 from audit.protocols import load_attack
@@ -61,6 +62,8 @@ def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:
         return _implementation_subject(cfg).from_config(cfg, implementation)
     if cfg.audit.mode is AuditMode.SEQUENTIAL:  # before the plan's work
         raise ValueError(_SEQUENTIAL_NEEDS)
+    if cfg.search is not None:
+        raise ValueError(NEEDS_IMPLEMENTATION)
     return ModelSubject(plan_audit(cfg))
 
 

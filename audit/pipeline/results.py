@@ -257,6 +257,7 @@ class AuditResult:
     claim: dict | None = None
     attack_note: str = ""
     comparisons: dict = field(default_factory=dict)
+    search: dict = field(default_factory=dict)
     versions: dict = field(default_factory=package_versions)
 
     @classmethod
@@ -270,7 +271,8 @@ class AuditResult:
                    trials=int(trials), pilot_trials=int(pilot_trials),
                    confidence=cfg.audit.confidence, seed=cfg.audit.seed,
                    config=cfg.to_dict(), timings=dict(timings), claim=subject.claim,
-                   attack_note=attack_note, comparisons=dict(subject.comparisons))
+                   attack_note=attack_note, comparisons=dict(subject.comparisons),
+                   search=dict(subject.search))
 
     # -- the flat view the JSON document and earlier callers use
     def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
@@ -387,4 +389,6 @@ class AuditResult:
         }
         if isinstance(self.bound, StratifiedBound):  # ε_lower at every rate of the grid
             doc["strata"] = self.bound.to_dict()
+        if self.search:  # how a black-box pair search found the pair
+            doc["search"] = self.search
         return to_jsonable(doc)

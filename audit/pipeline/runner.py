@@ -39,6 +39,7 @@ from audit.pipeline.config import AuditConfig
 from audit.pipeline.factory import check_subject, make_subject
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
+from audit.pipeline.search import searched_config
 from audit.pipeline.subject import SampleCounts, Subject, pilot_size
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic
@@ -161,6 +162,9 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     AuditResult
     """
     if subject is None:
+        if cfg is not None and cfg.search is not None and plan is None:
+            # the pair, found on calls of its own; then an audit like any with a given pair
+            cfg = searched_config(cfg, implementation, run_audit)
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
         check_subject(subject)

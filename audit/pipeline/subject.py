@@ -102,6 +102,11 @@ class Subject(Protocol):
         releases with shared masks); empty when there are none."""
 
     @property
+    def search(self) -> dict:
+        """How a black-box pair search ([search]) found the subject's pair (its report);
+        empty when the pair was given or searched exactly."""
+
+    @property
     def supports_sequential(self) -> bool: ...
 
     @property
@@ -136,6 +141,10 @@ class PlannedSubject:
     @property
     def seconds(self) -> float:
         return self.plan.seconds
+
+    @property
+    def search(self) -> dict:
+        return {}
 
 
 def pilot_size(subject: Subject) -> int:

@@ -5,6 +5,7 @@ command."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -146,3 +147,19 @@ def test_a_mechanism_printing_into_a_closed_pipe_exits_141(tmp_path):
         status = proc.wait(timeout=600)
     assert status == 141, err
     assert "Traceback" not in err and "error:" not in err
+
+
+def test_a_searched_pair_is_named_in_the_summary_and_the_json(tmp_path):
+    cfg = _cfg(tmp_path, to_toml({
+        "implementation": {"target": "tests.adapters.example_mechanisms:noisy_sum",
+                           "epsilon": 1.0, "params": {"bound": 1.0, "scale": 4.0}},
+        "scenario": {"query": "sum", "d": 2, "n": 3},
+        "missingness": {"kind": "mcar-iid", "rate": 0.2},
+        "search": {"families": ["corners"], "cap": 3, "calls": 200},
+        "audit": {"trials": 2000}}))
+    out = _run(cfg, "--no-progress", "--json", tmp_path / "r.json", cwd=ROOT)
+    assert out.returncode == 0, out.stderr
+    assert "pair       searched: corners" in out.stdout and "best of 3 candidates" in out.stdout
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert len(doc["search"]["candidates"]) == 3 and doc["search"]["cap"] == 3
+    assert "pair" in doc["config"] and "search" not in doc["config"]

@@ -1,5 +1,6 @@
 """releases: a smoke run through the suite (schema, ε_lower ≤ its ceilings), the diffprivlib
-pair's closed form against a brute-force k-dimensional likelihood ratio, and the committed default run (every ε_lower below its ceilings; the shared-mask crossing)."""
+pair's closed form against a brute-force k-dimensional likelihood ratio, and the committed
+default run (every ε_lower below its ceilings; the shared-mask crossing)."""
 
 from __future__ import annotations
 

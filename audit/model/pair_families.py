@@ -1,0 +1,205 @@
+"""Declared, finite families of candidate neighbouring pairs for a black-box pair search.
+
+A black box has no law to rank pairs with, so a ``[search]`` audit scores candidate pairs by
+calling it (:mod:`audit.pipeline.search`). This module only builds the candidates: pairs of
+datasets (z, z′) of n records × d features in [−B, B] (NaN = NA) that differ in record 0, the
+other records 0, one list per :class:`audit.enums.PairFamily`:
+
+- ``corners``: record 0 at two different points of {−B, 0, B}^d whose coordinates are all
+  ±B or all 0 on one side: (v, −v), (v, 0) and (v, v with one coordinate flipped) for the
+  corners v (2^d of them: sampled when more than the cap);
+- ``nan``: record 0 at a corner or at 0 against the all-NA record (a value ↔ NA);
+- ``nan-position``: record 0 at a corner against the same record with feature j NA, for each
+  position j;
+- ``tester``: the input patterns of the DP testers StatDP (Ding et al., CCS 2018, Table 2) and
+  DP-Sniper (Bichsel et al., S&P 2021), on a one-record dataset whose record is the query
+  vector x (n = 1): x = 0 against x′ = x + u·pattern with u = min(1, B) (adjacency
+  ‖x − x′‖∞ ≤ 1): one above, one below, one above rest below, one below rest above, half
+  above half below, all above, all below, and the X shape (x = (u, u, 0, …), x′ = (0, 0, u, …));
+- ``list``: the user's pairs, as given.
+
+Each family is capped at ``cap`` candidates, sampled without replacement by a seeded
+generator when larger, so a search is reproducible and its cost bounded whatever d.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit._validate import check_positive, check_positive_int
+from audit.enums import PairFamily
+
+__all__ = ["Candidate", "candidate_pairs", "MAX_CANDIDATES", "TESTER_PATTERNS"]
+
+#: Most candidates one family may contribute (``search.cap`` is checked against it).
+MAX_CANDIDATES = 1000
+#: The testers' patterns (name → the offset of x′ from x, per coordinate, for d ≥ 2).
+TESTER_PATTERNS = ("one above", "one below", "one above rest below", "one below rest above",
+                   "half above half below", "all above", "all below", "x shape")
+
+
+@dataclass(frozen=True, eq=False)
+class Candidate:
+    """One candidate pair: its family, a short label, and the two datasets."""
+
+    family: PairFamily
+    label: str
+    z: np.ndarray
+    z_prime: np.ndarray
+
+    def to_dict(self) -> dict:
+        return {"family": self.family.value, "label": self.label,
+                "z0": _row(self.z[0]), "z_prime0": _row(self.z_prime[0])}
+
+
+def _row(r: np.ndarray) -> list:
+    return [None if np.isnan(v) else float(v) for v in r]
+
+
+def _dataset(row: np.ndarray, n: int) -> np.ndarray:
+    z = np.zeros((n, row.shape[0]))
+    z[0] = row
+    return z
+
+
+def _corners(d: int, bound: float, cap: int, rng: np.random.Generator) -> np.ndarray:
+    """At most ``cap`` corners of {−B, B}^d (all of them when 2^d ≤ cap), in a fixed order."""
+    if d <= 20 and 2**d <= cap:
+        return np.array(list(itertools.product((-bound, bound), repeat=d)))
+    return np.where(rng.random((cap, d)) < 0.5, -bound, bound)
+
+
+def _capped(items: list, cap: int, rng: np.random.Generator) -> list:
+    if len(items) <= cap:
+        return items
+    keep = np.sort(rng.choice(len(items), size=cap, replace=False))
+    return [items[i] for i in keep]
+
+
+def _corner_pairs(d: int, bound: float, cap: int, rng) -> list[tuple[str, np.ndarray, np.ndarray]]:
+    out = []
+    for v in _corners(d, bound, cap, rng):
+        out.append((f"{_short(v)} vs {_short(-v)}", v, -v))
+        out.append((f"{_short(v)} vs 0", v, np.zeros(d)))
+        if d > 1:
+            w = v.copy()
+            w[0] = -w[0]
+            out.append((f"{_short(v)} vs {_short(w)}", v, w))
+    unique: dict[tuple, tuple] = {}
+    for lab, a, b in out:  # one of (v, −v) and (−v, v): the pair is unordered
+        unique.setdefault(tuple(sorted((tuple(a), tuple(b)))), (lab, a, b))
+    return _capped(list(unique.values()), cap, rng)
+
+
+def _nan_pairs(d: int, bound: float, cap: int, rng) -> list:
+    rows = [*_corners(d, bound, cap, rng), np.zeros(d)]
+    return _capped([(f"{_short(v)} vs NA", v, np.full(d, np.nan)) for v in rows], cap, rng)
+
+
+def _nan_position_pairs(d: int, bound: float, cap: int, rng) -> list:
+    out = []
+    for v in _corners(d, bound, cap, rng):
+        for j in range(d):
+            w = v.copy()
+            w[j] = np.nan
+            out.append((f"{_short(v)} vs feature {j} NA", v, w))
+    return _capped(out, cap, rng)
+
+
+def _tester_offsets(d: int) -> dict[str, np.ndarray]:
+    one = np.zeros(d)
+    one[0] = 1.0
+    rest = 1.0 - one
+    half = np.where(np.arange(d) < d // 2, -1.0, 1.0)
+    return {"one above": one, "one below": -one, "one above rest below": one - rest,
+            "one below rest above": rest - one, "half above half below": half,
+            "all above": np.ones(d), "all below": -np.ones(d)}
+
+
+def _tester_pairs(d: int, bound: float, cap: int, rng) -> list:
+    u = min(1.0, bound)
+    x = np.zeros(d)
+    out = [(name, x, u * off) for name, off in _tester_offsets(d).items()]
+    if d >= 2:
+        a = np.where(np.arange(d) < (d + 1) // 2 - (d > 2), u, 0.0)
+        out.append(("x shape", a, u - a))
+    seen, keep = set(), []
+    for lab, a, b in out:  # d = 1 makes some patterns coincide
+        key = (tuple(a), tuple(b))
+        if key not in seen:
+            seen.add(key)
+            keep.append((lab, a, b))
+    return _capped(keep, cap, rng)
+
+
+def _short(v: np.ndarray) -> str:
+    def one(x: float) -> str:
+        return "NA" if np.isnan(x) else f"{x:g}"
+    return "(" + ", ".join(one(x) for x in v[:6]) + (", ...)" if v.size > 6 else ")")
+
+
+_BUILDERS = {PairFamily.CORNERS: _corner_pairs, PairFamily.NAN: _nan_pairs,
+             PairFamily.NAN_POSITION: _nan_position_pairs, PairFamily.TESTER: _tester_pairs}
+
+
+def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int = 0,
+                    pairs=()) -> list[Candidate]:
+    """The candidates of each family, in family order, each family capped at ``cap``.
+
+    Parameters
+    ----------
+    families : sequence of PairFamily or str
+        Non-empty, without repeats.
+    n, d : int
+        Records and features, ≥ 1 (``tester`` needs n = 1: its record is the query vector).
+    bound : float
+        B > 0: every value of a candidate lies in [−B, B].
+    cap : int
+        In [1, :data:`MAX_CANDIDATES`].
+    seed : int
+        Seeds the sampling of families larger than ``cap``.
+    pairs : sequence of (z, z′)
+        The ``list`` family's pairs, each of shape (n, d) (NaN = NA).
+
+    Raises
+    ------
+    ValueError
+        On an unknown or repeated family, a bad size, ``tester`` with n > 1, ``list``
+        without pairs (or pairs without ``list``), or a listed pair of the wrong shape.
+    """
+    fams = [PairFamily.parse(f, "search.families") for f in families]
+    if not fams or len(set(fams)) != len(fams):
+        raise ValueError(f"search.families must be a non-empty list without repeats, got "
+                         f"{[f.value for f in fams]}")
+    n, d = check_positive_int(n, "n"), check_positive_int(d, "d")
+    B = check_positive(bound, "bound")
+    cap = check_positive_int(cap, "search.cap")
+    if cap > MAX_CANDIDATES:
+        raise ValueError(f"search.cap must be in [1, {MAX_CANDIDATES}], got search.cap={cap}")
+    if PairFamily.TESTER in fams and n != 1:
+        raise ValueError(f"search.families 'tester' needs a one-record dataset (its record is "
+                         f"the query vector): scenario.n must be 1, got n={n}")
+    if (PairFamily.LIST in fams) != bool(len(pairs)):
+        raise ValueError("search.pairs must be given exactly when search.families lists "
+                         "'list'")
+    rng = np.random.default_rng(seed)
+    out = []
+    for fam in fams:
+        if fam is PairFamily.LIST:
+            out += [_listed(i, z, zp, n, d) for i, (z, zp) in enumerate(pairs)]
+            continue
+        for label, a, b in _BUILDERS[fam](d, B, cap, rng):
+            out.append(Candidate(fam, label, _dataset(a, n), _dataset(b, n)))
+    return out
+
+
+def _listed(i: int, z, z_prime, n: int, d: int) -> Candidate:
+    a = np.asarray(z, dtype=np.float64)
+    b = np.asarray(z_prime, dtype=np.float64)
+    if a.shape != (n, d) or b.shape != (n, d):
+        raise ValueError(f"search.pairs[{i}] must be two datasets of shape ({n}, {d}), got "
+                         f"shapes {a.shape} and {b.shape}")
+    return Candidate(PairFamily.LIST, f"pair {i}", a, b)

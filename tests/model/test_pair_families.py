@@ -1,0 +1,86 @@
+"""audit.model.pair_families: the declared candidate pairs of a black-box pair search."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.enums import PairFamily
+from audit.model.pair_families import TESTER_PATTERNS, candidate_pairs
+
+
+def _differing(c) -> np.ndarray:
+    same = (c.z == c.z_prime) | (np.isnan(c.z) & np.isnan(c.z_prime))
+    return np.flatnonzero(~np.all(same, axis=1))
+
+
+@pytest.mark.parametrize("family", ["corners", "nan", "nan-position"])
+@pytest.mark.parametrize("d", [1, 3])
+def test_every_candidate_is_a_pair_of_neighbours_in_the_domain(family, d):
+    cands = candidate_pairs([family], 4, d, 2.0, 50)
+    assert cands and all(c.family is PairFamily(family) for c in cands)
+    for c in cands:
+        assert c.z.shape == c.z_prime.shape == (4, d)
+        assert _differing(c).tolist() == [0]  # record 0 only; the others 0
+        assert np.all(c.z[1:] == 0) and np.all(c.z_prime[1:] == 0)
+        for a in (c.z, c.z_prime):
+            assert np.all(np.abs(a[~np.isnan(a)]) <= 2.0)
+    keys = {(tuple(np.nan_to_num(c.z[0], nan=9)), tuple(np.nan_to_num(c.z_prime[0], nan=9)))
+            for c in cands}
+    assert len(keys) == len(cands)  # no repeats
+
+
+def test_family_contents():
+    corners = candidate_pairs(["corners"], 2, 2, 1.0, 50)
+    labels = {c.label for c in corners}
+    assert "(-1, -1) vs (1, 1)" in labels and "(1, 1) vs 0" in labels
+    # unordered: (v, −v) appears once for each pair {v, −v}
+    assert sum(lab.endswith("vs (1, 1)") and lab.startswith("(-1, -1)") for lab in labels) == 1
+    nan = candidate_pairs(["nan"], 2, 2, 1.0, 50)
+    assert all(np.isnan(c.z_prime[0]).all() for c in nan) and len(nan) == 5  # 4 corners + 0
+    pos = candidate_pairs(["nan-position"], 2, 3, 1.0, 50)
+    assert len(pos) == 8 * 3 and all(np.isnan(c.z_prime[0]).sum() == 1 for c in pos)
+
+
+def test_tester_patterns_are_statdps_on_one_record():
+    cands = candidate_pairs(["tester"], 1, 5, 1.0, 50)
+    assert [c.label for c in cands] == list(TESTER_PATTERNS)
+    by = {c.label: c.z_prime[0] - c.z[0] for c in cands}
+    np.testing.assert_array_equal(by["one above rest below"], [1, -1, -1, -1, -1])
+    np.testing.assert_array_equal(by["x shape"], [-1, -1, 1, 1, 1])
+    for c in cands:  # the testers' adjacency: ‖x − x′‖∞ ≤ 1
+        assert np.max(np.abs(c.z_prime - c.z)) <= 1.0
+
+
+def test_large_families_are_capped_and_sampled_reproducibly():
+    a = candidate_pairs(["corners", "nan-position"], 3, 16, 1.0, 7, seed=4)
+    b = candidate_pairs(["corners", "nan-position"], 3, 16, 1.0, 7, seed=4)
+    c = candidate_pairs(["corners", "nan-position"], 3, 16, 1.0, 7, seed=5)
+    assert len(a) == 14
+    assert all(np.array_equal(x.z, y.z, equal_nan=True) for x, y in zip(a, b, strict=True))
+    assert any(not np.array_equal(x.z, y.z, equal_nan=True) for x, y in zip(a, c, strict=True))
+
+
+def test_listed_pairs_are_kept_as_given():
+    z, zp = [[1.0], [0.0]], [[np.nan], [0.0]]
+    (c,) = candidate_pairs(["list"], 2, 1, 1.0, 4, pairs=[(z, zp)])
+    assert c.family is PairFamily.LIST and np.isnan(c.z_prime[0, 0])
+    assert c.to_dict() == {"family": "list", "label": "pair 0", "z0": [1.0], "z_prime0": [None]}
+
+
+@pytest.mark.parametrize("kwargs, needle", [
+    ({"families": []}, "non-empty list without repeats"),
+    ({"families": ["nan", "nan"]}, "non-empty list without repeats"),
+    ({"families": ["everything"]}, "search.families must be one of"),
+    ({"families": ["tester"], "n": 3}, "scenario.n must be 1"),
+    ({"families": ["list"]}, "search.pairs must be given exactly when"),
+    ({"cap": 0}, "search.cap must be"),
+    ({"cap": 5000}, r"search.cap must be in \[1, 1000\]"),
+    ({"families": ["list"], "pairs": [([[1.0]], [[0.0]])]}, r"must be two datasets of shape"),
+])
+def test_bad_input_is_refused_with_the_parameter(kwargs, needle):
+    args = {"families": ["corners"], "n": 2, "d": 2, "bound": 1.0, "cap": 4, **kwargs}
+    pairs = args.pop("pairs", ())
+    with pytest.raises(ValueError, match=needle):
+        candidate_pairs(args.pop("families"), args["n"], args["d"], args["bound"], args["cap"],
+                        pairs=pairs)

@@ -1,0 +1,110 @@
+"""audit.pipeline.search: a black-box audit that finds its own pair ([search])."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from audit.model.implementation import CallableImplementation, Claim
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.runner import run_audit
+from audit.pipeline.search import search_key, search_pair
+
+
+def _sum_release(leak: float = 0.0):
+    """A Laplace sum of the clipped entries (NA read as 0) at the substitution sensitivity
+    2dB of d features in [−1, 1]: ε = 1. With ``leak`` > 0 it adds ``leak`` when record 0's
+    feature 1 is NA, which no value pair shows."""
+    def batch(datasets, rng):
+        x = np.clip(np.nan_to_num(datasets, nan=0.0), -1, 1)
+        out = x.sum(axis=(1, 2)) + rng.laplace(0.0, 2.0 * datasets.shape[2], datasets.shape[0])
+        return out + leak * np.isnan(datasets[:, 0, 1])
+
+    return CallableImplementation(lambda data, rng: batch(data[None], rng)[0],
+                                  Claim(1.0, 0.0, "Laplace sum, b = 2dB"), "sum",
+                                  batch_func=batch)
+
+
+def _doc(**search) -> dict:
+    return {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "n": 5, "d": 2, "bound": 1.0,
+                         "query": "sum"},
+            "missingness": {"kind": "mcar-iid", "rate": 0.0},
+            "search": {"families": ["corners", "nan-position"], "cap": 8, "calls": 1000,
+                       **search},
+            "audit": {"trials": 5000, "seed": 1, "attack": "density-ratio"}}
+
+
+def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
+    res = run_audit(config_from_dict(_doc()), implementation=_sum_release(leak=5.0))
+    s = res.to_dict()["search"]
+    best = s["candidates"][s["chosen"]]
+    assert best["family"] == "nan-position" and "feature 1 NA" in best["label"]
+    assert best["score"] == max(c["score"] for c in s["candidates"])
+    assert len(s["candidates"]) == 16 and s["calls_per_side"] == 16 * (1000 + 1000)
+    assert res.violations and res.eps_lower > 1.0  # shift 6 at b = 4: ε = 1.5
+    assert best["z_prime0"][1] is None  # record 0's feature 1 NA on z′
+    # the result's config is the audit that ran: rerunning it audits the same pair
+    assert np.isnan(np.asarray(res.config["pair"]["z_prime"], dtype=float)[0, 1])
+    assert "search" not in res.config
+
+
+def test_the_search_is_reproducible_and_on_streams_of_its_own():
+    cfg = config_from_dict(_doc(cap=3))
+    a = search_pair(cfg, _sum_release(), run_audit)
+    b = search_pair(cfg, _sum_release(), run_audit)
+    assert [c["score"] for c in a.report["candidates"]] == \
+        [c["score"] for c in b.report["candidates"]]
+    keys = {search_key(1, i) for i in range(100)}
+    assert len(keys) == 100 and 1 not in keys and search_key(1, 0) == search_key(1, 0)
+    assert search_key(2, 0) != search_key(1, 0)
+
+
+def test_searched_audits_of_a_release_that_keeps_its_claim_stay_below_it():
+    """The chosen pair is audited on fresh calls: ε_lower ≤ ε = 1 in at least 95 % of audits.
+    20 audits: failures allowed up to the Binomial(20, 0.05) quantile at 1 − 10⁻³."""
+    impl = _sum_release()
+    fails = 0
+    for seed in range(20):
+        doc = _doc(cap=4, calls=200)
+        doc["audit"].update(seed=100 + seed, trials=2000)
+        fails += run_audit(config_from_dict(doc), implementation=impl).eps_lower > 1.0
+    assert fails <= stats.binom.ppf(1 - 1e-3, 20, 0.05)
+
+
+@pytest.mark.slow
+def test_searched_audit_validity_300():
+    impl = _sum_release()
+    fails = 0
+    for seed in range(300):
+        doc = _doc(cap=4, calls=200)
+        doc["audit"].update(seed=1000 + seed, trials=2000)
+        fails += run_audit(config_from_dict(doc), implementation=impl).eps_lower > 1.0
+    assert fails <= stats.binom.ppf(1 - 1e-3, 300, 0.05)
+
+
+@pytest.mark.parametrize("change, needle", [
+    ({"pair": {"z": [[1.0, 0.0]] + [[0.0, 0.0]] * 4,
+               "z_prime": [[0.0, 0.0]] * 5}}, "exclusive"),
+    ({"strata": {"rates": [0.0]}, "implementation": {"target": "diffprivlib:nanmean",
+                                                      "epsilon": 1.0,
+                                                      "params": {"bounds": [-1.0, 1.0]}}},
+     "not supported"),
+    ({"search": {"families": ["tester"]}}, "scenario.n must be 1"),
+    ({"search": {"colour": 1}}, "unknown key search.colour"),
+    ({"search": {"calls": 10}}, "search.calls must be"),
+    ({"search": {"calls": 10**6, "cap": 1000}}, "families × cap × calls must be at most"),
+    ({"search": {"families": "nan"}}, "search.families must be a non-empty list"),
+    ({"search": {"families": ["list"], "pairs": [{"z": [[1.0]]}]}}, "search.pairs"),
+    ({"search": "everything"}, r"\[search\] must be a table"),
+])
+def test_bad_search_tables_are_refused_before_any_work(change, needle):
+    doc = _doc()
+    doc.update(change)
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(doc)
+
+
+def test_a_model_audit_with_a_search_is_refused_before_any_work():
+    with pytest.raises(ValueError, match="needs an implementation"):
+        run_audit(config_from_dict(_doc()))
