@@ -37,12 +37,18 @@ def test_smoke_run_has_one_row_per_target_and_rate(smoke):
     assert [(r["target"], r["rate"]) for r in doc["rows"]] == [
         (t, p) for t in targets for p in library_audit.RATES]
     for r in doc["rows"]:
-        assert r["calls_per_side"] == r["trials"] == 200
+        stratified = r["pair_kind"] in library_audit.STRATIFIED
+        assert r["calls_per_side"] == 200  # per rate; a stratified run's trials: the grid's
+        assert r["trials"] == 200 * (len(library_audit.RATES) if stratified else 1)
         assert r["eps_claim"] == 1.0 and r["delta"] == 0.0
         assert r["p_star"] == pytest.approx(1.0 - r["rate"])
         assert r["eps_theory"] == pytest.approx(math.log1p((1 - r["rate"]) * (math.e - 1)))
-        assert {"k_p", "n_p", "k_q", "n_q", "direction"} <= set(r["witness"])
+        keys = ({"kind", "p_lower", "q_upper", "design", "direction"} if stratified else
+                {"k_p", "n_p", "k_q", "n_q", "direction"})
+        assert keys <= set(r["witness"]), r["name"]
         assert r["claim_refuted"] == (r["eps_lower"] > r["eps_claim"])
+        # a stratified target is one run for the whole grid, the others one audit per rate
+        assert ("strata" in r["config"]) == stratified
     assert set(doc["library_versions"]) == set(library_audit.LIBRARIES)
 
 
@@ -54,7 +60,8 @@ def test_a_library_releasing_nan_on_one_side_is_flagged_at_smoke_size(smoke, tar
     (row,) = [r for r in doc["rows"] if r["target"] == target and r["rate"] == 0.0]
     assert row["claim_refuted"] and row["amplified_refuted"]
     assert row["eps_lower"] > 3.0
-    assert row["witness"]["k_p"] == 200 and row["witness"]["k_q"] == 0
+    # one stratified run: z (always NaN) plain per rate, its bound on z′'s finite release
+    assert row["witness"]["kind"] == "strata" and row["witness"]["q_upper"] < 0.02
     assert row["eps_lower"] <= row["budget_ceiling"] + 1e-12
     assert any(line.startswith(f"- **{target}**") and "violates its claim from π = 0" in line
                for line in doc["findings"])
