@@ -58,7 +58,11 @@ class SearchOutcome:
 
 def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int) -> AuditConfig:
     pair = PairConfig(cand.z.tolist(), cand.z_prime.tolist())
-    audit = dataclasses.replace(cfg.audit, trials=cfg.search.calls, seed=key, pilot_trials=None,
+    # a pilot of half the candidate's calls (at least 200): enough to rank candidates, and
+    # below the implementation audit's default minimum of 1,000 calls
+    calls = cfg.search.calls
+    audit = dataclasses.replace(cfg.audit, trials=calls, seed=key,
+                                pilot_trials=max(200, calls // 2),
                                 confidence=SEARCH_CONFIDENCE, mode=AuditMode.FIXED,
                                 checkpoint=None)
     return dataclasses.replace(cfg, pair=pair, search=None, audit=audit,

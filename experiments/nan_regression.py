@@ -1,0 +1,145 @@
+"""The NaN regression table: every adapter example × its NaN semantics × verdict.
+
+A DP library's claim is made for its input domain; data with missing values reach it as NaN.
+For every example of every registered adapter (``audit.adapters.registry.examples``: the
+targets the contract tests run, with their parameters) this audits whether the release keeps
+its claim when one record is NaN on one side of the pair: a black-box implementation audit
+whose pair is found by the search (``[search] families = ["nan"]``: a value ↔ NaN, the
+record at −B, 0 or +B against the all-NA record, the other records 0; B the largest bound of
+the example, at least 1), with no further masking (missingness rate 0: the NaN is in the
+data), at confidence :data:`CONFIDENCE`.
+
+Verdicts (flip probability between reruns):
+
+- ``violates``: ε_lower > the claim at 99 % confidence (a rerun shows a violation again unless
+  this run's bound was one of the ≤ 1 % that exceed the truth);
+- ``keeps``: ε_lower ≤ the claim and the plug-in estimate ε_point ≤ :data:`MARGIN` × the claim:
+  no evidence against the claim, with a stated margin to the threshold;
+- ``borderline``: neither — the plug-in estimate lies within the margin of the claim, where a
+  rerun may decide either way (this, and only this, verdict can flip).
+
+Each row records the library version, whether the library is seedable (OpenDP, PipelineDP and
+python-dp draw from their own CSPRNG), the pair chosen and its counts. ``results/
+nan_regression.json`` and ``.md`` are committed; a default test checks that the versions they
+record are the installed ones and that they cover every registered example (upgrading a
+library or adding a target makes it fail until this script is rerun), and a slow test reruns
+it and compares the verdicts.
+
+Run (not part of ``python -m audit suite``; about 4 minutes on one core)::
+
+    PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from importlib import metadata
+from pathlib import Path
+
+from audit.adapters import make_implementation, registry
+from audit.pipeline.config import config_from_dict
+from audit.pipeline.results import write_text_atomic
+from audit.pipeline.runner import run_audit
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results" / "nan_regression.json"
+CONFIDENCE = 0.99
+MARGIN = 0.9
+N_RECORDS = 10
+#: calls per side: each candidate pair of the search, and the audit of the chosen pair
+SEARCH_CALLS = 500
+CALLS = 4000
+
+
+def _bound(params) -> float:
+    b = params.get("bounds")
+    return max(1.0, *(abs(float(v)) for v in b)) if b is not None else 1.0
+
+
+def verdict(eps_lower: float, eps_point: float | None, claim: float) -> str:
+    """``violates`` / ``keeps`` / ``borderline`` (module docstring)."""
+    if eps_lower > claim:
+        return "violates"
+    if eps_point is not None and eps_point <= MARGIN * claim:
+        return "keeps"
+    return "borderline"
+
+
+def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
+    """The audit of one example (module docstring)."""
+    impl = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
+                               params=example.kwargs())
+    doc = {"scenario": {"mechanism": "laplace", "epsilon": example.epsilon, "n": N_RECORDS,
+                        "d": 1, "bound": _bound(example.params), "query": "sum"},
+           "missingness": {"kind": "mcar-iid", "rate": 0.0},
+           "search": {"families": ["nan"], "cap": 3, "calls": SEARCH_CALLS},
+           "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE,
+                     "attack": "density-ratio"}}
+    return run_audit(config_from_dict(doc, name=f"{target} [{example.name}]"),
+                     implementation=impl)
+
+
+def _version(library: str) -> str:
+    try:
+        return metadata.version(registry.get_adapter(library).distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def row(target: str, example, res) -> dict:
+    library, function = target.split(":")
+    adapter = registry.get_adapter(library)
+    s = res.search
+    chosen = s["candidates"][s["chosen"]]
+    return {"target": target, "example": example.name, "doc": example.doc,
+            "nan": adapter.target(function).nan_semantics(example.params).value,
+            "claim": example.epsilon, "delta": example.delta,
+            "verdict": verdict(res.eps_lower, res.eps_point, res.eps_claim),
+            "eps_lower": res.eps_lower, "eps_point": res.eps_point, "pair": chosen["label"],
+            "witness": res.witness, "calls": res.trials, "library": adapter.distribution,
+            "version": _version(library), "seedable": adapter.seedable}
+
+
+def run(calls: int = CALLS, seed: int = 0) -> dict:
+    rows = [row(t, e, audit_example(t, e, calls=calls, seed=seed + i))
+            for i, (t, e) in enumerate(registry.examples())]
+    return {"experiment": "nan_regression", "calls": calls, "seed": seed,
+            "confidence": CONFIDENCE, "margin": MARGIN, "rows": rows}
+
+
+def markdown(doc: dict) -> str:
+    lines = ["# NaN regression table: each adapter example with one record NaN", "",
+             f"Produced by `experiments/nan_regression.py` (seed {doc['seed']}, {doc['calls']:,} "
+             f"calls per side on the pair a value-vs-NA search chose, confidence "
+             f"{doc['confidence']:g}; `violates`: ε_lower > claim; `keeps`: ε_point ≤ "
+             f"{doc['margin']:g} × claim; `borderline`: neither, the only verdict a rerun may "
+             "flip).", "",
+             "| target | example | NaN semantics | library version | claim ε | verdict | "
+             "ε_lower | ε_point | pair |", "|---|---|---|---|---:|---|---:|---:|---|"]
+    for r in doc["rows"]:
+        point = "∞" if r["eps_point"] == float("inf") else (
+            "—" if r["eps_point"] is None else f"{r['eps_point']:.3f}")
+        seeded = "" if r["seedable"] else " (unseeded)"
+        lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | {r['library']} "
+                     f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
+                     f"{r['eps_lower']:.3f} | {point} | {r['pair']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--out", default=str(RESULTS), help="the JSON to write (and .md)")
+    args = parser.parse_args(argv)
+    doc = run(args.calls, args.seed)
+    out = Path(args.out)
+    write_text_atomic(out, json.dumps(doc, indent=1, default=str) + "\n")
+    write_text_atomic(out.with_suffix(".md"), markdown(doc))
+    print(markdown(doc))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

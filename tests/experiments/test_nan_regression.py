@@ -1,0 +1,69 @@
+"""The NaN regression table (experiments/nan_regression.py): the committed table covers every
+registered adapter example at the installed library versions, and a rerun keeps its
+verdicts (slow)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from audit.adapters import registry
+from experiments import nan_regression as nr
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def committed():
+    return json.loads((ROOT / "results" / "nan_regression.json").read_text())
+
+
+def test_the_table_covers_every_registered_example(committed):
+    have = [(r["target"], r["example"]) for r in committed["rows"]]
+    assert have == [(t, e.name) for t, e in registry.examples()], (
+        "the adapters changed: rerun PYTHONPATH=. python experiments/nan_regression.py")
+
+
+def test_the_table_was_made_with_the_installed_library_versions(committed):
+    changed = {(r["library"], r["version"], nr._version(r["target"].split(":")[0]))
+               for r in committed["rows"]
+               if r["version"] != nr._version(r["target"].split(":")[0])}
+    assert not changed, (f"library versions changed (library, table, installed): {changed}; "
+                         "rerun PYTHONPATH=. python experiments/nan_regression.py and review "
+                         "the verdicts that moved")
+
+
+def test_the_markdown_is_the_json_and_the_verdicts_follow_their_rule(committed):
+    md = (ROOT / "results" / "nan_regression.md").read_text()
+    assert md == nr.markdown(committed)
+    for r in committed["rows"]:
+        point = math.inf if r["eps_point"] == "inf" else r["eps_point"]
+        assert r["verdict"] == nr.verdict(r["eps_lower"], point, r["claim"]), r
+        semantics = registry.get_adapter(r["target"].split(":")[0]).target(
+            r["target"].split(":")[1]).nan_semantics(
+            dict(next(e for t, e in registry.examples()
+                      if t == r["target"] and e.name == r["example"]).params))
+        assert r["nan"] == semantics.value
+
+
+def test_the_verdict_rule():
+    assert nr.verdict(1.2, 3.0, 1.0) == "violates"
+    assert nr.verdict(0.5, 0.85, 1.0) == "keeps"
+    assert nr.verdict(0.8, 0.95, 1.0) == "borderline"
+    assert nr.verdict(0.8, math.inf, 1.0) == "borderline"
+
+
+@pytest.mark.slow
+def test_a_rerun_keeps_every_decided_verdict(committed, tmp_path):
+    """Unseedable libraries (OpenDP, PipelineDP, python-dp) move between runs: only a
+    ``borderline`` row may change its verdict (module docstring of nan_regression)."""
+    doc = nr.run(committed["calls"], committed["seed"] + 1)
+    old = {(r["target"], r["example"]): r["verdict"] for r in committed["rows"]}
+    moved = [(r["target"], r["example"], old[(r["target"], r["example"])], r["verdict"])
+             for r in doc["rows"]
+             if "borderline" not in (old[(r["target"], r["example"])], r["verdict"])
+             and old[(r["target"], r["example"])] != r["verdict"]]
+    assert not moved, moved
