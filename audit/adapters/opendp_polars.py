@@ -156,8 +156,9 @@ def calibrated(make, d_in: int, epsilon: float, *, max_steps: int = 64):
         if m.map(d_in) <= epsilon:
             return m
         g *= 1.0 + 1e-12
-    raise ValueError(f"epsilon: the privacy map did not reach epsilon={epsilon} within "
-                     f"{max_steps} steps of the global scale from {eps1 / epsilon}")  # pragma: no cover
+    raise ValueError(  # pragma: no cover - the map is ε₁/g up to rounding
+        f"epsilon: the privacy map did not reach epsilon={epsilon} within {max_steps} steps "
+        f"of the global scale from {eps1 / epsilon}")
 
 
 def build_query(function: str, *, epsilon: float, params: dict, n: int, d: int):
