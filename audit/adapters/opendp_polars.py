@@ -72,7 +72,8 @@ of the 0.16.0 sdist, ``rust/src``; checked on the installed wheel):
   or a fill that does not match the representation (``fill_nan`` of a null, ``fill_null`` of a
   NaN: Polars' ``fill_null`` does not touch NaN, nor ``fill_nan`` a null) — is read as the
   midpoint, never as NaN. Checked: [0.5, missing, 0.25, 1.0] with bounds (0, 1) at ε = 10⁴
-  sums to 1.75 with a matching fill of 0 and to 2.25 otherwise. No release is ever NaN:
+  sums to 1.75 with a matching fill of 0 (or ``"drop"``) and to 2.25 when the
+  missing value is left. No release is ever NaN:
   ``NanSemantics.IMPUTES_CONSTANT`` for the fills and ``"keep"``.
 * ``"drop"``: ``drop_nulls`` / ``drop_nans`` remove the missing rows (and mark the column
   non-null / non-NaN, expr_drop_nan_or_null/mod.rs:48-49); the sum runs over the observed
