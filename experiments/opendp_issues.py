@@ -3,9 +3,12 @@
 Each report is a case: the release it describes, written for the installed OpenDP, on its own
 neighbouring pair (NaN = missing), with the verdict expected from reading the 0.16 source
 (``audit/adapters/opendp.py``, section "Known NaN/null reports", has the causes with file and
-line). Four of the five reports are about the Polars API; where polars is not installed their
-Polars cases are listed as not run, and the core (non-Polars) counterpart of the same query is
-audited instead where one exists.
+line). Four of the five reports are about the Polars API (``opendp[polars]``, polars 1.36.1, in
+the ``libraries`` extra): their own queries are audited (``polars_cases``), beside the core
+(non-Polars) counterpart of the same query where one exists (``core_cases``) and #2936's query
+written with OpenDP's ``.dp.sum`` shortcut (refused at construction by 0.16: a refusal is a
+verdict of its own, recorded with OpenDP's message). Where polars is not installed the Polars
+cases are listed as not run.
 
 Run (writes ``results/opendp_issues.md``; not part of ``python -m audit suite``)::
 
@@ -46,6 +49,18 @@ class Verdict(Enum):
 
     REFUTED = "claim refuted"
     HOLDS = "claim holds"
+    REFUSED = "refused at construction"
+
+
+@dataclasses.dataclass(frozen=True)
+class Refusal:
+    """A case whose release OpenDP refuses to build: the verdict, with OpenDP's message."""
+
+    message: str
+
+    def describe(self) -> str:
+        return (f"not reproducible on OpenDP {metadata.version('opendp')}: refused at "
+                f"construction with {self.message}")
 
 
 def _pair(n: int, missing: bool) -> tuple[np.ndarray, np.ndarray]:
@@ -145,12 +160,14 @@ class PolarsRelease:
     (``nan_to_null``), as the report's ``with_null`` frame has it. Not run where polars is not
     installed."""
 
-    def __init__(self, issue: int) -> None:
+    def __init__(self, issue: int, shortcut: bool = False) -> None:
         import opendp.prelude as dp
         import polars as pl
 
         dp.enable_features("contrib")
-        self.issue = issue
+        if shortcut and issue != 2936:
+            raise ValueError(f"shortcut is #2936's .dp.sum form only, got issue={issue}")
+        self.issue, self.shortcut = issue, shortcut
         if issue == 2940:
             series = [dp.series_domain(c, dp.option_domain(dp.atom_domain(T="i64")))
                       for c in ("n", "m")]
@@ -164,7 +181,10 @@ class PolarsRelease:
             expr = {2936: x.fill_null(float("nan")).clip(0.0, 1.0).sum(),
                     2938: x.fill_null(0.0).cast(pl.Int64, strict=False).count(),
                     2939: x.fill_null(0.0).cut([1.5]).count()}[issue]
-        noise = expr.dp.noise(scale=1) if issue == 2936 else expr.dp.noise()
+        if shortcut:  # .dp.sum fills NaN (and null) with the bounds' midpoint before its clip
+            noise = x.fill_null(float("nan")).dp.sum((0.0, 1.0), scale=1)
+        else:
+            noise = expr.dp.noise(scale=1) if issue == 2936 else expr.dp.noise()
         margin = (dp.polars.Margin(max_length=100) if issue == 2936 else
                   dp.polars.Margin(max_length=16, invariant="lengths"))
         domain = dp.with_margin(dp.lazyframe_domain(series), margin)
@@ -187,21 +207,23 @@ class PolarsRelease:
         return float(self._m(self.frame(data)).collect().item())
 
     def __getstate__(self) -> dict:
-        return {"issue": self.issue}
+        return {"issue": self.issue, "shortcut": self.shortcut}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["issue"])
+        self.__init__(state["issue"], state["shortcut"])
 
 
-def polars_release(issue: int) -> CallableImplementation:
-    """Report ``issue``'s Polars query as an implementation claiming max(charged ε, 1): its
-    pair's outputs differ without noise enough to refute any claim of that size."""
-    release = PolarsRelease(issue)
+def polars_release(issue: int, shortcut: bool = False) -> CallableImplementation:
+    """Report ``issue``'s Polars query as an implementation claiming max(charged ε, 1): the
+    report's pair's outputs differ without noise enough to refute any claim of that size.
+    ``shortcut``: #2936's query with ``.dp.sum`` (refused by 0.16 at construction)."""
+    release = PolarsRelease(issue, shortcut)
     eps = max(release.charged, EPSILON)
+    form = " with .dp.sum" if shortcut else ""
     return CallableImplementation(
-        release, Claim(eps, 0.0, f"OpenDP Polars query of #{issue}, charged "
+        release, Claim(eps, 0.0, f"OpenDP Polars query of #{issue}{form}, charged "
                                  f"ε = {release.charged:g} per substitution"),
-        name=f"opendp-polars (#{issue})")
+        name=f"opendp-polars (#{issue}{form})")
 
 
 def _polars_pair(issue: int) -> tuple[np.ndarray, np.ndarray]:
@@ -214,34 +236,65 @@ def _polars_pair(issue: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def polars_cases() -> tuple[Case, ...]:
-    """The reports' own Polars queries (need ``opendp[polars]``), each expected refuted."""
+    """The reports' own Polars queries (need ``opendp[polars]``), each expected refuted, and
+    #2936's query with ``.dp.sum``, expected refused at construction by 0.16."""
     texts = {2936: "z = hundred 1.0; z' = z with record 0 null",
              2938: "z = sixteen 1.0; z' = z with record 0 NaN",
              2939: "z = sixteen 1.0; z' = z with record 0 NaN",
              2940: "z: n = m = 1 (sixteen rows); z' = z with m = 0 in row 0"}
-    return tuple(
+    margins = {
+        2936: "z releases 100 + noise, z' 0 + noise (the NaN sum read as 0), scale 1: the "
+              "pair's loss is 100; the charged ε is 2",
+        2938: "charged ε = 0: the count is exact, 16 on z and 15 on z' (no noise), the pair's "
+              "loss infinite; a flip needs a release of z in z''s region, impossible",
+        2939: "charged ε = 0: the exact count, 16 against 15 (as #2938)",
+        2940: "charged ε = 0: the exact count, 16 against 15 (as #2938)",
+    }
+    cases = tuple(
         Case(issue, "polars", POLARS_ONLY[issue], texts[issue],
              lambda issue=issue: polars_release(issue), _polars_pair(issue), Verdict.REFUTED,
-             "the report's release differs between the two frames (a NaN sum read as 0, or "
-             "an exact count) beyond what the charged ε allows")
+             margins[issue])
         for issue in sorted(POLARS_ONLY))
+    shortcut = Case(
+        2936, "polars .dp.sum", "the same query with .dp.sum((0, 1), scale=1) in place of "
+        "clip-sum-noise: dp_sum fills null, then NaN, with the midpoint before its clip "
+        "(expr_dp_sum/mod.rs:133-139), which would make fill_null(NaN) harmless",
+        texts[2936], lambda: polars_release(2936, shortcut=True), _polars_pair(2936),
+        Verdict.REFUSED, "deterministic: the query is refused at construction on every run "
+                         "(dp_sum's fill_nan of fill_null(NaN) is an expression 0.16 does not "
+                         "recognise); fill_null(0.0) or nothing builds, and the adapter's "
+                         "opendp-polars:sum audits those")
+    return (*cases, shortcut)
 
 
-#: the reports whose release needs the Polars API (no core counterpart that yields a null)
+#: the reports whose release needs the Polars API, with the cause in the 0.16 source (rust/src,
+#: transformations/make_stable_expr; ``audit/adapters/opendp.py`` has the details)
 POLARS_ONLY = {
-    2936: "fill_null(NaN) keeps nan=False; the Polars sum is NaN and the noise reads it as 0",
-    2938: "cast(Int64, strict=False) keeps nullable=False; count() of the column is free",
-    2939: "cut() maps NaN to null but keeps nullable=False; count() is free. Core counterpart: "
-          "make_find_bin puts NaN in the last bin (never null), so no count leaks",
-    2940: "x % 0 is null but Modulus is not among the null-introducing ops; count() is free. "
-          "The core API has no modulo transformation",
+    2936: "fill_null(NaN) on a NaN-free column keeps nan=False (expr_fill_null/mod.rs:86-92 "
+          "checks only that the fill is not null); clip, sum and the noise of #2935 read the "
+          "NaN sum as 0",
+    2938: "cast(Int64, strict=False) turns NaN into null but keeps nullable=False "
+          "(expr_cast/mod.rs:45-71); count() of a non-null column under invariant lengths is "
+          "the public length, charged 0 (expr_count/mod.rs:106-116, 136-140)",
+    2939: "cut() maps NaN to null but keeps nullable=False (expr_cut/mod.rs:68-84); count() "
+          "is charged 0 as in #2938. Core counterpart: make_find_bin puts NaN in the last bin "
+          "(never null), so no count leaks",
+    2940: "x % 0 is null but Modulus is not among the null-introducing operators "
+          "(expr_binary/mod.rs:106-109); count() is charged 0 as in #2938. The core API has no "
+          "modulo transformation",
 }
 
 
-def run_case(case: Case, *, trials: int, seed: int) -> AuditResult:
+def run_case(case: Case, *, trials: int, seed: int) -> AuditResult | Refusal:
     """The audit of ``case`` (the config ``audit.testing.assert_private`` builds for a pair,
-    nothing masked: the pair carries its NaN), returning the result whatever the verdict."""
-    impl = case.make()
+    nothing masked: the pair carries its NaN), returning the result whatever the verdict, or
+    the :class:`Refusal` when OpenDP refuses to build the release."""
+    from opendp.mod import OpenDPException
+
+    try:
+        impl = case.make()
+    except OpenDPException as exc:
+        return Refusal(" ".join(str(exc).split()))
     z, z_prime = case.pair
     doc = {"scenario": {"mechanism": "laplace", "epsilon": impl.claim.epsilon, "bound": 1.0,
                         "query": "sum"},
@@ -253,20 +306,32 @@ def run_case(case: Case, *, trials: int, seed: int) -> AuditResult:
     return run_audit(subject=ImplementationSubject.from_config(cfg, impl))
 
 
-def verdict(result: AuditResult) -> Verdict:
-    """REFUTED when the audit's claim ceiling is violated."""
+def verdict(result: AuditResult | Refusal) -> Verdict:
+    """REFUSED for a refusal; REFUTED when the audit's claim ceiling is violated."""
+    if isinstance(result, Refusal):
+        return Verdict.REFUSED
     refuted = any(v.kind is CeilingKind.CLAIM for v in result.violations)
     return Verdict.REFUTED if refuted else Verdict.HOLDS
 
 
-def report(rows: list[tuple[Case, AuditResult, list[float]]], *, trials: int, seed: int,
+def _numbers(result: AuditResult | Refusal, spread: list[float]) -> str:
+    """The ε_lower, claim and spread cells of a row ("—" for a refusal)."""
+    if isinstance(result, Refusal):
+        return "— | — | —"
+    return (f"{result.eps_lower:.3f} | {result.eps_claim:g} | "
+            f"{min(spread):.3f} – {max(spread):.3f}")
+
+
+def report(rows: list[tuple[Case, AuditResult | Refusal, list[float]]], *, trials: int,
+           seed: int,
            stability: tuple[int, int]) -> str:
     """The markdown of ``results/opendp_issues.md``: per case the audit at ``trials`` calls
     and the ε_lower range of ``stability`` = (repeats, calls) audits at seeds 1, 2, …"""
     polars = importlib.util.find_spec("polars") is not None
     lines = ["# OpenDP NaN/null reports audited on the installed OpenDP", "",
              f"OpenDP {metadata.version('opendp')}, numpy {np.__version__}, Python "
-             f"{platform.python_version()}; polars {'installed' if polars else 'not installed'}."
+             f"{platform.python_version()}; polars "
+             f"{metadata.version('polars') if polars else 'not installed'}."
              f" Budget: {trials} calls per side (plus the pilot's fifth), seed {seed}, "
              "confidence 0.95, attack density-ratio, nothing masked (each pair carries its "
              "NaN). OpenDP is not seedable: the seed fixes the audit, not the noise.", "",
@@ -283,14 +348,14 @@ def report(rows: list[tuple[Case, AuditResult, list[float]]], *, trials: int, se
         lines.append(f"| #{case.issue} | {case.api} | {case.release} | {case.pair_text} | "
                      f"{case.expected.value} | {got.value}"
                      f"{'' if got is case.expected else ' (UNEXPECTED)'} | "
-                     f"{result.eps_lower:.3f} | {result.eps_claim:g} | "
-                     f"{min(spread):.3f} – {max(spread):.3f} | {case.margin} |")
+                     f"{_numbers(result, spread)} | {case.margin} |")
     if not polars:
         lines += ["", "Not run here (the reports' own Polars queries need `opendp[polars]`; "
                   "`polars_cases()` runs them, expected refuted, where it is installed):", ""]
         lines += [f"- #{issue}: {text}" for issue, text in sorted(POLARS_ONLY.items())]
-    lines += ["", "Witnesses (the region and counts of each audit):", ""]
-    lines += [f"- #{case.issue}: {result.describe()}" for case, result, _ in rows]
+    lines += ["", "Witnesses (the region and counts of each audit, or OpenDP's refusal):", ""]
+    lines += [f"- #{case.issue} ({case.api}): {result.describe().replace('|', chr(92) + '|')}"
+              for case, result, _ in rows]
     return "\n".join(lines) + "\n"
 
 
@@ -308,15 +373,20 @@ def main(argv: list[str] | None = None) -> int:
     if args.repeats < 1:
         raise ValueError(f"repeats must be >= 1, got repeats={args.repeats}")
     cases = core_cases() + (polars_cases() if importlib.util.find_spec("polars") else ())
-    rows = [(c, run_case(c, trials=args.trials, seed=args.seed),
-             [run_case(c, trials=args.repeat_trials, seed=args.seed + 1 + r).eps_lower
-              for r in range(args.repeats)]) for c in cases]
+    rows = []
+    for case in cases:
+        result = run_case(case, trials=args.trials, seed=args.seed)
+        spread = [] if isinstance(result, Refusal) else [
+            run_case(case, trials=args.repeat_trials, seed=args.seed + 1 + r).eps_lower
+            for r in range(args.repeats)]
+        rows.append((case, result, spread))
     text = report(rows, trials=args.trials, seed=args.seed,
                   stability=(args.repeats, args.repeat_trials))
     atomic_write(args.out, lambda fh: fh.write(text.encode()))
     for case, result, _ in rows:
-        print(f"#{case.issue}: {verdict(result).value} (expected {case.expected.value}), "
-              f"eps_lower = {result.eps_lower:.3f}")
+        eps = "" if isinstance(result, Refusal) else f", eps_lower = {result.eps_lower:.3f}"
+        print(f"#{case.issue} ({case.api}): {verdict(result).value} (expected "
+              f"{case.expected.value}){eps}")
     return 0
 
 

@@ -95,9 +95,13 @@ below are 0.16's). Every file cited is identical to ``main`` at bc6e18b (2026-08
 latest snapshot readable here), and the reports' own link (float/mod.rs#L89) points at the
 same line: 0.16 does not differ from the reports' ``main`` in these paths. Audits, pairs
 and margins: ``experiments/opendp_issues.py``, ``results/opendp_issues.md`` (ε = 1, 20,000
-calls per side, seed 0); tests: ``tests/adapters/test_opendp_issues.py``. polars is not
-installed here: for the Polars queries of #2936/#2938/#2939/#2940 "present" is read from
-the source, not observed.
+calls per side, seed 0); tests: ``tests/adapters/test_opendp_issues.py``. The Polars queries
+of #2936/#2938/#2939/#2940 are run as the reports write them (``make_private_lazyframe`` with
+``.dp.noise()``) on ``opendp[polars]`` 0.16.0 with polars 1.36.1, the version it pins; OpenDP's
+own ``.dp.sum``/``.dp.mean``/``.dp.len`` are the ``opendp-polars`` adapter
+(``audit/adapters/opendp_polars.py``). At 20,000 calls 8.60 is the largest ε_lower a pair
+whose outputs never overlap can show. (expr_count and expr_dp_sum, cited below for how the
+Polars witnesses come about, were read in 0.16 only, not compared with ``main``.)
 
 * **#2935** (float noise maps NaN to 0): **present in 0.16**. ``make_float_to_bigint``
   (measurements/noise/nature/float/mod.rs:89-90): ``RBig::try_from(x.clamp(MIN_FINITE,
@@ -111,25 +115,38 @@ the source, not observed.
   20 + noise; **claim refuted**, ε_lower = 8.60 at 20,000 calls (4.89-4.91 in ten audits of 500).
 * **#2936** (``fill_null(NaN)`` keeps ``nan=False``): **present in 0.16** in Polars:
   expr_fill_null/mod.rs:86-92 checks that the fill is not nullable but keeps the data's
-  NaN-free element domain, so the Polars sum is NaN and #2935 reads it as 0. Not run (no
-  polars). The core counterpart is safe: ``make_impute_constant`` refuses a NaN constant
-  (transformations/impute/mod.rs:151-154, "Constant may not be null"). Witness (core):
-  ``opendp:sum`` imputing 0.5, bounds (0, 1), on the report's frames (a hundred 1.0, one
-  missing): **claim holds**, ε_lower = 0.444 (the pair's loss is ε/2).
+  NaN-free element domain, so the Polars sum is NaN and #2935 reads it as 0. Witness (Polars,
+  the report's query: ``fill_null(NaN).clip(0, 1).sum()`` + noise of scale 1, charged ε = 2
+  per substitution): z = a hundred 1.0, z' = z with record 0 null; z' releases 0 + noise, z
+  100 + noise: **claim refuted**, ε_lower = 8.60 (4.89-4.91 in ten audits of 500). Written with
+  ``.dp.sum((0, 1))`` instead — whose own midpoint fill of null and NaN
+  (make_private_expr/expr_dp_sum/mod.rs:133-139) would absorb the NaN — the query is
+  **refused at construction** by 0.16 ("Expr is not recognized at this time: .when(...)": the
+  fill_nan that dp_sum appends after ``fill_null(NaN)`` is not a recognised expression), so
+  that form is not reproducible. The core counterpart is safe: ``make_impute_constant``
+  refuses a NaN constant (transformations/impute/mod.rs:151-154, "Constant may not be
+  null"). Witness (core): ``opendp:sum`` imputing 0.5, bounds (0, 1), on the report's
+  frames (a hundred 1.0, one missing): **claim holds**, ε_lower = 0.432 (the pair's loss is ε/2).
 * **#2938** (non-strict ``cast`` keeps ``nullable=False``): **present in 0.16** in Polars:
   expr_cast/mod.rs:45-47 forces non-strict casts, 55-71 keeps the input's ``nullable``
   (``set_dtype``, domains/polars/series/mod.rs:163-166, resets only the element domain), so
-  ``count()`` on a fixed-length frame is free. Not run. The core ``make_cast`` is non-strict
-  too but declares ``OptionDomain`` (cast/mod.rs:44-47): ``opendp:count[cast]`` on the
-  report's frames (sixteen 1.0, one NaN): **claim holds**, ε_lower = 0.468 (counts 16
+  ``count()`` on a fixed-length frame is free: a count of a column declared non-null counts
+  every row (expr_count/mod.rs:106-116), and under ``invariant="lengths"`` its stability map
+  is 0 (136-140). Witness (Polars, the report's query, charged ε = 0): sixteen 1.0 against
+  the same with record 0 NaN releases exactly 16 and 15, no noise: **claim refuted** (at the
+  audit's ε = 1), ε_lower = 8.60 (4.91 in every audit of 500). The core ``make_cast`` is
+  non-strict too but declares ``OptionDomain`` (cast/mod.rs:44-47): ``opendp:count[cast]`` on
+  the report's frames (sixteen 1.0, one NaN): **claim holds**, ε_lower = 0.468 (counts 16
   against 15, scale 2: loss ε/2).
 * **#2939** (``cut`` maps NaN to null, keeps ``nullable=False``): **present in 0.16** in
   Polars: expr_cut/mod.rs:68-84 clones the input's domain and only replaces its element domain.
-  Not run. Core counterpart ``make_find_bin`` (transformations/index/mod.rs:111-116) sends NaN
+  The same free count: **claim refuted**, ε_lower = 8.60 (16 against 15, exact). Core
+  counterpart ``make_find_bin`` (transformations/index/mod.rs:111-116) sends NaN
   to the last bin (``NaN < edge`` is false for every edge) and yields no null: nothing to audit.
 * **#2940** (``x % 0`` is null): **present in 0.16** in Polars: expr_binary/mod.rs:106-109 marks
-  only ``FloorDivide | TrueDivide | Divide`` as null-introducing, not ``Modulus``. Not run;
-  the core API has no modulo transformation.
+  only ``FloorDivide | TrueDivide | Divide`` as null-introducing, not ``Modulus``. The same
+  free count of ``n % m`` with m = 0 in one row: **claim refuted**, ε_lower = 8.60. The core
+  API has no modulo transformation.
 """
 
 from __future__ import annotations

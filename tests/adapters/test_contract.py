@@ -126,6 +126,19 @@ EXPECTED: dict[str, Expect] = {
     # scale 2/ε; its σ is √(2q)/(1 − q), q = e^(−1/2) (discrete Laplace, not √2·2)
     "opendp:count[cast]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
     "opendp:count[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
+    # OpenDP's Polars API: no public length, so the float sum's sensitivity at d_in = 2 is
+    # 2·max(|lo|, |hi|) = 2 whatever the handling; the mean is a ratio of two noisy values;
+    # len is an integer count (stability d_in = 2) with integer Laplace noise of scale 2/ε
+    "opendp-polars:sum[fill-null]": Expect(laplace_std(2.0), trials=2000),
+    "opendp-polars:sum[fill-nan]": Expect(laplace_std(2.0), trials=2000),
+    "opendp-polars:sum[keep]": Expect(laplace_std(2.0), trials=2000),
+    "opendp-polars:sum[drop]": Expect(laplace_std(2.0), trials=2000),
+    "opendp-polars:mean[fill-null]": Expect(None),
+    "opendp-polars:mean[keep-nan]": Expect(None),
+    "opendp-polars:len[keep]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
+                                      trials=2000),
+    "opendp-polars:len[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
+                                      trials=2000),
     "pipelinedp:sum[propagate]": Expect(laplace_std(1.0, 0.5), trials=2000),
     "pipelinedp:sum[drop]": Expect(laplace_std(1.0, 0.5), trials=2000),
     "pipelinedp:sum[gaussian]": Expect((gaussian_sigma_analytic(1.0, 0.5, _PDP_DELTA),
@@ -147,11 +160,13 @@ EXPECTED: dict[str, Expect] = {
 }
 #: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
 #: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized
-#: sum's sensitivity 6/2·2 = 6; PipelineDP has three contributions per privacy unit, add/remove
-#: sensitivity 3, scale 3/(ε/2); python-dp the same with linf_sensitivity = 3
+#: sum's sensitivity 6/2·2 = 6 (the Polars sum's, without a public length, 6·max(|lo|, |hi|)
+#: = 6); PipelineDP has three contributions per privacy unit, add/remove sensitivity 3, scale
+#: 3/(ε/2); python-dp the same with linf_sensitivity = 3
 EXPECTED_D3: dict[str, Expect] = {
     "diffprivlib:nansum[default]": Expect(laplace_std(6.0)),
     "opendp:sum[impute]": Expect(laplace_std(6.0)),
+    "opendp-polars:sum[fill-null]": Expect(laplace_std(6.0), trials=2000),
     "pipelinedp:sum[propagate]": Expect(laplace_std(3.0, 0.5), trials=2000),
     "pydp:sum[default]": Expect(laplace_std(3.0, 0.5), trials=2000),
 }

@@ -132,6 +132,7 @@ def test_column_beyond_the_data_is_named(target):
     ("opendp.prelude", "opendp:sum", {"bounds": (-1, 1)}),
     ("pipeline_dp", "pipelinedp:sum", {"bounds": (-1, 1)}),
     ("pydp.algorithms.laplacian", "pydp:sum", {"bounds": (-1, 1)}),
+    ("polars", "opendp-polars:sum", {"bounds": (-1, 1)}),
 ])
 def test_a_missing_library_names_the_extra(monkeypatch, module, target, params):
     monkeypatch.setitem(sys.modules, module, None)  # import of it raises ImportError
@@ -159,6 +160,7 @@ def test_seedable():
     assert seedable("opendp:sum") is False
     assert seedable("pipelinedp:count") is False
     assert seedable("pydp:sum") is False
+    assert seedable("opendp-polars:len") is False
     assert seedable("diffprivlib:histogram") is True
     assert seedable(USER) is True
     with pytest.raises(ValueError, match="unknown function"):
