@@ -74,8 +74,10 @@ from their own CSPRNG and cannot be seeded, so their rows vary from run to run.
 
 from __future__ import annotations
 
+import json
 import math
 import textwrap
+from pathlib import Path
 
 from experiments.common import audit, base, check_size, record, variant
 from experiments.plotting import STYLE, column, legend_below, lower_with_point, num
@@ -328,7 +330,37 @@ def run(size: str = "default", seed: int = 8, jobs: int = 1, progress: bool = Fa
             rows.append(_row(spec, res, n, rate, res.trials))
             i += 1
     return record(NAME, TITLE, size, seed, rows=rows, findings=findings(rows, n),
-                  library_versions=_library_versions())
+                  library_versions=_library_versions(), nan_regression=_nan_regression())
+
+
+#: the committed NaN regression table (``experiments/nan_regression.py``), which this
+#: experiment's report section lists beside its curves
+NAN_REGRESSION = Path(__file__).resolve().parents[1] / "results" / "nan_regression.json"
+
+
+def _nan_regression() -> dict | None:
+    """The NaN regression table as committed (None when it has not been produced)."""
+    if not NAN_REGRESSION.is_file():
+        return None
+    doc = json.loads(NAN_REGRESSION.read_text())
+    keep = ("target", "example", "nan", "library", "version", "seedable", "claim", "verdict",
+            "eps_lower", "eps_point", "pair")
+    return {"calls": doc["calls"], "seed": doc["seed"], "confidence": doc["confidence"],
+            "margin": doc["margin"], "rows": [{k: r[k] for k in keep} for r in doc["rows"]]}
+
+
+def report_findings(doc: dict) -> list[str]:
+    """The findings, then the NaN regression table the run recorded (REPORT.md)."""
+    from experiments.nan_regression import markdown
+
+    lines = list(doc["findings"])
+    table = doc.get("nan_regression")
+    if table:
+        text = markdown(table).splitlines()
+        lines += ["", "**NaN regression table** (every adapter example with one record NaN, "
+                  "from `results/nan_regression.json`; rerun `experiments/nan_regression.py` "
+                  "after upgrading a library):", "", *text[2:]]
+    return lines
 
 
 # --- findings ------------------------------------------------------------------------------

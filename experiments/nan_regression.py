@@ -33,13 +33,12 @@ Run (not part of ``python -m audit suite``; about 4 minutes on one core)::
 from __future__ import annotations
 
 import argparse
-import json
 from importlib import metadata
 from pathlib import Path
 
 from audit.adapters import make_implementation, registry
 from audit.pipeline.config import config_from_dict
-from audit.pipeline.results import write_text_atomic
+from audit.pipeline.results import save_json, write_text_atomic
 from audit.pipeline.runner import run_audit
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -118,8 +117,8 @@ def markdown(doc: dict) -> str:
              "| target | example | NaN semantics | library version | claim ε | verdict | "
              "ε_lower | ε_point | pair |", "|---|---|---|---|---:|---|---:|---:|---|"]
     for r in doc["rows"]:
-        point = "∞" if r["eps_point"] == float("inf") else (
-            "—" if r["eps_point"] is None else f"{r['eps_point']:.3f}")
+        p = None if r["eps_point"] is None else float(r["eps_point"])  # JSON: "inf"
+        point = "—" if p is None else "∞" if p == float("inf") else f"{p:.3f}"
         seeded = "" if r["seedable"] else " (unseeded)"
         lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | {r['library']} "
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
@@ -135,8 +134,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     doc = run(args.calls, args.seed)
     out = Path(args.out)
-    write_text_atomic(out, json.dumps(doc, indent=1, default=str) + "\n")
-    write_text_atomic(out.with_suffix(".md"), markdown(doc))
+    save_json(doc, out)
+    write_text_atomic(markdown(doc), out.with_suffix(".md"))
     print(markdown(doc))
     return 0
 

@@ -7,7 +7,8 @@ the declared families (:func:`audit.model.pair_families.candidate_pairs`) is sco
 implementation audit of its own: ``search.calls`` calls per side (plus that audit's pilot), at
 confidence :data:`SEARCH_CONFIDENCE` (a lower bound that penalises sparse regions: a
 ranking score, not a result), on random streams no other part of the audit uses
-(:func:`search_key`). The best candidate becomes the audit's pair, and the audit then runs as
+(:func:`search_key`). The best candidate (the highest score; among equal scores, the highest
+plug-in estimate) becomes the audit's pair, and the audit then runs as
 with a given pair on its own streams: the bound it reports is valid for that pair, since the
 choice depends only on calls the bound never sees (a split; no union bound is needed for one
 finalist).
@@ -54,6 +55,11 @@ class SearchOutcome:
     z: np.ndarray
     z_prime: np.ndarray
     report: dict
+
+
+def _point(row: dict) -> float:
+    p = row["eps_point"]
+    return -np.inf if p is None or np.isnan(p) else float(p)
 
 
 def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int) -> AuditConfig:
@@ -104,7 +110,9 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
                   implementation=implementation)
         calls += res.trials + res.pilot_trials
         rows.append({**cand.to_dict(), "score": res.eps_lower, "eps_point": res.eps_point})
-    best = int(np.argmax([r["score"] for r in rows]))  # the first of equal scores
+    # the highest score; among equal scores (at a small budget often all 0) the highest
+    # plug-in estimate, then the first
+    best = max(range(len(rows)), key=lambda i: (rows[i]["score"], _point(rows[i]), -i))
     report = {"families": [f.value for f in s.families], "cap": s.cap, "calls": s.calls,
               "confidence": SEARCH_CONFIDENCE, "candidates": rows, "chosen": best,
               "calls_per_side": calls, "seconds": time.perf_counter() - t0,

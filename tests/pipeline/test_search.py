@@ -41,6 +41,8 @@ def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
     best = s["candidates"][s["chosen"]]
     assert best["family"] == "nan-position" and "feature 1 NA" in best["label"]
     assert best["score"] == max(c["score"] for c in s["candidates"])
+    top = [c for c in s["candidates"] if c["score"] == best["score"]]
+    assert best["eps_point"] == max(c["eps_point"] for c in top)  # ties: the plug-in value
     assert len(s["candidates"]) == 16 and s["calls_per_side"] == 16 * (1000 + 500)
     assert res.violations and res.eps_lower > 1.0  # shift 6 at b = 4: ε = 1.5
     assert best["z_prime0"][1] is None  # record 0's feature 1 NA on z′
