@@ -31,6 +31,7 @@ from experiments import (
     mcar_iid_looseness,
     na_position,
     releases,
+    tester_benchmark,
     tradeoff_curves,
 )
 
@@ -47,6 +48,7 @@ EXPERIMENTS = {
         library_audit,
         na_position,
         releases,
+        tester_benchmark,
     )
 }
 

@@ -19,7 +19,7 @@ __all__ = ["add_parser", "main", "violations"]
 def add_parser(subparsers) -> argparse.ArgumentParser:
     p = subparsers.add_parser(
         "suite", help="run every experiment and draw the report (the main job)",
-        description="Run every experiment at its default size (about 4.5 minutes on 2 cores), "
+        description="Run every experiment at its default size (about 5 minutes on 2 cores), "
                     "write results/*.json, then draw results/figures/ and results/REPORT.md. "
                     "Exit status: 0 = every ceiling holds, 1 = an audit of the model violates "
                     "a ceiling, 2 = bad input, 3 = a file could not be written "
@@ -27,7 +27,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--full", action="store_true",
                    help="paper-size run (10-20x the default trials per audit; about 16 "
-                        "minutes on 2 cores with --jobs 1)")
+                        "minutes on 2 cores with --jobs 1, plus about 20 minutes of "
+                        "tester_benchmark)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
     p.add_argument("--jobs", type=integer, default=1,
                    help="joblib processes per audit (capped at the CPUs this process may use)")

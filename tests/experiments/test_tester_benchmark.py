@@ -1,0 +1,219 @@
+"""tester_benchmark: each mechanism's definition against an independent check (noise scales,
+output alphabets, exact ε from hand-written densities), the smoke run through the suite, and
+the committed results (ε_lower ≤ the true ε up to the tolerance derived below; the broken
+mechanisms refuted)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+from experiments import tester_benchmark as tb
+from experiments.report import check_document
+from experiments.suite import run_suite
+
+ROOT = Path(__file__).resolve().parents[2]
+M = 200_000
+
+
+def _draw(key, x, m=M, seed=0):
+    b = tb.benchmark(key)
+    return tb.release(b, np.tile(np.asarray(x, dtype=float), (m, 1)),
+                      np.random.default_rng(seed))
+
+
+def _laplace_pdf(y, b):
+    return np.exp(-np.abs(y) / b) / (2 * b)
+
+
+def _laplace_cdf(y, b):
+    return np.where(y < 0, 0.5 * np.exp(np.minimum(y, 0) / b),
+                    1 - 0.5 * np.exp(-np.maximum(y, 0) / b))
+
+
+# --- definitions -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key, scale", [("LaplaceMechanism", 10.0), ("NoisyHist1", 10.0),
+                                        ("NoisyHist2", 0.1)])
+def test_additive_releases_have_the_stated_laplace_scale(key, scale):
+    d = tb.benchmark(key).d
+    out = _draw(key, np.arange(d, dtype=float)).reshape(M, -1) - np.arange(d)
+    # the mean absolute deviation of Lap(b) is b; its standard error b/sqrt(M)
+    assert np.abs(out).mean() == pytest.approx(scale, rel=6 / np.sqrt(M))
+    assert stats.kstest(out[:20_000, 0], stats.laplace(scale=scale).cdf).pvalue > 1e-3
+
+
+def test_noisy_hist2_exact_epsilon_from_its_densities():
+    # one entry moves by 1 under Lap(ε) noise: sup |ln f(y)/f(y − 1)| = 1/ε = 10, attained
+    # outside [0, 1]; this is the value the experiment records
+    y = np.linspace(-3, 4, 70_001)
+    b = tb.EPSILON
+    ratio = np.abs(np.log(_laplace_pdf(y, b)) - np.log(_laplace_pdf(y - 1, b)))
+    assert ratio.max() == pytest.approx(1 / b, rel=1e-12)
+    assert tb.benchmark("NoisyHist2").eps_true == pytest.approx(ratio.max())
+    assert tb.benchmark("NoisyHist1").eps_true == pytest.approx(tb.EPSILON)
+
+
+def test_report_noisy_max3_exact_epsilon_is_d_eps_over_2():
+    """The density of the max of 5 Lap(20) entries against the same shifted by 1: its log
+    ratio never exceeds dε/2 = 0.25 and reaches it in the left tail."""
+    b, d = 2 / tb.EPSILON, 5
+    y = np.linspace(-800, 300, 110_001)
+
+    def dens(t):
+        return d * _laplace_pdf(t, b) * _laplace_cdf(t, b) ** (d - 1)
+
+    with np.errstate(divide="ignore"):
+        lr = np.log(dens(y)) - np.log(dens(y - 1))
+    lr = lr[np.isfinite(lr)]
+    assert lr.max() <= 0.25 + 1e-9 and lr.max() > 0.2499
+    assert tb.benchmark("ReportNoisyMax3").eps_true == 0.25
+
+
+def test_report_noisy_max_alphabets():
+    x = [0.0, 1.0, 0.0, 0.5, 0.0]
+    for key in ("ReportNoisyMax1", "ReportNoisyMax2"):
+        out = _draw(key, x, 20_000)
+        assert set(np.unique(out)) == {0.0, 1.0, 2.0, 3.0, 4.0}
+        assert np.bincount(out.astype(int)).argmax() == 1  # the largest entry wins most
+    assert _draw("ReportNoisyMax2", [0, 500, 0, 0, 0], 2000).tolist() == [1.0] * 2000
+    big = _draw("ReportNoisyMax4", x, 20_000)
+    assert big.min() >= 1.0  # exponential noise: never below the largest entry (ε = ∞)
+    assert (_draw("ReportNoisyMax3", x, 20_000) < 1.0).mean() > 0.01  # Laplace: it can
+
+
+def test_svt_with_abort_alphabet_and_the_first_answer():
+    for key in ("SVT1", "SVT4"):
+        out = _draw(key, np.linspace(-1, 1, 10), 50_000)
+        assert set(np.unique(out)) <= {-1.0, 0.0, 1.0}
+        ones = (out == 1).sum(axis=1)
+        assert ones.max() == 1  # c = 1: at most one ⊤
+        first = np.where(ones == 1, (out == 1).argmax(axis=1), 10)
+        idx = np.arange(10)
+        assert ((out == -1) == (idx > first[:, None])).all()  # aborted after the ⊤ only
+        assert ((out == 0) == (idx < first[:, None])).all()
+
+
+@pytest.mark.parametrize("key, t, rho, nu", [("SVT1", 0.5, 20.0, 40.0),
+                                             ("SVT4", 1.0, 40.0, 1 / 0.075),
+                                             ("SVT6", 1.0, 20.0, 20.0)])
+def test_svt_first_answer_probability_has_the_stated_noise_scales(key, t, rho, nu):
+    # P(x₁ + ν ≥ ρ + T) at x = 0, by quadrature over ρ (hand-written densities)
+    p = integrate.quad(lambda r: _laplace_pdf(r, rho) * (1 - _laplace_cdf(r + t, nu)),
+                       -np.inf, np.inf)[0]
+    got = (_draw(key, np.zeros(10))[:, 0] == 1).mean()
+    assert got == pytest.approx(p, abs=5 * np.sqrt(p * (1 - p) / M))
+
+
+def test_svt5_and_svt6_release_bits_and_svt5_cannot_split_equal_queries():
+    out5 = _draw("SVT5", np.zeros(10))
+    assert set(np.unique(out5)) == {0.0, 1.0}
+    assert (out5 == out5[:, :1]).all()  # no query noise: equal queries, equal answers
+    p = 0.5 * np.exp(-1 / 20)  # P(ρ ≤ −1), ρ ~ Lap(20)
+    assert out5[:, 0].mean() == pytest.approx(p, abs=5 * np.sqrt(p * (1 - p) / M))
+    split = _draw("SVT5", [1.0] + [-1.0] * 9)  # "one above rest below": splits them
+    assert ((split[:, 0] == 1) & (split[:, 1] == 0)).mean() > 0.04
+    out6 = _draw("SVT6", np.zeros(10), 20_000)
+    assert set(np.unique(out6)) == {0.0, 1.0} and (out6.sum(axis=1) > 1).any()  # no abort
+
+
+def test_svt3_releases_values_and_sentinels():
+    out = _draw("SVT3", np.zeros(10), 50_000)
+    value = (out != -1000.0) & (out != -2000.0)
+    assert value.sum(axis=1).max() == 1
+    first = np.where(value.any(axis=1), value.argmax(axis=1), 10)
+    idx = np.arange(10)
+    assert ((out == -2000.0) == (idx > first[:, None])).all()
+    assert (out[value] > -1000.0).all()
+
+
+def test_implementation_is_the_release_on_one_record_datasets():
+    b = tb.benchmark("ReportNoisyMax3")
+    impl = tb.implementation(b)
+    data = np.zeros((7, 1, 5))
+    data[:, 0, 2] = 3.0
+    got = impl.batch(data, np.random.default_rng(4))
+    want = tb.release(b, data[:, 0, :], np.random.default_rng(4))
+    assert np.array_equal(got, want) and impl.claim.epsilon == 0.1 and impl.claim.delta == 0
+    assert [p["z_prime"] for p in tb.one_entry_pairs(5)] == [[[1.0, 0, 0, 0, 0]],
+                                                              [[-1.0, 0, 0, 0, 0]]]
+
+
+def test_bad_inputs_name_the_parameter():
+    b = tb.benchmark("SVT1")
+    with pytest.raises(ValueError, match="benchmark must be one of"):
+        tb.benchmark("SVT2")
+    with pytest.raises(ValueError, match=r"x must have shape \(m, 10\)"):
+        tb.release(b, np.zeros((3, 5)), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="epsilon must be in"):
+        tb.release(b, np.zeros((3, 10)), np.random.default_rng(0), epsilon=0.0)
+    with pytest.raises(ValueError, match="bench must be a Benchmark"):
+        tb.release("SVT1", np.zeros((3, 10)), np.random.default_rng(0))
+    with pytest.raises(ValueError, match="kind must be one of"):
+        tb.Benchmark("x", 1, True, False, None, tb.EXACT, (0.1, 0.1), (0.1, 0.1))
+
+
+# --- the smoke run ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def smoke(tmp_path_factory):
+    out = tmp_path_factory.mktemp("tester_benchmark")
+    run_suite(out, size="smoke", only=["tester_benchmark"], progress=False,
+              log=lambda *_: None)
+    return json.loads((out / "tester_benchmark.json").read_text())
+
+
+def test_smoke_run_schema(smoke):
+    check_document("tester_benchmark", smoke)
+    assert smoke["size"] == "smoke" and smoke["confidence"] == 0.9
+    assert [r["mechanism"] for r in smoke["rows"]] == [b.key for b in tb.BENCHMARKS]
+    for r, b in zip(smoke["rows"], tb.BENCHMARKS, strict=True):
+        assert r["trials"] == tb.TRIALS["smoke"] and r["eps_claim"] == 0.1
+        s = r["search"]
+        assert len(s["candidates"]) == (2 if b.one_entry else 8 if b.d > 1 else 2)
+        assert s["calls"] == tb.SEARCH["smoke"]
+        assert r["pattern"] in (*tb_patterns(), "one above", "one below")
+        assert r["dpsniper"] == max(b.dpsniper) and r["statdp"] == max(b.statdp)
+    assert tb.findings(smoke["rows"]) == smoke["findings"]
+
+
+def tb_patterns():
+    from audit.model.pair_families import TESTER_PATTERNS
+
+    return TESTER_PATTERNS
+
+
+# --- the committed results -------------------------------------------------------------------
+
+def _committed():
+    doc = json.loads((ROOT / "results" / "tester_benchmark.json").read_text())
+    check_document("tester_benchmark", doc)
+    return doc
+
+
+def test_committed_lower_bounds_respect_the_true_epsilon():
+    """Each audit's ε_lower exceeds a true ε (or a bound above it) with probability ≤ 0.1
+    (confidence 0.90; the audits use independent streams), so the number of exceedances is
+    stochastically below Binomial(K, 0.1), K the mechanisms with a finite true ε: allowed up
+    to its 1 − 10⁻³ quantile (5 of K = 10)."""
+    doc = _committed()
+    assert doc["size"] == "default" and doc["trials"] == tb.TRIALS["default"]
+    finite = [r for r in doc["rows"] if r["eps_true"] is not None]
+    over = [r["mechanism"] for r in finite if r["eps_lower"] > r["eps_true"]]
+    assert len(finite) == 10
+    assert len(over) <= stats.binom.ppf(1 - 1e-3, len(finite), 1 - doc["confidence"]), over
+
+
+def test_committed_results_refute_the_broken_mechanisms():
+    rows = {r["mechanism"]: r for r in _committed()["rows"]}
+    assert rows["NoisyHist2"]["eps_lower"] > 50 * tb.EPSILON  # true ε = 10
+    assert rows["SVT5"]["eps_lower"] > 20 * tb.EPSILON  # true ε = ∞
+    assert rows["ReportNoisyMax4"]["eps_lower"] > 2 * tb.EPSILON  # true ε = ∞
+    for key in ("LaplaceMechanism", "NoisyHist1", "ReportNoisyMax1", "ReportNoisyMax2",
+                "SVT1"):  # the private ones (ε ≤ 0.1): not refuted beyond chance
+        assert rows[key]["eps_lower"] <= 1.3 * tb.EPSILON
+    assert tb.findings(list(rows.values())) == _committed()["findings"]
