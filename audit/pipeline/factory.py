@@ -18,7 +18,7 @@ from audit.pipeline.strata_subject import StratifiedImplementationSubject
 from audit.pipeline.subject import Subject
 from audit.protocols import load_attack
 
-__all__ = ["make_subject", "check_subject"]
+__all__ = ["make_subject", "check_subject", "implementation_of"]
 
 
 def make_subject(cfg: AuditConfig | None = None, *, plan=None,
@@ -41,6 +41,17 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
         # the plan's pair and ceilings with this config's audit settings (seed, trials, ...)
         plan = dataclasses.replace(plan, config=cfg)
     return check_subject(_build(cfg, plan, implementation))
+
+
+def implementation_of(cfg: AuditConfig, implementation=None):
+    """The implementation an audit of ``cfg`` calls: ``implementation`` when given, else the
+    one its ``[implementation]`` table names (built). Refuses a config with neither (a model
+    audit) for what needs a black box (the pair search)."""
+    if implementation is not None:
+        return implementation
+    if cfg.implementation is None:
+        raise ValueError(NEEDS_IMPLEMENTATION)
+    return cfg.implementation.build()
 
 
 def _build(cfg: AuditConfig | None, plan, implementation) -> Subject:

@@ -27,7 +27,7 @@ import numpy as np
 from audit.enums import AuditMode
 from audit.model.pair_families import Candidate, candidate_pairs
 from audit.pipeline.config import AuditConfig, PairConfig
-from audit.pipeline.search_config import NEEDS_IMPLEMENTATION
+from audit.pipeline.factory import implementation_of
 
 __all__ = ["SEARCH_CONFIDENCE", "search_key", "search_pair", "searched_config",
            "first_candidate_config", "SearchOutcome"]
@@ -96,10 +96,7 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
     s = cfg.search
     if s is None:
         raise ValueError("search_pair needs a config with a [search] table")
-    if implementation is None:
-        if cfg.implementation is None:
-            raise ValueError(NEEDS_IMPLEMENTATION)
-        implementation = cfg.implementation.build()
+    implementation = implementation_of(cfg, implementation)
     t0 = time.perf_counter()
     sc = cfg.scenario
     cands = candidate_pairs(s.families, sc.n, sc.d, sc.bound, s.cap, seed=cfg.audit.seed,

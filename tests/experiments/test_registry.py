@@ -21,7 +21,8 @@ from experiments import EXPERIMENTS
 ROOT = Path(__file__).resolve().parents[2]
 #: modules of ``experiments`` that are not suite experiments (``opendp_issues``: a stand-alone
 #: script writing ``results/opendp_issues.md``, deliberately outside the suite)
-HELPERS = {"common", "plotting", "report", "suite", "cli_report", "cli_suite", "opendp_issues"}
+HELPERS = {"common", "plotting", "report", "suite", "cli_report", "cli_suite", "opendp_issues",
+           "nan_regression"}
 
 
 def _env() -> dict:

@@ -212,7 +212,9 @@ def test_committed_results_refute_the_broken_mechanisms():
     rows = {r["mechanism"]: r for r in _committed()["rows"]}
     assert rows["NoisyHist2"]["eps_lower"] > 50 * tb.EPSILON  # true ε = 10
     assert rows["SVT5"]["eps_lower"] > 20 * tb.EPSILON  # true ε = ∞
-    assert rows["ReportNoisyMax4"]["eps_lower"] > 2 * tb.EPSILON  # true ε = ∞
+    # found by the search's pattern (ties broken on the plug-in estimate): refuted, not by far
+    for key in ("ReportNoisyMax3", "ReportNoisyMax4", "SVT6"):  # true 0.25, ∞, ≤ 0.5
+        assert rows[key]["eps_lower"] > tb.EPSILON, key
     for key in ("LaplaceMechanism", "NoisyHist1", "ReportNoisyMax1", "ReportNoisyMax2",
                 "SVT1"):  # the private ones (ε ≤ 0.1): not refuted beyond chance
         assert rows[key]["eps_lower"] <= 1.3 * tb.EPSILON
