@@ -24,6 +24,7 @@ __all__ = [
     "check_positive",
     "check_positive_int",
     "check_count",
+    "check_table",
     "check_bool",
     "check_jobs",
     "spelled_setting",
@@ -163,3 +164,15 @@ def check_jobs(requested: object, name: str = "n_jobs") -> int:
         raise ValueError(f"{name} must be an integer >= 1 or -1, got "
                          f"{spelled_setting(name, repr(requested))}")
     return int(requested)
+
+
+def check_table(name: str, table: object, allowed: set[str]) -> dict:
+    """``table`` (a config table ``[name]``) as a dict, refused with one line when it is not
+    a table or holds a key outside ``allowed`` (``unknown key name.key (allowed: ...)``)."""
+    if not isinstance(table, dict):
+        raise ValueError(f"[{name}] must be a table, got {name}={table!r}")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"unknown key {name}.{unknown[0]} (allowed: "
+                         f"{', '.join(sorted(allowed))})")
+    return table

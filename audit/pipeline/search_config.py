@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit._validate import check_positive_int
+from audit._validate import check_positive_int, check_table
 from audit.enums import PairFamily
 
 __all__ = ["SearchConfig", "search_from_table", "check_search_setting", "MAX_SEARCH_CALLS",
@@ -88,12 +88,7 @@ def _pair(i: int, table: object) -> tuple[list, list]:
 def search_from_table(table: object) -> SearchConfig:
     """The :class:`SearchConfig` of a ``[search]`` table; one ``ValueError`` per bad key or
     value, naming it."""
-    if not isinstance(table, dict):
-        raise ValueError(f"[search] must be a table, got search={table!r}")
-    unknown = sorted(set(table) - _KEYS)
-    if unknown:
-        raise ValueError(f"unknown key search.{unknown[0]} (allowed: "
-                         f"{', '.join(sorted(_KEYS))})")
+    table = check_table("search", table, _KEYS)
     return SearchConfig(**table)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from audit._validate import check_positive_int
+from audit._validate import check_positive_int, check_table
 from audit.enums import StrataBy, StrataSides
 
 __all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT_FLOOR"]
@@ -54,12 +54,7 @@ class StrataConfig:
 def strata_from_table(table: object) -> StrataConfig:
     """The :class:`StrataConfig` of a ``[strata]`` table; one ``ValueError`` per bad key or
     value, naming it."""
-    if not isinstance(table, dict):
-        raise ValueError(f"[strata] must be a table, got strata={table!r}")
-    unknown = sorted(set(table) - _KEYS)
-    if unknown:
-        raise ValueError(f"unknown key strata.{unknown[0]} (allowed: "
-                         f"{', '.join(sorted(_KEYS))})")
+    table = check_table("strata", table, _KEYS)
     if "rates" not in table:
         raise ValueError("config is missing the key strata.rates (the grid of missing rates)")
     return StrataConfig(**table)

@@ -62,27 +62,26 @@ def test_the_search_is_reproducible_and_on_streams_of_its_own():
     assert search_key(2, 0) != search_key(1, 0)
 
 
+def _null_failures(audits: int, first_seed: int) -> int:
+    """How many of ``audits`` searched audits of the ε = 1 sum exceed ε = 1."""
+    impl = _sum_release()
+    fails = 0
+    for seed in range(first_seed, first_seed + audits):
+        doc = _doc(cap=4, calls=200)
+        doc["audit"].update(seed=seed, trials=2000)
+        fails += run_audit(config_from_dict(doc), implementation=impl).eps_lower > 1.0
+    return fails
+
+
 def test_searched_audits_of_a_release_that_keeps_its_claim_stay_below_it():
     """The chosen pair is audited on fresh calls: ε_lower ≤ ε = 1 in at least 95 % of audits.
     20 audits: failures allowed up to the Binomial(20, 0.05) quantile at 1 − 10⁻³."""
-    impl = _sum_release()
-    fails = 0
-    for seed in range(20):
-        doc = _doc(cap=4, calls=200)
-        doc["audit"].update(seed=100 + seed, trials=2000)
-        fails += run_audit(config_from_dict(doc), implementation=impl).eps_lower > 1.0
-    assert fails <= stats.binom.ppf(1 - 1e-3, 20, 0.05)
+    assert _null_failures(20, 100) <= stats.binom.ppf(1 - 1e-3, 20, 0.05)
 
 
 @pytest.mark.slow
 def test_searched_audit_validity_300():
-    impl = _sum_release()
-    fails = 0
-    for seed in range(300):
-        doc = _doc(cap=4, calls=200)
-        doc["audit"].update(seed=1000 + seed, trials=2000)
-        fails += run_audit(config_from_dict(doc), implementation=impl).eps_lower > 1.0
-    assert fails <= stats.binom.ppf(1 - 1e-3, 300, 0.05)
+    assert _null_failures(300, 1000) <= stats.binom.ppf(1 - 1e-3, 300, 0.05)
 
 
 @pytest.mark.parametrize("change, needle", [
