@@ -57,6 +57,13 @@ class SearchOutcome:
     report: dict
 
 
+def _candidates(cfg: AuditConfig) -> list[Candidate]:
+    """The candidates of ``cfg.search`` on ``cfg``'s domain, sampled from its seed."""
+    s, sc = cfg.search, cfg.scenario
+    return candidate_pairs(s.families, sc.n, sc.d, sc.bound, s.cap, seed=cfg.audit.seed,
+                           pairs=s.pairs)
+
+
 def _point(row: dict) -> float:
     p = row["eps_point"]
     return -np.inf if p is None or np.isnan(p) else float(p)
@@ -98,9 +105,7 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
         raise ValueError("search_pair needs a config with a [search] table")
     implementation = implementation_of(cfg, implementation)
     t0 = time.perf_counter()
-    sc = cfg.scenario
-    cands = candidate_pairs(s.families, sc.n, sc.d, sc.bound, s.cap, seed=cfg.audit.seed,
-                            pairs=s.pairs)
+    cands = _candidates(cfg)
     rows, calls = [], 0
     for i, cand in enumerate(cands):
         res = run(_candidate_config(cfg, cand, search_key(cfg.audit.seed, i)),
@@ -120,9 +125,7 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
 def first_candidate_config(cfg: AuditConfig) -> AuditConfig:
     """``cfg`` on its search's first candidate pair, with ``[audit]``'s budget: what the
     command line times before the search (a pair of the same shape costs the same calls)."""
-    s, sc = cfg.search, cfg.scenario
-    first = candidate_pairs(s.families, sc.n, sc.d, sc.bound, s.cap, seed=cfg.audit.seed,
-                            pairs=s.pairs)[0]
+    first = _candidates(cfg)[0]
     return dataclasses.replace(cfg, pair=PairConfig(first.z.tolist(), first.z_prime.tolist()),
                                search=None)
 
