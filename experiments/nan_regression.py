@@ -33,6 +33,7 @@ Run (not part of ``python -m audit suite``; about 4 minutes on one core)::
 from __future__ import annotations
 
 import argparse
+import sys
 from importlib import metadata
 from pathlib import Path
 
@@ -132,6 +133,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS), help="the JSON to write (and .md)")
     args = parser.parse_args(argv)
+    if args.calls < 100 or args.seed < 0:  # before any call: one line, exit 2
+        print(f"error: --calls must be an integer >= 100 and --seed >= 0, got --calls="
+              f"{args.calls} --seed={args.seed}", file=sys.stderr)
+        return 2
     doc = run(args.calls, args.seed)
     out = Path(args.out)
     save_json(doc, out)

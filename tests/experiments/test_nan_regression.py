@@ -67,3 +67,10 @@ def test_a_rerun_keeps_every_decided_verdict(committed, tmp_path):
              if "borderline" not in (old[(r["target"], r["example"])], r["verdict"])
              and old[(r["target"], r["example"])] != r["verdict"]]
     assert not moved, moved
+
+
+@pytest.mark.parametrize("argv", [["--calls", "0"], ["--seed", "-1"]])
+def test_bad_arguments_are_one_error_line_before_any_call(argv, capsys):
+    assert nr.main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: --calls must be")
