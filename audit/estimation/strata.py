@@ -46,6 +46,8 @@ __all__ = [
     "side_bounds",
     "predicted_side_bounds",
     "choose_design",
+    "rate_regions",
+    "predicted_eps",
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
@@ -119,46 +121,71 @@ def sampled_strata(weights: np.ndarray, min_weight: float = MIN_WEIGHT) -> np.nd
     return np.asarray(weights).max(axis=0) >= min_weight
 
 
-def _calls_at(lam: float, W, v, c, z: float, L: float, lo: float, hi: float) -> np.ndarray:
-    """Per stratum, the n in [lo, hi] where the marginal slack W(z√v/(2n^1.5) + cL/n²) equals
+def _calls_at(lam: float, A, B, z: float, L: float, lo: float, hi: float) -> np.ndarray:
+    """Per stratum, the n in [lo, hi] where the marginal slack z·A/(2n^1.5) + L·B/n² equals
     ``lam`` (bisection in log n; decreasing in n)."""
-    a, b = np.full(W.shape, math.log(lo)), np.full(W.shape, math.log(hi))
+    a, b = np.full(A.shape, math.log(lo)), np.full(A.shape, math.log(hi))
     for _ in range(32):  # log n within 2^-32 of its root
         mid = (a + b) / 2
         n = np.exp(mid)
-        high = W * (z * np.sqrt(v) / (2 * n**1.5) + c * L / n**2) > lam
+        high = z * A / (2 * n**1.5) + B * L / n**2 > lam
         a, b = np.where(high, mid, a), np.where(high, b, mid)
     return np.exp((a + b) / 2)
 
 
-def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool = True,
+def _per_rate(p_hat, weights: np.ndarray, name: str = "p_hat") -> np.ndarray:
+    """``p_hat`` as (G, N + 1): one region's stratum probabilities (length N + 1), the same at
+    every rate, or one row per rate (each rate's own region)."""
+    w = np.asarray(weights, dtype=np.float64)
+    p = np.asarray(p_hat, dtype=np.float64)
+    if p.shape not in ((w.shape[1],), w.shape) or np.any(~(p >= 0) | (p > 1)):
+        raise ValueError(f"{name} must hold {w.shape[1]} probabilities (or one row of them "
+                         f"per rate, shape {w.shape}), got {name}={p!r}")
+    return np.broadcast_to(p, w.shape)
+
+
+def _per_rate_flags(flags, g: int, name: str) -> np.ndarray:
+    """A bool per rate: one value for every rate, or ``g`` of them."""
+    f = np.asarray(flags)
+    if f.dtype != bool or f.shape not in ((), (g,)):
+        raise ValueError(f"{name} must be a bool or {g} bools (one per rate), got "
+                         f"{name}={flags!r}")
+    return np.broadcast_to(f, (g,))
+
+
+def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower=True,
              alpha_side: float = 0.025) -> np.ndarray:
     """Calls per stratum: at least ``floor`` for every sampled stratum (:func:`sampled_strata`),
     0 for the others, summing to ``total``. Deterministic.
 
-    The calls minimise the predicted slack of the combined bound summed over the grid,
-    relative to each rate's region probability: Σ_m W_m (z·sqrt(v_m/n_m) + c_m L/n_m), with
-    v_m = p̂_m(1 − p̂_m) (the Clopper–Pearson half-width, its Gaussian part), L = ln(K/α) and
-    c_m = p̂_m for the ``lower`` bound, 1 − p̂_m for the upper (its part at the edge: k = n gives
-    lo = (α/K)^(1/n) ≈ 1 − L/n, k = 0 gives hi ≈ L/n; k = 0 gives lo = 0, no slack), z = sqrt(2L),
-    W_m = Σ_π w_m(π)/max(P̂_π, 1/total) over the rates with P̂_π = Σ_m w_m(π) p̂_m ≥ 1/total
-    (every rate if none: the region cannot be measured where it has no expected hit). A rare
-    stratum that holds the event thus gets calls as sqrt(W_m), not W_m; a stratum with
-    p̂_m = 0 only its floor for a lower bound. Rounded by largest remainders (ties: lower m).
+    ``p_hat`` holds the region's probability in every stratum (length N + 1), or one row per
+    rate when each rate has its own region (shape (G, N + 1)); ``lower`` says whether the
+    side's bound is a lower one (the numerator of ε), one bool or one per rate.
+
+    The calls minimise the predicted slack of the combined bounds summed over the grid,
+    relative to each rate's region probability: Σ_π Σ_m W_πm (z·sqrt(v_πm/n_m) + c_πm L/n_m),
+    with v_πm = p̂_πm(1 − p̂_πm) (the Clopper–Pearson half-width, its Gaussian part),
+    L = ln(K/α) and c_πm = p̂_πm for a lower bound, 1 − p̂_πm for an upper one (its part at the
+    edge: k = n gives lo = (α/K)^(1/n) ≈ 1 − L/n, k = 0 gives hi ≈ L/n; k = 0 gives lo = 0, no
+    slack), z = sqrt(2L), W_πm = w_m(π)/max(P̂_π, 1/total) over the rates with
+    P̂_π = Σ_m w_m(π) p̂_πm ≥ 1/total (every rate if none: the region cannot be measured where
+    it has no expected hit). A rare stratum that holds the event thus gets calls as sqrt(W),
+    not W; a stratum with p̂ = 0 only its floor for a lower bound. Rounded by largest
+    remainders (ties: lower m).
 
     Raises
     ------
     ValueError
         ``total`` or ``floor`` not a positive integer, ``total`` below ``floor`` times the
-        number of sampled strata, or ``p_hat`` not of length N + 1 in [0, 1].
+        number of sampled strata, ``p_hat`` not of shape (N + 1,) or (G, N + 1) in [0, 1], or
+        ``lower`` not one bool or G of them.
     """
     total = check_positive_int(total, "total")
     floor = check_positive_int(floor, "floor")
     alpha_side = check_alpha(alpha_side)
     w = np.asarray(weights, dtype=np.float64)
-    p = np.asarray(p_hat, dtype=np.float64)
-    if p.shape != (w.shape[1],) or np.any(~(p >= 0) | (p > 1)):
-        raise ValueError(f"p_hat must hold {w.shape[1]} probabilities, got p_hat={p!r}")
+    p = _per_rate(p_hat, w)
+    low = _per_rate_flags(lower, w.shape[0], "lower")
     on = sampled_strata(w)
     k = int(on.sum())
     if total < floor * k:
@@ -167,20 +194,22 @@ def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool 
     ideal = np.zeros(w.shape[1])
     if total > floor * k:
         big_l = math.log(k / alpha_side)
-        mass = w @ p
+        mass = (w * p).sum(axis=1)
         useful = mass >= 1.0 / total  # rates where the region can be measured at all
         if not useful.any():
             useful[:] = True
-        W = (w[useful] / np.maximum(mass[useful], 1.0 / total)[:, None]).sum(axis=0)[on]
-        v = (p * (1 - p))[on]
-        c = (p if lower else 1 - p)[on]
+        W = w[useful] / np.maximum(mass[useful], 1.0 / total)[:, None]
+        pu = p[useful]
+        A = (W * np.sqrt(pu * (1 - pu))).sum(axis=0)[on]
+        B = (W * np.where(low[useful][:, None], pu, 1 - pu)).sum(axis=0)[on]
         lo, hi = float(floor), float(total)
+        z = math.sqrt(2 * big_l)
         log_lo, log_hi = -690.0, 690.0  # ln λ; Σ n(λ) decreases in λ
         for _ in range(56):  # ln λ within 1380 · 2^-56 of the root
             mid = (log_lo + log_hi) / 2
-            n = _calls_at(math.exp(mid), W, v, c, math.sqrt(2 * big_l), big_l, lo, hi)
+            n = _calls_at(math.exp(mid), A, B, z, big_l, lo, hi)
             log_lo, log_hi = (mid, log_hi) if n.sum() > total else (log_lo, mid)
-        n = _calls_at(math.exp(log_hi), W, v, c, math.sqrt(2 * big_l), big_l, lo, hi)
+        n = _calls_at(math.exp(log_hi), A, B, z, big_l, lo, hi)
         ideal[on] = floor + (total - floor * k) * (n - floor) / max((n - floor).sum(), 1e-300)
     else:
         ideal[on] = floor
@@ -191,22 +220,32 @@ def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower: bool 
     return out
 
 
-def _stratified(k, n, weights, alpha_side: float) -> tuple[np.ndarray, np.ndarray]:
+def _stratum_bounds(k, n, alpha_side: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum (last axis), one-sided Clopper–Pearson bounds at ``alpha_side`` / (strata
+    with calls): (0, 1) for a stratum without calls."""
     on = n > 0
-    a = alpha_side / max(int(on.sum()), 1)
+    a = alpha_side / max(int(np.count_nonzero(on)), 1)
     safe = np.where(on, n, 1)
     lo = np.where(on, cp_lower_array(np.minimum(k, safe), safe, a), 0.0)
     hi = np.where(on, cp_upper_array(np.minimum(k, safe), safe, a), 1.0)
-    return weights @ lo, np.minimum(weights @ hi, 1.0)
+    return lo, hi
+
+
+def _stratified(k, n, weights, alpha_side: float) -> tuple[np.ndarray, np.ndarray]:
+    lo, hi = _stratum_bounds(k, n, alpha_side)
+    if lo.ndim == 1:
+        return weights @ lo, np.minimum(weights @ hi, 1.0)
+    return (weights * lo).sum(axis=1), np.minimum((weights * hi).sum(axis=1), 1.0)
 
 
 def side_bounds(design: SideDesign, k, n, weights, alpha_side: float
                 ) -> tuple[np.ndarray, np.ndarray]:
     """(lower, upper) bounds on P_π(S) at every rate, each one-sided at ``alpha_side``.
 
-    ``STRATIFIED``: ``k``, ``n`` per stratum (length N + 1; n = 0: unsampled), Clopper–Pearson
-    at ``alpha_side`` / (sampled strata) per stratum, combined with ``weights`` (G, N + 1):
-    simultaneous over the rates. ``PLAIN``: ``k``, ``n`` per rate (length G), one bound each.
+    ``STRATIFIED``: ``k``, ``n`` per stratum (length N + 1; n = 0: unsampled; ``k`` of shape
+    (G, N + 1) when each rate has its own region), Clopper–Pearson at ``alpha_side`` /
+    (sampled strata) per stratum, combined with ``weights`` (G, N + 1): simultaneous over the
+    rates when the region is one. ``PLAIN``: ``k``, ``n`` per rate (length G), one bound each.
     Counts may be fractional (expected counts, as the design rule predicts them).
     """
     alpha_side = check_alpha(alpha_side)
@@ -219,13 +258,13 @@ def side_bounds(design: SideDesign, k, n, weights, alpha_side: float
 def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side: float
                           ) -> tuple[np.ndarray, np.ndarray]:
     """The (lower, upper) bounds :func:`side_bounds` is expected to give when stratum m's
-    region probability is ``p_hat[m]``, with ``calls`` per stratum (stratified) or per rate
-    (plain), each expected count moved :data:`PESSIMISM_SD` standard deviations against
-    the bound."""
+    region probability is ``p_hat[m]`` (or ``p_hat[g, m]`` at rate g, each rate's own
+    region), with ``calls`` per stratum (stratified) or per rate (plain), each expected count
+    moved :data:`PESSIMISM_SD` standard deviations against the bound."""
     w = np.asarray(weights, dtype=np.float64)
-    p = np.asarray(p_hat, dtype=np.float64)
+    p = _per_rate(p_hat, w)
     n = np.asarray(calls, dtype=np.float64)
-    mean = n * (p if design is SideDesign.STRATIFIED else w @ p)
+    mean = n * (p if design is SideDesign.STRATIFIED else (w * p).sum(axis=1))
     sd = PESSIMISM_SD * np.sqrt(mean)
     lo = side_bounds(design, np.clip(mean - sd, 0, n), n, w, alpha_side)[0]
     hi = side_bounds(design, np.clip(mean + sd, 0, n), n, w, alpha_side)[1]
@@ -233,20 +272,144 @@ def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side:
 
 
 def choose_design(p_hat, weights, allocation, plain_calls: int, alpha_side: float, *,
-                  numerator: bool, delta: float = 0.0) -> SideDesign:
+                  numerator=True, delta: float = 0.0) -> SideDesign:
     """The design of one side whose predicted bounds are better summed over the grid:
-    Σ_π ln(P_lo − δ) for the numerator side, −Σ_π ln(Q_hi) for the denominator side
-    (ties: plain)."""
+    Σ_π ln(P_lo − δ) at the rates where the side is the numerator (``numerator``: one bool or
+    one per rate), −Σ_π ln(Q_hi) where it is the denominator (ties: plain). ``p_hat`` as in
+    :func:`allocate`."""
+    g = np.asarray(weights).shape[0]
+    num = _per_rate_flags(numerator, g, "numerator")
+
     def merit(design: SideDesign, calls) -> float:
         lo, hi = predicted_side_bounds(design, p_hat, weights, calls, alpha_side)
-        if numerator:
-            return float(np.sum(np.log(np.maximum(lo - delta, 1e-300))))
-        return float(-np.sum(np.log(np.maximum(hi, 1e-300))))
+        return float(np.sum(np.where(num, np.log(np.maximum(lo - delta, 1e-300)),
+                                     -np.log(np.maximum(hi, 1e-300)))))
 
-    g = np.asarray(weights).shape[0]
     plain = merit(SideDesign.PLAIN, np.full(g, plain_calls))
     stratified = merit(SideDesign.STRATIFIED, allocation)
     return SideDesign.STRATIFIED if stratified > plain else SideDesign.PLAIN
+
+
+def _stratum_counts(counts, order) -> np.ndarray:
+    """Per stratum, cumulative counts over the bins sorted by score: (N + 1, bins + 1)."""
+    c = np.asarray(counts, dtype=np.int64)[:, order]
+    return np.concatenate([np.zeros((c.shape[0], 1), dtype=np.int64), np.cumsum(c, axis=1)],
+                          axis=1)
+
+
+def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: float, *,
+                 guard_alpha: float, also: Sequence = (), trials: int = 1,
+                 alpha_side: float = 0.025) -> tuple:
+    """One region per rate of the grid, chosen on the pilot's region-selection half alone.
+
+    ``pilot_p``/``pilot_q``: per stratum, the selection half's histogram on each side
+    (shape (N + 1, bins); a stratum the pilot did not reach takes the pooled frequencies).
+    Candidates are the thresholds {score ≥ t} (z vs z′) and {score ≤ t} (z′ vs z) at the
+    scores of the bins the pilot reached. At rate π a side's region mass is estimated by
+    P̂_π = Σ_m w_m(π) k_m/n_m, worth n_eff = 1/Σ_m w_m(π)²/n_m calls (Kish's effective sample
+    size of the weighted strata), and ranked like the pilot's own region choice
+    (:func:`audit.estimation.regions.select_region_on_pilot`, ``guard="cp"``): by the
+    Clopper–Pearson ε bound on (P̂_π n_eff, n_eff) at ``guard_alpha`` per side, floored at 0,
+    ties to the larger plug-in value (the denominator at least one pseudo-call, 1/n_eff),
+    then to fewer bins.
+
+    That guard cannot see an event the main run will: a numerator mass of 8·10⁻⁴ held by one
+    stratum, which a stratified main run measures well, ranks below a sure event of ε ≈ 0.
+    So each further region of ``also`` (one chosen on the pooled pilot, say) competes with
+    the rate's own pick on the bound the main run is predicted to give at that rate with
+    ``trials`` calls per side and rate (:func:`predicted_eps`, from the per-stratum
+    frequencies); the rate's pick keeps ties. A function of the pilot only: each rate's
+    bound on the main run is valid at its own confidence (docs/THEORY.md §8.5)."""
+    from audit.estimation.regions import _DIRECTIONS, Region
+
+    delta = check_delta(delta)
+    guard_alpha = check_alpha(guard_alpha)
+    sc = np.asarray(bin_scores, dtype=np.float64).reshape(-1)
+    cp_, cq_ = np.asarray(pilot_p), np.asarray(pilot_q)
+    reached = (cp_.sum(axis=0) + cq_.sum(axis=0)) > 0
+    if not reached.any():
+        raise ValueError("the pilot reached no bin: no region to choose")
+    t = np.unique(sc[reached])
+    T = t.size
+    order = np.argsort(sc, kind="stable")
+    s = sc[order]
+    below = np.searchsorted(s, t, side="left")
+    upto = np.searchsorted(s, t, side="right")
+
+    def rate_masses(counts, weights):
+        """Per candidate (2T: ≥ then ≤) and rate: the estimated mass and its n_eff."""
+        w = np.asarray(weights, dtype=np.float64)
+        cum = _stratum_counts(counts, order)
+        n = cum[:, -1].astype(np.float64)
+        k = np.concatenate([(cum[:, -1:] - cum[:, below]).T, cum[:, upto].T])
+        seen = n > 0
+        pooled = k.sum(axis=1, keepdims=True) / max(n.sum(), 1.0)
+        freq = np.where(seen, k / np.where(seen, n, 1), pooled)
+        n_m = np.where(seen, n, max(n.sum(), 1.0))  # an unreached stratum: the pooled calls
+        return freq @ w.T, 1.0 / ((w**2) / n_m).sum(axis=1)
+
+    mp, np_eff = rate_masses(cp_, weights_p)
+    mq, nq_eff = rate_masses(cq_, weights_q)
+    forward = np.arange(2 * T) < T  # {score ≥ t}: P over Q; {score ≤ t}: Q over P
+    num, n_num = np.where(forward[:, None], mp, mq), np.where(forward[:, None], np_eff, nq_eff)
+    den, n_den = np.where(forward[:, None], mq, mp), np.where(forward[:, None], nq_eff, np_eff)
+    lo = cp_lower_array(num * n_num, n_num, guard_alpha) - delta
+    hi = cp_upper_array(den * n_den, n_den, guard_alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
+        point = num - delta
+        # (one pseudo-call in the denominator, as the pilot's own choice: a region the
+        # pilot never saw on the denominator side ranks by its numerator mass)
+        plug = np.where(point > 0, np.log(point / np.maximum(den, 1.0 / n_den)), -np.inf)
+    n_bins = np.concatenate([sc.size - below, upto])
+    best = [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
+    picks = [Region(_DIRECTIONS[i // T], float(t[i % T])) for i in best]
+    if not also:
+        return tuple(picks)
+
+    def predicted(region: Region) -> np.ndarray:
+        mask = region.mask(sc)
+        fp, fq = _stratum_freq(cp_, mask), _stratum_freq(cq_, mask)
+        if region.direction is Direction.Z_VS_ZPRIME:
+            return predicted_eps(fp, fq, weights_p, weights_q, trials, alpha_side, delta)
+        return predicted_eps(fq, fp, weights_q, weights_p, trials, alpha_side, delta)
+
+    own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
+    for other in also:
+        gain = predicted(other) > own
+        own = np.where(gain, predicted(other), own)
+        picks = [other if gain[g] else r for g, r in enumerate(picks)]
+    return tuple(picks)
+
+
+def _stratum_freq(counts, mask) -> np.ndarray:
+    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled)."""
+    c = np.asarray(counts)
+    k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
+    pooled = k.sum() / max(n.sum(), 1)
+    return np.where(n > 0, k / np.maximum(n, 1), pooled)
+
+
+def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,
+                  delta: float = 0.0) -> np.ndarray:
+    """At every rate, the ε_lower a main run of ``trials`` calls per side and rate is
+    predicted to give on a region of per-stratum probabilities ``p_num`` (numerator side,
+    stratum weights ``w_num``) and ``p_den``: each side the better of a plain run per rate
+    and a stratified run of its G·``trials`` calls spread evenly over its sampled strata
+    (:func:`predicted_side_bounds`)."""
+    def best(p, w, lower: bool) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        g = w.shape[0]
+        on = sampled_strata(w)
+        even = np.where(on, g * trials / max(int(on.sum()), 1), 0.0)
+        plain = predicted_side_bounds(SideDesign.PLAIN, p, w, np.full(g, trials), alpha_side)
+        strat = predicted_side_bounds(SideDesign.STRATIFIED, p, w, even, alpha_side)
+        return np.maximum(plain[0], strat[0]) if lower else np.minimum(plain[1], strat[1])
+
+    lo = best(p_num, w_num, True) - delta
+    hi = best(p_den, w_den, False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
 
 
 @dataclass(frozen=True, eq=False)
@@ -259,22 +422,37 @@ class SideCounts:
     calls: np.ndarray
     weights: np.ndarray
 
+    def _hits(self, in_region: np.ndarray) -> np.ndarray:
+        """Counts in the region: per run (one mask over the bins), or per rate and stratum
+        (stratified, one mask per rate: (G, N + 1)) or per rate (plain, one mask per rate)."""
+        m = np.asarray(in_region, dtype=bool)
+        if m.ndim == 1:
+            return self.counts[:, m].sum(axis=1)
+        if self.design is SideDesign.STRATIFIED:
+            return m.astype(np.int64) @ self.counts.T
+        return (self.counts * m).sum(axis=1)
+
     def bounds(self, in_region: np.ndarray, alpha_side: float):
-        k = self.counts[:, in_region].sum(axis=1)
-        return side_bounds(self.design, k, self.calls, self.weights, alpha_side)
+        """(lower, upper) at every rate on one region (a mask over the bins) or one region
+        per rate (a (G, bins) mask)."""
+        return side_bounds(self.design, self._hits(in_region), self.calls, self.weights,
+                           alpha_side)
 
     def plug_in(self, in_region: np.ndarray) -> np.ndarray:
         """Point estimates of P_π(S) at every rate (not bounds)."""
-        k = self.counts[:, in_region].sum(axis=1)
+        k = self._hits(in_region)
         freq = np.divide(k, self.calls, out=np.zeros(k.shape), where=self.calls > 0)
-        return self.weights @ freq if self.design is SideDesign.STRATIFIED else freq
+        if self.design is not SideDesign.STRATIFIED:
+            return freq
+        return self.weights @ freq if freq.ndim == 1 else (self.weights * freq).sum(axis=1)
 
 
 @dataclass(frozen=True, eq=False)
 class StratifiedCounts:
     """The main run of a stratified audit: both sides' :class:`SideCounts` over the grid
     ``rates``; ``main`` indexes the audited config's own rate; ``trials`` the calls per side;
-    ``amplified`` the amplified claim at each rate (None: no theorem)."""
+    ``amplified`` the amplified claim at each rate (None: no theorem); ``regions`` the region
+    of each rate its pilot chose (None: the region :meth:`bound` is given, at every rate)."""
 
     p: SideCounts
     q: SideCounts
@@ -282,6 +460,7 @@ class StratifiedCounts:
     main: int
     trials: int
     amplified: tuple | None = None
+    regions: tuple | None = None
 
     @property
     def counts_p(self) -> np.ndarray:
@@ -292,15 +471,26 @@ class StratifiedCounts:
         return self.q.counts.sum(axis=0)
 
     def bound(self, region, bin_scores, delta: float, alpha: float) -> StratifiedBound:
-        """ε_lower at every rate on ``region`` (chosen without these counts), α/2 per side."""
+        """ε_lower at every rate, α/2 per side, on ``region`` (one region for every rate, or
+        a sequence of one per rate; :attr:`regions` when set), chosen without these
+        counts."""
         delta, alpha = check_delta(delta), check_alpha(alpha)
-        mask = region.mask(np.asarray(bin_scores, dtype=np.float64))
-        num, den = (self.p, self.q) if region.direction is Direction.Z_VS_ZPRIME else (
-            self.q, self.p)
-        num_lo, _ = num.bounds(mask, alpha / 2)
-        _, den_hi = den.bounds(mask, alpha / 2)
+        g = len(self.rates)
+        regions = self.regions if self.regions is not None else region
+        regions = tuple(regions) if isinstance(regions, Sequence) else (regions,) * g
+        if len(regions) != g:
+            raise ValueError(f"regions must hold one region per rate ({g}), got "
+                             f"{len(regions)}")
+        scores = np.asarray(bin_scores, dtype=np.float64)
+        masks = np.stack([r.mask(scores) for r in regions])
+        forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
+        p_lo, p_hi = self.p.bounds(masks, alpha / 2)
+        q_lo, q_hi = self.q.bounds(masks, alpha / 2)
+        num_lo, den_hi = np.where(forward, p_lo, q_lo), np.where(forward, q_hi, p_hi)
         eps = eps_from_bounds(num_lo, den_hi, delta)
-        n_point, d_point = num.plug_in(mask) - delta, den.plug_in(mask)
+        p_pt, q_pt = self.p.plug_in(masks), self.q.plug_in(masks)
+        n_point = np.where(forward, p_pt, q_pt) - delta
+        d_point = np.where(forward, q_pt, p_pt)
         with np.errstate(divide="ignore", invalid="ignore"):
             point = np.where(n_point <= 0, 0.0,
                              np.where(d_point > 0, np.log(n_point / d_point), np.inf))
@@ -308,7 +498,8 @@ class StratifiedCounts:
             rates=tuple(float(r) for r in self.rates), main=self.main,
             eps=tuple(float(v) for v in eps), p_lower=tuple(float(v) for v in num_lo),
             q_upper=tuple(float(v) for v in den_hi), point=tuple(float(v) for v in point),
-            direction=region.direction, threshold=float(region.threshold),
+            directions=tuple(r.direction for r in regions),
+            thresholds=tuple(float(r.threshold) for r in regions),
             design_p=self.p.design, design_q=self.q.design,
             calls_p=tuple(int(c) for c in self.p.calls),
             calls_q=tuple(int(c) for c in self.q.calls),
@@ -319,11 +510,12 @@ class StratifiedCounts:
 class StratifiedBound:
     """ε_lower at every rate of the grid from one stratified run (docs/THEORY.md §8.5).
 
-    ``eps[g]`` = ln((``p_lower[g]`` − δ)/``q_upper[g]``), ``p_lower`` the lower bound on the
-    NUMERATOR mass and ``q_upper`` the upper bound on the DENOMINATOR mass of the region
-    (P = A(z) over Q = A(z') for ``z_vs_zprime``, swapped for ``zprime_vs_z``); ``point`` the
-    plug-in values. ``calls_p``/``calls_q``: calls per stratum (stratified) or per rate
-    (plain). The bound the result reports is the one at ``rates[main]``.
+    ``eps[g]`` = ln((``p_lower[g]`` − δ)/``q_upper[g]``) on rate g's region
+    (``directions[g]``, ``thresholds[g]``), ``p_lower`` the lower bound on the NUMERATOR mass
+    and ``q_upper`` the upper bound on the DENOMINATOR mass of the region (P = A(z) over
+    Q = A(z') for ``z_vs_zprime``, swapped for ``zprime_vs_z``); ``point`` the plug-in
+    values. ``calls_p``/``calls_q``: calls per stratum (stratified) or per rate (plain). The
+    bound the result reports is the one at ``rates[main]``.
     """
 
     rates: tuple
@@ -332,8 +524,8 @@ class StratifiedBound:
     p_lower: tuple
     q_upper: tuple
     point: tuple
-    direction: Direction
-    threshold: float
+    directions: tuple
+    thresholds: tuple
     design_p: SideDesign
     design_q: SideDesign
     calls_p: tuple
@@ -347,20 +539,39 @@ class StratifiedBound:
         return self.eps[self.main]
 
     @property
+    def direction(self) -> Direction:
+        """The main rate's region's direction."""
+        return self.directions[self.main]
+
+    @property
+    def threshold(self) -> float:
+        """The main rate's region's threshold."""
+        return self.thresholds[self.main]
+
+    @property
+    def one_region(self) -> bool:
+        """Whether every rate's region is the same."""
+        return len(set(zip(self.directions, self.thresholds, strict=True))) == 1
+
+    @property
     def simultaneous(self) -> bool:
-        """Whether the bounds hold at every rate at once (both sides stratified)."""
-        return self.design_p is self.design_q is SideDesign.STRATIFIED
+        """Whether the bounds hold at every rate at once: both sides stratified and one
+        region for the grid (the per-stratum intervals are then the same events at every
+        rate)."""
+        return self.design_p is self.design_q is SideDesign.STRATIFIED and self.one_region
 
     def plug_in(self) -> float:
         """The plug-in estimate at the main rate (not a bound)."""
         return self.point[self.main]
 
     def per_rate(self) -> list[dict]:
-        """One entry per rate: the bound, its two masses and the plug-in value."""
+        """One entry per rate: the bound, its region, its two masses and the plug-in value."""
         out = []
         for g, rate in enumerate(self.rates):
-            entry = {"rate": rate, "eps_lower": self.eps[g], "p_lower": self.p_lower[g],
-                     "q_upper": self.q_upper[g], "eps_point": self.point[g]}
+            entry = {"rate": rate, "eps_lower": self.eps[g],
+                     "direction": self.directions[g].value, "threshold": self.thresholds[g],
+                     "p_lower": self.p_lower[g], "q_upper": self.q_upper[g],
+                     "eps_point": self.point[g]}
             if self.amplified is not None:
                 entry["eps_amplified"] = self.amplified[g]
             out.append(entry)
@@ -371,11 +582,13 @@ class StratifiedBound:
         op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
         how = ("simultaneously at every rate" if self.simultaneous else "at each rate")
         grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
+        own = "" if self.one_region else " (each rate its own region)"
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence at missing "
                 f"rate {self.rates[self.main]:g} (mask-stratified one-sided Clopper-Pearson, "
                 f"z {self.design_p.value}, z' {self.design_q.value}, valid {how}): region "
-                f"{{score {op} {self.threshold:.6g}}} ({self.direction.value}); eps_lower by "
-                f"rate {{{grid}}}, {sum(self.calls_p):,} and {sum(self.calls_q):,} calls")
+                f"{{score {op} {self.threshold:.6g}}} ({self.direction.value}){own}; "
+                f"eps_lower by rate {{{grid}}}, {sum(self.calls_p):,} and "
+                f"{sum(self.calls_q):,} calls")
 
     def to_dict(self) -> dict:
         """The witness as JSON (``kind`` = ``"strata"``)."""
@@ -398,10 +611,13 @@ class StratifiedBound:
                    for k in ("eps_lower", "p_lower", "q_upper", "eps_point")}
             amplified = (tuple(float(r["eps_amplified"]) for r in rows)
                          if rows and "eps_amplified" in rows[0] else None)
+            # each rate's region (a witness from before per-rate regions: the top one)
+            directions = tuple(Direction.parse(r.get("direction", doc["direction"]))
+                               for r in rows)
+            thresholds = tuple(float(r.get("threshold", doc["threshold"])) for r in rows)
             return cls(rates=rates, main=rates.index(float(doc["rate"])),
                        eps=col["eps_lower"], p_lower=col["p_lower"], q_upper=col["q_upper"],
-                       point=col["eps_point"], direction=Direction.parse(doc["direction"]),
-                       threshold=float(doc["threshold"]),
+                       point=col["eps_point"], directions=directions, thresholds=thresholds,
                        design_p=SideDesign.parse(doc["design"]["p"]),
                        design_q=SideDesign.parse(doc["design"]["q"]),
                        calls_p=tuple(doc["calls_p"]), calls_q=tuple(doc["calls_q"]),
