@@ -304,8 +304,8 @@ def _row(spec: dict, res, n: int, rate: float, calls: int, **fields) -> dict:
 
 def _rate_rows(spec: dict, res, n: int) -> list[dict]:
     """The rows of one stratified run: one per rate, with that rate's bound, its region,
-    plug-in value and amplified claim; its ``budget_ceiling`` is that of the run's
-    len(RATES) × calls per side."""
+    plug-in value and amplified claim, named by its rate; its ``budget_ceiling`` is that of
+    the run's len(RATES) × calls per side."""
     strata = res.to_dict()["strata"]
     keep = ("kind", "alpha", "design", "simultaneous")
     calls = res.trials // len(strata["rates"])  # per side per rate (``trials``: the grid's)
@@ -313,6 +313,7 @@ def _rate_rows(spec: dict, res, n: int) -> list[dict]:
     ceiling = budget_ceiling(res.trials, res.confidence)
     return [_row(spec, res, n, r["rate"], calls, eps_lower=r["eps_lower"],
                  eps_point=r["eps_point"], budget_ceiling=ceiling,
+                 name=f"{NAME}[{spec['target']}, π={r['rate']:g}, stratified]",
                  eps_theory=r["eps_amplified"], p_star=1.0 - r["rate"],
                  witness={**{k: strata[k] for k in keep}, "rate": r["rate"],
                           "direction": r["direction"], "threshold": r["threshold"],

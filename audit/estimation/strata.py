@@ -46,8 +46,6 @@ __all__ = [
     "side_bounds",
     "predicted_side_bounds",
     "choose_design",
-    "rate_regions",
-    "predicted_eps",
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
@@ -288,128 +286,6 @@ def choose_design(p_hat, weights, allocation, plain_calls: int, alpha_side: floa
     plain = merit(SideDesign.PLAIN, np.full(g, plain_calls))
     stratified = merit(SideDesign.STRATIFIED, allocation)
     return SideDesign.STRATIFIED if stratified > plain else SideDesign.PLAIN
-
-
-def _stratum_counts(counts, order) -> np.ndarray:
-    """Per stratum, cumulative counts over the bins sorted by score: (N + 1, bins + 1)."""
-    c = np.asarray(counts, dtype=np.int64)[:, order]
-    return np.concatenate([np.zeros((c.shape[0], 1), dtype=np.int64), np.cumsum(c, axis=1)],
-                          axis=1)
-
-
-def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: float, *,
-                 guard_alpha: float, also: Sequence = (), trials: int = 1,
-                 alpha_side: float = 0.025) -> tuple:
-    """One region per rate of the grid, chosen on the pilot's region-selection half alone.
-
-    ``pilot_p``/``pilot_q``: per stratum, the selection half's histogram on each side
-    (shape (N + 1, bins); a stratum the pilot did not reach takes the pooled frequencies).
-    Candidates are the thresholds {score ≥ t} (z vs z′) and {score ≤ t} (z′ vs z) at the
-    scores of the bins the pilot reached. At rate π a side's region mass is estimated by
-    P̂_π = Σ_m w_m(π) k_m/n_m, worth n_eff = 1/Σ_m w_m(π)²/n_m calls (Kish's effective sample
-    size of the weighted strata), and ranked like the pilot's own region choice
-    (:func:`audit.estimation.regions.select_region_on_pilot`, ``guard="cp"``): by the
-    Clopper–Pearson ε bound on (P̂_π n_eff, n_eff) at ``guard_alpha`` per side, floored at 0,
-    ties to the larger plug-in value (the denominator at least one pseudo-call, 1/n_eff),
-    then to fewer bins.
-
-    That guard cannot see an event the main run will: a numerator mass of 8·10⁻⁴ held by one
-    stratum, which a stratified main run measures well, ranks below a sure event of ε ≈ 0.
-    So each further region of ``also`` (one chosen on the pooled pilot, say) competes with
-    the rate's own pick on the bound the main run is predicted to give at that rate with
-    ``trials`` calls per side and rate (:func:`predicted_eps`, from the per-stratum
-    frequencies); the rate's pick keeps ties. A function of the pilot only: each rate's
-    bound on the main run is valid at its own confidence (docs/THEORY.md §8.5)."""
-    from audit.estimation.regions import _DIRECTIONS, Region
-
-    delta = check_delta(delta)
-    guard_alpha = check_alpha(guard_alpha)
-    sc = np.asarray(bin_scores, dtype=np.float64).reshape(-1)
-    cp_, cq_ = np.asarray(pilot_p), np.asarray(pilot_q)
-    reached = (cp_.sum(axis=0) + cq_.sum(axis=0)) > 0
-    if not reached.any():
-        raise ValueError("the pilot reached no bin: no region to choose")
-    t = np.unique(sc[reached])
-    T = t.size
-    order = np.argsort(sc, kind="stable")
-    s = sc[order]
-    below = np.searchsorted(s, t, side="left")
-    upto = np.searchsorted(s, t, side="right")
-
-    def rate_masses(counts, weights):
-        """Per candidate (2T: ≥ then ≤) and rate: the estimated mass and its n_eff."""
-        w = np.asarray(weights, dtype=np.float64)
-        cum = _stratum_counts(counts, order)
-        n = cum[:, -1].astype(np.float64)
-        k = np.concatenate([(cum[:, -1:] - cum[:, below]).T, cum[:, upto].T])
-        seen = n > 0
-        pooled = k.sum(axis=1, keepdims=True) / max(n.sum(), 1.0)
-        freq = np.where(seen, k / np.where(seen, n, 1), pooled)
-        n_m = np.where(seen, n, max(n.sum(), 1.0))  # an unreached stratum: the pooled calls
-        return freq @ w.T, 1.0 / ((w**2) / n_m).sum(axis=1)
-
-    mp, np_eff = rate_masses(cp_, weights_p)
-    mq, nq_eff = rate_masses(cq_, weights_q)
-    forward = np.arange(2 * T) < T  # {score ≥ t}: P over Q; {score ≤ t}: Q over P
-    num, n_num = np.where(forward[:, None], mp, mq), np.where(forward[:, None], np_eff, nq_eff)
-    den, n_den = np.where(forward[:, None], mq, mp), np.where(forward[:, None], nq_eff, np_eff)
-    lo = cp_lower_array(num * n_num, n_num, guard_alpha) - delta
-    hi = cp_upper_array(den * n_den, n_den, guard_alpha)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
-        point = num - delta
-        # (one pseudo-call in the denominator, as the pilot's own choice: a region the
-        # pilot never saw on the denominator side ranks by its numerator mass)
-        plug = np.where(point > 0, np.log(point / np.maximum(den, 1.0 / n_den)), -np.inf)
-    n_bins = np.concatenate([sc.size - below, upto])
-    best = [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
-    picks = [Region(_DIRECTIONS[i // T], float(t[i % T])) for i in best]
-    if not also:
-        return tuple(picks)
-
-    def predicted(region: Region) -> np.ndarray:
-        mask = region.mask(sc)
-        fp, fq = _stratum_freq(cp_, mask), _stratum_freq(cq_, mask)
-        if region.direction is Direction.Z_VS_ZPRIME:
-            return predicted_eps(fp, fq, weights_p, weights_q, trials, alpha_side, delta)
-        return predicted_eps(fq, fp, weights_q, weights_p, trials, alpha_side, delta)
-
-    own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
-    for other in also:
-        gain = predicted(other) > own
-        own = np.where(gain, predicted(other), own)
-        picks = [other if gain[g] else r for g, r in enumerate(picks)]
-    return tuple(picks)
-
-
-def _stratum_freq(counts, mask) -> np.ndarray:
-    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled)."""
-    c = np.asarray(counts)
-    k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
-    pooled = k.sum() / max(n.sum(), 1)
-    return np.where(n > 0, k / np.maximum(n, 1), pooled)
-
-
-def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,
-                  delta: float = 0.0) -> np.ndarray:
-    """At every rate, the ε_lower a main run of ``trials`` calls per side and rate is
-    predicted to give on a region of per-stratum probabilities ``p_num`` (numerator side,
-    stratum weights ``w_num``) and ``p_den``: each side the better of a plain run per rate
-    and a stratified run of its G·``trials`` calls spread evenly over its sampled strata
-    (:func:`predicted_side_bounds`)."""
-    def best(p, w, lower: bool) -> np.ndarray:
-        w = np.asarray(w, dtype=np.float64)
-        g = w.shape[0]
-        on = sampled_strata(w)
-        even = np.where(on, g * trials / max(int(on.sum()), 1), 0.0)
-        plain = predicted_side_bounds(SideDesign.PLAIN, p, w, np.full(g, trials), alpha_side)
-        strat = predicted_side_bounds(SideDesign.STRATIFIED, p, w, even, alpha_side)
-        return np.maximum(plain[0], strat[0]) if lower else np.minimum(plain[1], strat[1])
-
-    lo = best(p_num, w_num, True) - delta
-    hi = best(p_den, w_den, False)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
 
 
 @dataclass(frozen=True, eq=False)

@@ -12,7 +12,7 @@ m's law is free of π, so its calls serve every rate of the grid.
 - **Design and allocation** (before the main run, from the pilot only): each rate has its own
   region, chosen on the selection half's per-stratum histograms weighted to that rate, or the
   pooled half's region where the main run is predicted to bound it better
-  (:func:`audit.estimation.strata.rate_regions`; one region for the whole grid lost
+  (:func:`audit.estimation.strata_regions.rate_regions`; one region for the whole grid lost
   power where the events spread over the strata: diffprivlib nanmean at π = 0.9, ε_lower 0.06
   against 2.89 from its own audit); each stratum's probability of each rate's region is
   estimated on that half; the stratified side's ``len(rates) × trials`` calls are allocated
@@ -39,6 +39,7 @@ from audit.enums import Direction, Selection, SideDesign, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
+from audit.estimation.strata_regions import rate_regions
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.subject import Monitor, SampleCounts
 from audit.protocols import Pilot, Score
@@ -177,7 +178,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
     def design(self, statistic: Statistic) -> StrataDesign:
         """The regions, designs and calls the pilot fixes (after ``draw`` and ``statistic``):
         each rate's region from the selection half's per-stratum histograms
-        (:func:`audit.estimation.strata.rate_regions`), then each side's allocation and
+        (:func:`audit.estimation.strata_regions.rate_regions`), then each side's allocation and
         design for those regions."""
         if "score" not in self.state:
             raise ValueError("a stratified audit fixes its design from its pilot: call draw "
@@ -199,9 +200,9 @@ class StratifiedImplementationSubject(ImplementationSubject):
         pooled = policy.choose_region(Selection.PILOT, score, statistic, delta=self.delta,
                                       alpha=au.alpha, trials=au.trials,
                                       selection_counts=counted)
-        regions = st.rate_regions(hist[0], hist[1], bin_scores, weights[0], weights[1],
-                                  self.delta, guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
-                                  trials=au.trials, alpha_side=au.alpha / 2)
+        regions = rate_regions(hist[0], hist[1], bin_scores, weights[0], weights[1],
+                               self.delta, guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
+                               trials=au.trials, alpha_side=au.alpha / 2)
         masks = np.stack([r.mask(bin_scores) for r in regions])
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
         designs, calls = [], []

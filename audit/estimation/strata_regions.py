@@ -1,0 +1,151 @@
+"""One region per missing rate for a mask-stratified audit, chosen on its pilot alone
+(docs/THEORY.md §8.5, "One region per rate").
+
+The pilot's region-selection half is drawn by stratum (each side's calls spread evenly over
+its strata). At rate π a side's mass of a region S is estimated by P̂_π(S) = Σ_m w_m(π) k_m/n_m,
+worth n_eff(π) = 1/Σ_m w_m(π)²/n_m calls (Kish's effective sample size of the weighted
+strata), and the candidates {score ≥ t} (z over z′) and {score ≤ t} (z′ over z) are ranked as
+the pilot ranks them for a plain audit (:func:`audit.estimation.regions.select_region_on_pilot`
+with its Clopper–Pearson guard). Further candidates (the region of the pooled half) compete
+on the bound the main run is predicted to give (:func:`predicted_eps`). Everything here reads
+the pilot only, so each rate's bound on the main run is valid at its own confidence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from audit._validate import check_delta
+from audit.enums import Direction, SideDesign
+from audit.estimation.binomial import check_alpha, cp_lower_array, cp_upper_array
+from audit.estimation.regions import _DIRECTIONS, Region
+from audit.estimation.strata import predicted_side_bounds, sampled_strata
+
+__all__ = ["rate_regions", "predicted_eps"]
+
+
+def _cumulative(counts, order) -> np.ndarray:
+    """Per stratum, cumulative counts over the bins sorted by score: (N + 1, bins + 1)."""
+    c = np.asarray(counts, dtype=np.int64)[:, order]
+    return np.concatenate([np.zeros((c.shape[0], 1), dtype=np.int64), np.cumsum(c, axis=1)],
+                          axis=1)
+
+
+def _rate_masses(counts, weights, order, below, upto) -> tuple[np.ndarray, np.ndarray]:
+    """Per candidate (the T regions {score ≥ t}, then the T regions {score ≤ t}) and rate:
+    the estimated mass P̂_π, and per rate its n_eff (a stratum the pilot did not reach takes
+    the pooled frequency, worth the pooled calls)."""
+    w = np.asarray(weights, dtype=np.float64)
+    cum = _cumulative(counts, order)
+    n = cum[:, -1].astype(np.float64)
+    k = np.concatenate([(cum[:, -1:] - cum[:, below]).T, cum[:, upto].T])
+    seen = n > 0
+    pooled = k.sum(axis=1, keepdims=True) / max(n.sum(), 1.0)
+    freq = np.where(seen, k / np.where(seen, n, 1), pooled)
+    n_m = np.where(seen, n, max(n.sum(), 1.0))
+    return freq @ w.T, 1.0 / ((w**2) / n_m).sum(axis=1)
+
+
+def _ranked(num, n_num, den, n_den, n_bins, delta: float, guard_alpha: float) -> list[int]:
+    """Per rate, the candidate of the largest guarded ε (Clopper–Pearson on the effective
+    counts, floored at 0), ties to the larger plug-in value (the denominator at least one
+    pseudo-call), then to fewer bins."""
+    lo = cp_lower_array(num * n_num, n_num, guard_alpha) - delta
+    hi = cp_upper_array(den * n_den, n_den, guard_alpha)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        eps = np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
+        point = num - delta
+        plug = np.where(point > 0, np.log(point / np.maximum(den, 1.0 / n_den)), -np.inf)
+    return [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
+
+
+def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: float, *,
+                 guard_alpha: float, also: Sequence = (), trials: int = 1,
+                 alpha_side: float = 0.025) -> tuple:
+    """One region per rate of the grid, chosen on the pilot's region-selection half alone.
+
+    ``pilot_p``/``pilot_q``: per stratum, the selection half's histogram on each side (shape
+    (N + 1, bins)); ``weights_p``/``weights_q``: each side's stratum weights (G, N + 1).
+    Candidates are the thresholds at the scores of the bins the pilot reached, ranked per
+    rate as the module docstring says, at ``guard_alpha`` per side.
+
+    That guard cannot see an event the main run will: a numerator mass of 8·10⁻⁴ held by one
+    stratum, which a stratified main run measures well, ranks below a sure event of ε ≈ 0.
+    So each region of ``also`` (one chosen on the pooled pilot, say) competes with the rate's
+    own pick on the bound the main run is predicted to give at that rate with ``trials`` calls
+    per side and rate (:func:`predicted_eps`); the rate's pick keeps ties.
+
+    Raises
+    ------
+    ValueError
+        The pilot reached no bin, or a bad ``delta``/``guard_alpha``.
+    """
+    delta = check_delta(delta)
+    guard_alpha = check_alpha(guard_alpha)
+    sc = np.asarray(bin_scores, dtype=np.float64).reshape(-1)
+    cp_, cq_ = np.asarray(pilot_p), np.asarray(pilot_q)
+    reached = (cp_.sum(axis=0) + cq_.sum(axis=0)) > 0
+    if not reached.any():
+        raise ValueError("the pilot reached no bin: no region to choose")
+    t = np.unique(sc[reached])
+    T = t.size
+    order = np.argsort(sc, kind="stable")
+    s = sc[order]
+    below = np.searchsorted(s, t, side="left")
+    upto = np.searchsorted(s, t, side="right")
+    mp, np_eff = _rate_masses(cp_, weights_p, order, below, upto)
+    mq, nq_eff = _rate_masses(cq_, weights_q, order, below, upto)
+    fwd = (np.arange(2 * T) < T)[:, None]  # {score ≥ t}: P over Q; {score ≤ t}: Q over P
+    best = _ranked(np.where(fwd, mp, mq), np.where(fwd, np_eff, nq_eff),
+                   np.where(fwd, mq, mp), np.where(fwd, nq_eff, np_eff),
+                   np.concatenate([sc.size - below, upto]), delta, guard_alpha)
+    picks = [Region(_DIRECTIONS[i // T], float(t[i % T])) for i in best]
+    if not also:
+        return tuple(picks)
+
+    def predicted(region: Region) -> np.ndarray:
+        mask = region.mask(sc)
+        fp, fq = _stratum_freq(cp_, mask), _stratum_freq(cq_, mask)
+        if region.direction is Direction.Z_VS_ZPRIME:
+            return predicted_eps(fp, fq, weights_p, weights_q, trials, alpha_side, delta)
+        return predicted_eps(fq, fp, weights_q, weights_p, trials, alpha_side, delta)
+
+    own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
+    for other in also:
+        theirs = predicted(other)
+        gain = theirs > own
+        own = np.where(gain, theirs, own)
+        picks = [other if gain[g] else r for g, r in enumerate(picks)]
+    return tuple(picks)
+
+
+def _stratum_freq(counts, mask) -> np.ndarray:
+    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled)."""
+    c = np.asarray(counts)
+    k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
+    pooled = k.sum() / max(n.sum(), 1)
+    return np.where(n > 0, k / np.maximum(n, 1), pooled)
+
+
+def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,
+                  delta: float = 0.0) -> np.ndarray:
+    """At every rate, the ε_lower a main run of ``trials`` calls per side and rate is
+    predicted to give on a region of per-stratum probabilities ``p_num`` (numerator side,
+    stratum weights ``w_num``) and ``p_den``: each side the better of a plain run per rate
+    and a stratified run of its G·``trials`` calls spread evenly over its sampled strata
+    (:func:`audit.estimation.strata.predicted_side_bounds`)."""
+    def best(p, w, lower: bool) -> np.ndarray:
+        w = np.asarray(w, dtype=np.float64)
+        g = w.shape[0]
+        on = sampled_strata(w)
+        even = np.where(on, g * trials / max(int(on.sum()), 1), 0.0)
+        plain = predicted_side_bounds(SideDesign.PLAIN, p, w, np.full(g, trials), alpha_side)
+        strat = predicted_side_bounds(SideDesign.STRATIFIED, p, w, even, alpha_side)
+        return np.maximum(plain[0], strat[0]) if lower else np.minimum(plain[1], strat[1])
+
+    lo = best(p_num, w_num, True) - delta
+    hi = best(p_den, w_den, False)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
