@@ -73,6 +73,8 @@ model audits, shared and fresh masks) and diffprivlib's nansum (black box, share
 KS = (1, 2, 5, 10, 20, 50, 100)
 FRESH_KS = (1, 10, 100)
 FEW_KS = (1, 5, 20)
+#: the k of the Gaussian shared-mask audits by size (smoke: a few, for the tests)
+GAUSS_KS = {"smoke": FEW_KS, "default": KS, "full": KS}
 GAUSS_P_STARS = (0.1, 0.5)
 EPSILON = 1.0
 DELTA = 1e-5
@@ -85,7 +87,7 @@ SETTINGS = ("gaussian-p0.1", "gaussian-p0.5", "laplace-iid", "diffprivlib-nansum
 #: trials per side: the shared-mask and fresh-mask Gaussian model audits, the Laplace model
 #: audits (their k-fold laws cost O(k) per draw), diffprivlib's calls
 TRIALS = {
-    "smoke": {"model": 20_000, "fresh": 20_000, "laplace": 20_000, "diffprivlib": 150},
+    "smoke": {"model": 20_000, "fresh": 20_000, "laplace": 20_000, "diffprivlib": 100},
     "default": {"model": 1_000_000, "fresh": 200_000, "laplace": 200_000, "diffprivlib": 500},
     "full": {"model": 10_000_000, "fresh": 2_000_000, "laplace": 2_000_000,
              "diffprivlib": 5_000},
@@ -151,7 +153,8 @@ def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_p
             "crosses_fresh_composed": bool(res.eps_lower > fresh), **extra}
 
 
-def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: bool):
+def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: bool,
+                   ks: tuple = KS):
     from audit.pipeline.runner import run_audit
     from audit.theory import accountant as acc
 
@@ -160,7 +163,7 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
     plan = _plan(_gauss_scenario(), miss)
     mu = plan.sensitivity / plan.noise_scale
     rows = []
-    for i, k in enumerate(KS):
+    for i, k in enumerate(ks):
         doc = _doc(_gauss_scenario(), miss, k, "shared", trials["model"], seed + i, jobs,
                    delta=DELTA)
         res = run_audit(config(doc, f"{NAME}[{setting}, model, k={k}]"), progress=progress)
@@ -250,7 +253,7 @@ def run(size: str = "default", seed: int = 10, jobs: int = 1, progress: bool = F
     trials = TRIALS[size]
     rows = []
     for j, p in enumerate(GAUSS_P_STARS):
-        rows += _gaussian_rows(p, trials, seed + 1000 * j, jobs, progress)
+        rows += _gaussian_rows(p, trials, seed + 1000 * j, jobs, progress, GAUSS_KS[size])
     lap, plan = _laplace_rows(trials, seed, jobs, progress)
     rows += lap + _diffprivlib_rows(trials, seed, jobs, progress)
     curves = _curves(plan)

@@ -49,7 +49,7 @@ from audit.theory import accountant as acc
 FAMILY_ALPHA = 1e-3
 #: Absolute + relative tolerance of the deterministic chain (pure numerical noise).
 TOL = 1e-9
-CI_TRIALS, CI_PILOT, CI_BINS = 1_000_000, 50_000, 2000
+CI_TRIALS, CI_PILOT, CI_BINS = 300_000, 30_000, 2000
 SLOW_TRIALS, SLOW_PILOT, SLOW_BINS = 10_000_000, 500_000, 4000
 
 
