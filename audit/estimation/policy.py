@@ -60,7 +60,8 @@ class PilotRule:
     pilot than a library called thousands of times per second). ``raw_cap``: most raw draws
     per side held in memory (None: the whole raw part). ``counted_selection``: the selection
     part of the pilot is drawn separately and counted as drawn (cheap for kernels), instead of
-    being the tail of the raw draws.
+    being the tail of the raw draws. ``scale``: the pilot of as many audits at once (a
+    stratified grid of rates), still within ``hi``.
     """
 
     divisor: int
@@ -68,11 +69,14 @@ class PilotRule:
     hi: int | None
     raw_cap: int | None
     counted_selection: bool
+    scale: int = 1
 
     def default_size(self, trials: int) -> int:
         """The pilot size when ``audit.pilot_trials`` is not set."""
         size = trials // self.divisor
-        return max(self.lo, size if self.hi is None else min(size, self.hi))
+        one = max(self.lo, size if self.hi is None else min(size, self.hi))
+        return one * self.scale if self.hi is None else max(one, min(one * self.scale,
+                                                                     self.hi))
 
 
 @dataclass(frozen=True)

@@ -291,16 +291,24 @@ def choose_design(p_hat, weights, allocation, plain_calls: int, alpha_side: floa
 @dataclass(frozen=True, eq=False)
 class SideCounts:
     """One side's histograms: ``counts[r]`` of ``calls[r]`` calls of run r, a stratum
-    (stratified: r = m, rows N + 1) or a rate (plain: r = g, rows G); ``weights`` (G, N + 1)."""
+    (stratified: r = m, rows N + 1) or a rate (plain: r = g, rows G); ``weights`` (G, N + 1).
+    ``by_rate``: when each rate has a score of its own, rate g's histograms of every run under
+    its own statistic (G arrays of shape (runs, bins_g)); ``counts`` is then rate ``main``'s."""
 
     design: SideDesign
     counts: np.ndarray
     calls: np.ndarray
     weights: np.ndarray
+    by_rate: tuple | None = None
 
-    def _hits(self, in_region: np.ndarray) -> np.ndarray:
+    def _hits(self, in_region) -> np.ndarray:
         """Counts in the region: per run (one mask over the bins), or per rate and stratum
-        (stratified, one mask per rate: (G, N + 1)) or per rate (plain, one mask per rate)."""
+        (stratified, one mask per rate: (G, N + 1)) or per rate (plain, one mask per rate);
+        with ``by_rate``, ``in_region`` holds one mask per rate over that rate's bins."""
+        if self.by_rate is not None:
+            k = np.stack([c[:, np.asarray(m, dtype=bool)].sum(axis=1)
+                          for c, m in zip(self.by_rate, in_region, strict=True)])
+            return k if self.design is SideDesign.STRATIFIED else np.diagonal(k).copy()
         m = np.asarray(in_region, dtype=bool)
         if m.ndim == 1:
             return self.counts[:, m].sum(axis=1)
@@ -328,7 +336,9 @@ class StratifiedCounts:
     """The main run of a stratified audit: both sides' :class:`SideCounts` over the grid
     ``rates``; ``main`` indexes the audited config's own rate; ``trials`` the calls per side;
     ``amplified`` the amplified claim at each rate (None: no theorem); ``regions`` the region
-    of each rate its pilot chose (None: the region :meth:`bound` is given, at every rate)."""
+    of each rate its pilot chose (None: the region :meth:`bound` is given, at every rate);
+    ``masks`` those regions over each rate's own bins when each rate has its own score (the
+    sides' ``by_rate`` histograms)."""
 
     p: SideCounts
     q: SideCounts
@@ -337,6 +347,7 @@ class StratifiedCounts:
     trials: int
     amplified: tuple | None = None
     regions: tuple | None = None
+    masks: tuple | None = None
 
     @property
     def counts_p(self) -> np.ndarray:
@@ -357,8 +368,11 @@ class StratifiedCounts:
         if len(regions) != g:
             raise ValueError(f"regions must hold one region per rate ({g}), got "
                              f"{len(regions)}")
-        scores = np.asarray(bin_scores, dtype=np.float64)
-        masks = np.stack([r.mask(scores) for r in regions])
+        if self.masks is not None:  # each rate's region over its own score's bins
+            masks = self.masks
+        else:
+            scores = np.asarray(bin_scores, dtype=np.float64)
+            masks = np.stack([r.mask(scores) for r in regions])
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
         p_lo, p_hi = self.p.bounds(masks, alpha / 2)
         q_lo, q_hi = self.q.bounds(masks, alpha / 2)
@@ -379,7 +393,8 @@ class StratifiedCounts:
             design_p=self.p.design, design_q=self.q.design,
             calls_p=tuple(int(c) for c in self.p.calls),
             calls_q=tuple(int(c) for c in self.q.calls),
-            alpha=alpha, delta=delta, amplified=self.amplified)
+            alpha=alpha, delta=delta, amplified=self.amplified,
+            own_scores=self.masks is not None)
 
 
 @dataclass(frozen=True)
@@ -390,8 +405,9 @@ class StratifiedBound:
     (``directions[g]``, ``thresholds[g]``), ``p_lower`` the lower bound on the NUMERATOR mass
     and ``q_upper`` the upper bound on the DENOMINATOR mass of the region (P = A(z) over
     Q = A(z') for ``z_vs_zprime``, swapped for ``zprime_vs_z``); ``point`` the plug-in
-    values. ``calls_p``/``calls_q``: calls per stratum (stratified) or per rate (plain). The
-    bound the result reports is the one at ``rates[main]``.
+    values. ``calls_p``/``calls_q``: calls per stratum (stratified) or per rate (plain);
+    ``own_scores``: each rate's threshold is on a score fitted for that rate. The bound the
+    result reports is the one at ``rates[main]``.
     """
 
     rates: tuple
@@ -409,6 +425,7 @@ class StratifiedBound:
     alpha: float
     delta: float
     amplified: tuple | None = None
+    own_scores: bool = False
 
     @property
     def eps_lower(self) -> float:
@@ -426,8 +443,9 @@ class StratifiedBound:
 
     @property
     def one_region(self) -> bool:
-        """Whether every rate's region is the same."""
-        return len(set(zip(self.directions, self.thresholds, strict=True))) == 1
+        """Whether every rate's region is the same (on one score)."""
+        return not self.own_scores and len(set(zip(self.directions, self.thresholds,
+                                                   strict=True))) == 1
 
     @property
     def simultaneous(self) -> bool:
@@ -458,7 +476,9 @@ class StratifiedBound:
         op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
         how = ("simultaneously at every rate" if self.simultaneous else "at each rate")
         grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
-        own = "" if self.one_region else " (each rate its own region)"
+        own = ("" if self.one_region and not self.own_scores else
+               " (each rate its own score and region)" if self.own_scores else
+               " (each rate its own region)")
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence at missing "
                 f"rate {self.rates[self.main]:g} (mask-stratified one-sided Clopper-Pearson, "
                 f"z {self.design_p.value}, z' {self.design_q.value}, valid {how}): region "
@@ -473,7 +493,8 @@ class StratifiedBound:
                 self.direction.value, "threshold": self.threshold, "alpha": self.alpha,
                 "delta": self.delta, "design": {"p": self.design_p.value,
                                                 "q": self.design_q.value},
-                "simultaneous": self.simultaneous, "calls_p": list(self.calls_p),
+                "simultaneous": self.simultaneous, "own_scores": self.own_scores,
+                "calls_p": list(self.calls_p),
                 "calls_q": list(self.calls_q), "rates": self.per_rate()}
 
     @classmethod
@@ -498,7 +519,7 @@ class StratifiedBound:
                        design_q=SideDesign.parse(doc["design"]["q"]),
                        calls_p=tuple(doc["calls_p"]), calls_q=tuple(doc["calls_q"]),
                        alpha=float(doc["alpha"]), delta=float(doc["delta"]),
-                       amplified=amplified)
+                       amplified=amplified, own_scores=bool(doc.get("own_scores", False)))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
                              f"{exc})") from None

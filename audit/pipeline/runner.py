@@ -108,6 +108,7 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
         fit_part, rest = raw.split(design.fit)
         score = _fit(attack, fit_part, subject.laws)
         statistic = subject.statistic(score, fit_part, au.bins)
+        subject.fit_rates(lambda pilot: _fit(attack, pilot, subject.laws), fit_part, au.bins)
     with timer.phase("pilot"):
         selection_counts = None
         if design.counted:

@@ -7,6 +7,7 @@
     rates = [0.0, 0.3, 0.5]    # the MCAR-iid grid of missing rates (must hold missingness.rate)
     floor = 20                 # calls per stratum at least, for every stratum that gets calls
     sides = "auto"             # "auto" | "both" | "p" | "q" | "none": which sides are stratified
+    scores = "per-rate"        # "per-rate": a score fitted for each rate | "pooled": one score
 
 One run gives ε_lower at every rate of the grid: ``audit.trials`` calls per side per rate
 (``len(rates) × trials`` per side in all, the calls of as many separate audits).
@@ -23,7 +24,8 @@ __all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT
 
 #: Calls per sampled stratum at least, by default.
 DEFAULT_FLOOR = 20
-_KEYS = {"by", "rates", "floor", "sides"}
+_KEYS = {"by", "rates", "floor", "sides", "scores"}
+_SCORES = ("per-rate", "pooled")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class StrataConfig:
     by: StrataBy = StrataBy.MISSING_COUNT
     floor: int = DEFAULT_FLOOR
     sides: StrataSides = StrataSides.AUTO
+    scores: str = "per-rate"
 
     def __post_init__(self) -> None:
         from audit.estimation.strata import check_rates  # (the config imports no scipy)
@@ -45,10 +48,18 @@ class StrataConfig:
             object.__setattr__(self, "floor", int(self.floor))
         check_positive_int(self.floor, "strata.floor")
         object.__setattr__(self, "sides", StrataSides.parse(self.sides, "strata.sides"))
+        if self.scores not in _SCORES:
+            raise ValueError(f"strata.scores must be one of {', '.join(map(repr, _SCORES))}, "
+                             f"got strata.scores={self.scores!r}")
+
+    @property
+    def own_scores(self) -> bool:
+        """Whether each rate gets a score fitted for its own law."""
+        return self.scores == "per-rate"
 
     def to_dict(self) -> dict:
         return {"by": self.by.value, "rates": list(self.rates), "floor": self.floor,
-                "sides": self.sides.value}
+                "sides": self.sides.value, "scores": self.scores}
 
 
 def strata_from_table(table: object) -> StrataConfig:

@@ -6,9 +6,12 @@ drawn by stratum. Under MCAR iid with rate π, a side's dataset with N maskable 
 M ~ Binomial(N, π) masked entries, and given M = m a uniform m-subset of them masked: stratum
 m's law is free of π, so its calls serve every rate of the grid.
 
-- **Pilot** (``draw``): each half (the attack's fit half, then the region-selection half) is
-  split evenly over each side's strata that get calls (weight ≥
-  :data:`audit.estimation.strata.MIN_WEIGHT` at some rate), so rare strata are seen.
+- **Pilot** (``draw``): by default the pilots of as many separate audits as the grid has
+  rates. Each half (the attack's fit half, then the region-selection half) puts a quarter of
+  its calls evenly over each side's strata that get calls (weight ≥
+  :data:`audit.estimation.strata.MIN_WEIGHT` at some rate), so rare strata are seen, and the
+  rest in proportion to the strata's mean weight over the grid. Each rate's score is fitted
+  on the fit half resampled to that rate's law (``fit_rates``; ``strata.scores``).
 - **Design and allocation** (before the main run, from the pilot only): each rate has its own
   region, chosen on the selection half's per-stratum histograms weighted to that rate, or the
   pooled half's region where the main run is predicted to bound it better
@@ -49,6 +52,18 @@ from audit.theory import accountant as acc
 __all__ = ["StratifiedImplementationSubject", "StrataDesign"]
 
 _PILOT_HALVES = (0, 1)  # run_key parts of the pilot's fit and selection halves
+_RESAMPLE_TAG = 0x52415445  # the seed part of the per-rate resamples of the fit half
+#: most counters one side keeps for per-rate scores (rates × runs × bins): 128 MiB
+MAX_RATE_COUNTERS = 2**24
+
+
+def _stratum_p(hist: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per stratum, the selection half's frequency of a region (a stratum the half did not
+    reach: the pooled frequency)."""
+    n_m = hist.sum(axis=1)
+    k_m = hist[:, mask].sum(axis=1)
+    pooled = k_m.sum() / max(n_m.sum(), 1)
+    return np.where(n_m > 0, k_m / np.maximum(n_m, 1), pooled)
 _MAIN_STRATA, _MAIN_RATES = 2, 3
 
 
@@ -60,6 +75,25 @@ class StrataDesign:
     regions: tuple
     designs: tuple
     calls: tuple
+    #: with a score per rate: each rate's region over its own bins, and its statistic
+    masks: tuple | None = None
+    statistics: tuple | None = None
+
+
+def _spread(total: int, weights: np.ndarray) -> np.ndarray:
+    """Pilot calls per stratum: a quarter of ``total`` evenly over the sampled strata (rare
+    strata are seen), the rest in proportion to the strata's mean weight over the grid (the
+    strata of separate pilots at each rate), rounded by largest remainders (ties: lower m)."""
+    w = np.asarray(weights, dtype=np.float64)
+    on = st.sampled_strata(w)
+    out = _even(total // 4, on)
+    rest = total - int(out.sum())
+    ideal = np.where(on, w.mean(axis=0), 0.0)
+    ideal = rest * ideal / ideal.sum()
+    share = np.floor(ideal).astype(np.int64)
+    order = np.lexsort((np.arange(w.shape[1]), -(ideal - share)))
+    share[order[: rest - int(share.sum())]] += 1
+    return out + share
 
 
 def _even(total: int, on: np.ndarray) -> np.ndarray:
@@ -109,6 +143,14 @@ class StratifiedImplementationSubject(ImplementationSubject):
     def supports_sequential(self) -> bool:
         return False
 
+    @property
+    def pilot_rule(self):
+        """The pilot of as many separate audits as the grid has rates (within the memory
+        bound of the raw pilot)."""
+        import dataclasses
+
+        return dataclasses.replace(super().pilot_rule, scale=len(self.rates))
+
     def data(self, side: int) -> np.ndarray:
         return self.plan.z if side == 0 else self.plan.z_prime
 
@@ -151,13 +193,14 @@ class StratifiedImplementationSubject(ImplementationSubject):
         return SubsetMasks(m, self.data(side).shape[0])
 
     def draw(self, n: int, seed: int, *, progress: bool = False) -> Pilot:
-        """``n`` pilot calls per side: each half split evenly over the side's strata."""
+        """``n`` pilot calls per side: each half spread over the side's strata
+        (:func:`_spread`)."""
         sides, labels = [], []
         for side in (0, 1):
-            on = st.sampled_strata(self.weights(side))
+            w = self.weights(side)
             outs, labs = [], []
             for part, size in zip(_PILOT_HALVES, (n // 2, n - n // 2), strict=True):
-                for m, calls in enumerate(_even(size, on)):
+                for m, calls in enumerate(_spread(size, w)):
                     if calls:
                         run = self._side_run(side, part, m, self._stratum_masks(side, m),
                                              calls, seed, "pilot")
@@ -166,7 +209,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
             sides.append(np.concatenate(outs))
             labels.append(np.concatenate(labs))
         pilot = Pilot(sides[0], sides[1])
-        for key in ("score", "design", "statistic"):
+        for key in ("score", "design", "statistic", "rate_scores"):
             self.state.pop(key, None)
         self.state.update(pilot=pilot, labels=tuple(labels))
         return pilot
@@ -175,43 +218,88 @@ class StratifiedImplementationSubject(ImplementationSubject):
         self.state["score"] = score
         return super().statistic(score, pilot, bins)
 
+    def fit_rates(self, fit, pilot: Pilot, bins: int) -> None:
+        """One score per rate (``own_scores``): rate g's score is fitted on the pilot's fit
+        half ``pilot`` resampled to rate g's law (each call drawn, with replacement, with
+        probability ∝ w_m(π_g)/n_m, m its stratum and n_m the half's calls there; as many
+        calls as the half), and binned on that resample. The pooled score serves every rate
+        when the grid has one rate, or when the rates' statistics would hold more than
+        :data:`MAX_RATE_COUNTERS` counters on a side."""
+        g = len(self.rates)
+        runs = max(g, *(self.weights(side).shape[1] for side in (0, 1)))
+        self.state["rate_scores"] = None
+        if not self.config.strata.own_scores or g == 1 \
+                or g * runs * (bins + 4) > MAX_RATE_COUNTERS:
+            return
+        labels, n = self.state["labels"], len(pilot.p)
+        scores, stats = [], []
+        for r in range(g):
+            rng = np.random.default_rng([self.config.audit.seed, _RESAMPLE_TAG, r])
+            sides = []
+            for side, out in enumerate((pilot.p, pilot.q)):
+                lab = labels[side][:n]
+                n_m = np.bincount(lab, minlength=self.weights(side).shape[1])
+                prob = self.weights(side)[r][lab] / n_m[lab]
+                if not prob.sum() > 0:  # (no pilot call where this rate has weight)
+                    prob = np.ones(n)
+                sides.append(out[rng.choice(n, size=n, p=prob / prob.sum())])
+            resampled = Pilot(*sides)
+            score = fit(resampled)
+            scores.append(score)
+            stats.append(ImplementationSubject.statistic(self, score, resampled, bins))
+        self.state["rate_scores"] = (tuple(scores), tuple(stats))
+
+    def _rate_statistics(self, statistic: Statistic) -> tuple[tuple, tuple]:
+        """(scores, statistics) per rate: each rate's own, or the pooled one for all."""
+        own = self.state.get("rate_scores")
+        if own is not None:
+            return own
+        g = len(self.rates)
+        return (self.state["score"],) * g, (statistic,) * g
+
     def design(self, statistic: Statistic) -> StrataDesign:
-        """The regions, designs and calls the pilot fixes (after ``draw`` and ``statistic``):
-        each rate's region from the selection half's per-stratum histograms
-        (:func:`audit.estimation.strata_regions.rate_regions`), then each side's allocation and
-        design for those regions."""
+        """The regions, designs and calls the pilot fixes (after ``draw``, ``statistic`` and
+        ``fit_rates``): each rate's region from the selection half's per-stratum histograms
+        under that rate's statistic (:func:`audit.estimation.strata_regions.rate_regions`),
+        then each side's allocation and design for those regions."""
         if "score" not in self.state:
             raise ValueError("a stratified audit fixes its design from its pilot: call draw "
                              "and statistic first (run_audit does)")
-        au, score = self.config.audit, self.state["score"]
+        au = self.config.audit
         pilot, labels = self.state["pilot"], self.state["labels"]
         half = len(pilot.p) // 2
         rest = pilot.split(half)[1]
         weights = [self.weights(side) for side in (0, 1)]
-        hist = []
-        for side, out in enumerate((rest.p, rest.q)):
-            lab = labels[side][half:]
-            h = np.zeros((weights[side].shape[1], statistic.n_bins), dtype=np.int64)
-            np.add.at(h, (lab, statistic.indices(out)), 1)
-            hist.append(h)
-        bin_scores = statistic.bin_scores(score)
-        # the region of the pooled selection half (every stratum alike) as a further candidate
-        counted = SampleCounts(statistic.counts(rest.p), statistic.counts(rest.q), len(rest.p))
-        pooled = policy.choose_region(Selection.PILOT, score, statistic, delta=self.delta,
-                                      alpha=au.alpha, trials=au.trials,
-                                      selection_counts=counted)
-        regions = rate_regions(hist[0], hist[1], bin_scores, weights[0], weights[1],
-                               self.delta, guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
-                               trials=au.trials, alpha_side=au.alpha / 2)
-        masks = np.stack([r.mask(bin_scores) for r in regions])
+        scores, stats = self._rate_statistics(statistic)
+        own = self.state.get("rate_scores") is not None
+        regions, masks, p_hats = [], [], [[], []]
+        for g in range(len(self.rates)) if own else (None,):
+            score, stat = (scores[g], stats[g]) if own else (scores[0], stats[0])
+            rows = slice(g, g + 1) if own else slice(None)
+            hist = []
+            for side, out in enumerate((rest.p, rest.q)):
+                h = np.zeros((weights[side].shape[1], stat.n_bins), dtype=np.int64)
+                np.add.at(h, (labels[side][half:], stat.indices(out)), 1)
+                hist.append(h)
+            bin_scores = stat.bin_scores(score)
+            # the pooled selection half's region (every stratum alike) as a further candidate
+            counted = SampleCounts(stat.counts(rest.p), stat.counts(rest.q), len(rest.p))
+            pooled = policy.choose_region(Selection.PILOT, score, stat, delta=self.delta,
+                                          alpha=au.alpha, trials=au.trials,
+                                          selection_counts=counted)
+            chosen = rate_regions(hist[0], hist[1], bin_scores, weights[0][rows],
+                                  weights[1][rows], self.delta, guard_alpha=PILOT_GUARD_ALPHA,
+                                  also=(pooled,), trials=au.trials, alpha_side=au.alpha / 2)
+            regions += chosen
+            for region in chosen:
+                mask = region.mask(bin_scores)
+                masks.append(mask)
+                for side in (0, 1):
+                    p_hats[side].append(_stratum_p(hist[side], mask))
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
         designs, calls = [], []
         for side in (0, 1):
-            w, h = weights[side], hist[side]
-            n_m = h.sum(axis=1)
-            k_gm = masks.astype(np.int64) @ h.T  # (rates, strata): hits of each rate's region
-            pooled = k_gm.sum(axis=1, keepdims=True) / max(n_m.sum(), 1)  # (unreached strata)
-            p_hat = np.where(n_m > 0, k_gm / np.maximum(n_m, 1), pooled)
+            w, p_hat = weights[side], np.stack(p_hats[side])
             lower = forward if side == 0 else ~forward  # where this side is the numerator
             alloc = st.allocate(len(self.rates) * au.trials, w, p_hat,
                                 self.config.strata.floor, lower=lower,
@@ -220,7 +308,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
             designs.append(d)
             calls.append(alloc if d is SideDesign.STRATIFIED
                          else np.full(len(self.rates), au.trials, dtype=np.int64))
-        return StrataDesign(regions, tuple(designs), tuple(calls))
+        return StrataDesign(tuple(regions), tuple(designs), tuple(calls),
+                            tuple(masks) if own else None, stats if own else None)
 
     def _side_design(self, side: int, p_hat, w, alloc, numerator) -> SideDesign:
         sides = self.config.strata.sides
@@ -254,10 +343,11 @@ class StratifiedImplementationSubject(ImplementationSubject):
                              f"design's allocation), got trials={trials}")
         design = self.design(statistic)
         self.state.update(design=design, statistic=statistic)
+        stats = design.statistics or (statistic,)
         sides = []
         for side in (0, 1):
             calls = design.calls[side]
-            counts = np.zeros((calls.size, statistic.n_bins), dtype=np.int64)
+            counts = [np.zeros((calls.size, s.n_bins), dtype=np.int64) for s in stats]
             stratified = design.designs[side] is SideDesign.STRATIFIED
             for r, n_r in enumerate(calls):
                 if not n_r:
@@ -267,10 +357,12 @@ class StratifiedImplementationSubject(ImplementationSubject):
                 run = self._side_run(side, _MAIN_STRATA if stratified else _MAIN_RATES, r,
                                      masks, n_r, seed, label)
                 for out in self._outputs(run, checkpoint):
-                    counts[r] += np.bincount(statistic.indices(out),
-                                             minlength=statistic.n_bins)
-            sides.append(st.SideCounts(design.designs[side], counts, calls,
-                                       self.weights(side)))
+                    for c, s in zip(counts, stats, strict=True):
+                        c[r] += np.bincount(s.indices(out), minlength=s.n_bins)
+            own = design.statistics is not None
+            sides.append(st.SideCounts(design.designs[side], counts[self.main if own else 0],
+                                       calls, self.weights(side),
+                                       by_rate=tuple(counts) if own else None))
         return st.StratifiedCounts(sides[0], sides[1], self.rates, self.main,
                                    len(self.rates) * trials, self._amplified(),
-                                   regions=design.regions)
+                                   regions=design.regions, masks=design.masks)

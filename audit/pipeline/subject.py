@@ -20,6 +20,7 @@ whether a config names an implementation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -117,6 +118,11 @@ class Subject(Protocol):
 
     def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic: ...
 
+    def fit_rates(self, fit: Callable[[Pilot], Score], pilot: Pilot, bins: int) -> None:
+        """Fit further scores on the pilot's fit half ``pilot`` with ``fit`` (the audit's
+        attack), for a subject that bounds several settings at once (a stratified grid of
+        missing rates: one score per rate); others do nothing."""
+
     def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
               label: str = "main run", checkpoint: str | None = None,
               monitor: Monitor | None = None): ...
@@ -145,6 +151,9 @@ class PlannedSubject:
     @property
     def search(self) -> dict:
         return {}
+
+    def fit_rates(self, fit, pilot, bins: int) -> None:
+        """One setting, one score: nothing more to fit."""
 
 
 def pilot_size(subject: Subject) -> int:

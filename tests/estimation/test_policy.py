@@ -22,6 +22,11 @@ BLACK_BOX = PilotRule(divisor=5, lo=1_000, hi=50_000, raw_cap=None, counted_sele
     (BLACK_BOX, 100, 1_000), (BLACK_BOX, 20_000, 4_000), (BLACK_BOX, 10**9, 50_000),
     (MODEL, 10**18 + 7, 10**7), (BLACK_BOX, 4_999, 1_000),
     (PilotRule(5, 1_000, None, None, False), 10**9, 2 * 10**8),
+    # the pilots of six audits at once, within the cap
+    (PilotRule(5, 1_000, 50_000, None, False, scale=6), 20_000, 24_000),
+    (PilotRule(5, 1_000, 50_000, None, False, scale=6), 100, 6_000),
+    (PilotRule(5, 1_000, 50_000, None, False, scale=6), 10**9, 50_000),
+    (PilotRule(5, 1_000, None, None, False, scale=6), 10**6, 1_200_000),
 ])
 def test_default_pilot_size_is_a_fraction_of_the_budget_clipped(rule, trials, size):
     assert rule.default_size(trials) == size

@@ -220,3 +220,27 @@ def test_one_region_per_rate_bounds_each_rate_on_its_own_region():
     assert StratifiedBound.from_dict(old).directions == (Direction.ZPRIME_VS_Z,) * 2
     with pytest.raises(ValueError, match="one region per rate"):
         counts.bound(regions[:1], scores, 0.0, 0.05)
+
+
+def test_counts_under_each_rates_own_statistic_bound_each_rate_on_its_own_bins():
+    # rate 0 counted on 2 bins, rate 1 on 3: each rate's bound is that of its own histograms
+    w = stratum_weights(2, [0.0, 0.5])
+    by_rate_p = (np.array([[90, 10], [50, 50], [0, 100]]),
+                 np.array([[60, 30, 10], [20, 30, 50], [0, 0, 100]]))
+    by_rate_q = (np.array([[10, 90], [50, 50], [100, 0]]),
+                 np.array([[10, 30, 60], [50, 30, 20], [100, 0, 0]]))
+    calls = np.array([100, 100, 100])
+    masks = (np.array([True, False]), np.array([True, True, False]))
+    regions = (Region(Direction.Z_VS_ZPRIME, 0.5), Region(Direction.Z_VS_ZPRIME, 0.5))
+    sides = [SideCounts(SideDesign.STRATIFIED, c[1], calls, w, by_rate=c) for c in
+             (by_rate_p, by_rate_q)]
+    both = StratifiedCounts(*sides, np.array([0.0, 0.5]), 1, 300, regions=regions,
+                            masks=masks).bound(None, None, 0.0, 0.05)
+    assert both.own_scores and not both.simultaneous and not both.one_region
+    for g in range(2):
+        alone = [SideCounts(SideDesign.STRATIFIED, c[g], calls, w) for c in
+                 (by_rate_p, by_rate_q)]
+        ref = StratifiedCounts(*alone, np.array([0.0, 0.5]), 1, 300).bound(
+            regions[g], np.where(masks[g], 1.0, 0.0), 0.0, 0.05)
+        assert both.eps[g] == ref.eps[g] and both.p_lower[g] == ref.p_lower[g]
+    assert StratifiedBound.from_dict(both.to_dict()) == both

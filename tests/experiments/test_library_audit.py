@@ -30,6 +30,10 @@ def smoke(tmp_path_factory):
     return out, doc
 
 
+def _strata(doc):
+    return [r["strata"] for r in doc["rows"]]
+
+
 def test_smoke_run_has_one_row_per_target_and_rate(smoke):
     _, doc = smoke
     assert doc["size"] == "smoke" and doc["seed"] == 8
@@ -37,18 +41,18 @@ def test_smoke_run_has_one_row_per_target_and_rate(smoke):
     assert [(r["target"], r["rate"]) for r in doc["rows"]] == [
         (t, p) for t in targets for p in library_audit.RATES]
     for r in doc["rows"]:
-        stratified = r["pair_kind"] in library_audit.STRATIFIED
-        assert r["calls_per_side"] == 200  # per rate; a stratified run's trials: the grid's
-        assert r["trials"] == 200 * (len(library_audit.RATES) if stratified else 1)
+        assert r["calls_per_side"] == 200  # per rate; the stratified run's trials: the grid's
+        assert r["trials"] == 200 * len(library_audit.RATES)
         assert r["eps_claim"] == 1.0 and r["delta"] == 0.0
         assert r["p_star"] == pytest.approx(1.0 - r["rate"])
         assert r["eps_theory"] == pytest.approx(math.log1p((1 - r["rate"]) * (math.e - 1)))
-        keys = ({"kind", "p_lower", "q_upper", "design", "direction"} if stratified else
-                {"k_p", "n_p", "k_q", "n_q", "direction"})
-        assert keys <= set(r["witness"]), r["name"]
+        assert {"kind", "p_lower", "q_upper", "design", "direction"} <= set(r["witness"])
+        assert r["witness"]["kind"] == "strata", r["name"]
         assert r["claim_refuted"] == (r["eps_lower"] > r["eps_claim"])
-        # a stratified target is one run for the whole grid, the others one audit per rate
-        assert ("strata" in r["config"]) == stratified
+        assert "strata" in r["config"]  # every target: one run for the whole grid
+        assert r["name"] == f"library_audit[{r['target']}, π={r['rate']:g}, stratified]"
+    # each rate bounded on a score fitted for it (the configs' default strata.scores)
+    assert all(r["own_scores"] for r in _strata(doc))
     assert set(doc["library_versions"]) == set(library_audit.LIBRARIES)
 
 

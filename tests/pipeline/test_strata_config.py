@@ -29,9 +29,12 @@ def test_a_valid_table_and_its_defaults_round_trip():
     assert cfg.strata.rates == (0.3, 0.0) and cfg.strata.floor == 5
     assert cfg.strata.sides is StrataSides.Q
     out = cfg.to_dict()["strata"]
-    assert out == {"by": "missing-count", "rates": [0.3, 0.0], "floor": 5, "sides": "q"}
+    assert out == {"by": "missing-count", "rates": [0.3, 0.0], "floor": 5, "sides": "q",
+                   "scores": "per-rate"}
     assert config_from_dict({**_doc(), "strata": out}).strata == cfg.strata
-    assert config_from_dict(_doc()).strata.sides is StrataSides.AUTO
+    default = config_from_dict(_doc()).strata
+    assert default.sides is StrataSides.AUTO and default.own_scores
+    assert not config_from_dict(_doc({"rates": [0.3], "scores": "pooled"})).strata.own_scores
 
 
 @pytest.mark.parametrize("strata, needle", [
@@ -45,6 +48,7 @@ def test_a_valid_table_and_its_defaults_round_trip():
     ({"rates": [0.3], "floor": 0}, "strata.floor"),
     ({"rates": [0.3], "floor": 2.5}, "strata.floor"),
     ({"rates": [0.3], "sides": "left"}, "strata.sides"),
+    ({"rates": [0.3], "scores": "per rate"}, "strata.scores"),
     ({"rates": [0.0, 0.5]}, "missingness.rate=0.3"),
     ("missing-count", r"\[strata\] must be a table"),
 ])
