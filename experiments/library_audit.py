@@ -344,10 +344,11 @@ def _nan_regression() -> dict | None:
     if not NAN_REGRESSION.is_file():
         return None
     doc = json.loads(NAN_REGRESSION.read_text())
-    keep = ("target", "example", "nan", "library", "version", "seedable", "claim", "verdict",
-            "eps_lower", "eps_point", "pair")
+    keep = ("target", "example", "nan", "cause", "library", "version", "seedable", "claim",
+            "verdict", "eps_lower", "eps_point", "pair")
     return {"calls": doc["calls"], "seed": doc["seed"], "confidence": doc["confidence"],
-            "margin": doc["margin"], "rows": [{k: r[k] for k in keep} for r in doc["rows"]]}
+            "margin": doc["margin"],
+            "rows": [{k: r[k] for k in keep if k in r} for r in doc["rows"]]}
 
 
 def report_findings(doc: dict) -> list[str]:

@@ -87,6 +87,14 @@ def _version(library: str) -> str:
         return "not installed"
 
 
+def cause(summary: str, example) -> str:
+    """What a NaN does in this example, as the adapter reads the library's source: the
+    target's one line, then the example's own where it is not the default."""
+    if example.name == "default" or not example.doc:
+        return summary
+    return f"{summary} ({example.doc})"
+
+
 def row(target: str, example, res) -> dict:
     library, function = target.split(":")
     adapter = registry.get_adapter(library)
@@ -94,6 +102,7 @@ def row(target: str, example, res) -> dict:
     chosen = s["candidates"][s["chosen"]]
     return {"target": target, "example": example.name, "doc": example.doc,
             "nan": adapter.target(function).nan_semantics(example.params).value,
+            "cause": cause(adapter.target(function).summary, example),
             "claim": example.epsilon, "delta": example.delta,
             "verdict": verdict(res.eps_lower, res.eps_point, res.eps_claim),
             "eps_lower": res.eps_lower, "eps_point": res.eps_point, "pair": chosen["label"],
@@ -115,13 +124,15 @@ def markdown(doc: dict) -> str:
              f"{doc['confidence']:g}; `violates`: ε_lower > claim; `keeps`: ε_point ≤ "
              f"{doc['margin']:g} × claim; `borderline`: neither, the only verdict a rerun may "
              "flip).", "",
-             "| target | example | NaN semantics | library version | claim ε | verdict | "
-             "ε_lower | ε_point | pair |", "|---|---|---|---|---:|---|---:|---:|---|"]
+             "| target | example | NaN semantics | what a NaN does (the adapter's reading of the "
+             "library's source) | library version | claim ε | verdict | ε_lower | ε_point | "
+             "pair |", "|---|---|---|---|---|---:|---|---:|---:|---|"]
     for r in doc["rows"]:
         p = None if r["eps_point"] is None else float(r["eps_point"])  # JSON: "inf"
         point = "—" if p is None else "∞" if p == float("inf") else f"{p:.3f}"
         seeded = "" if r["seedable"] else " (unseeded)"
-        lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | {r['library']} "
+        lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | "
+                     f"{r.get('cause', '—').replace('|', '/')} | {r['library']} "
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
                      f"{r['eps_lower']:.3f} | {point} | {r['pair']} |")
     return "\n".join(lines) + "\n"

@@ -75,7 +75,9 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
     stratum, which a stratified main run measures well, ranks below a sure event of ε ≈ 0.
     So each region of ``also`` (one chosen on the pooled pilot, say) competes with the rate's
     own pick on the bound the main run is predicted to give at that rate with ``trials`` calls
-    per side and rate (:func:`predicted_eps`); the rate's pick keeps ties.
+    per side and rate (:func:`predicted_eps`; the numerator's strata at their Clopper–Pearson
+    lower bounds at ``guard_alpha`` on the pilot, the denominator's at their frequencies); the
+    rate's pick keeps ties.
 
     Raises
     ------
@@ -107,10 +109,13 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
 
     def predicted(region: Region) -> np.ndarray:
         mask = region.mask(sc)
-        fp, fq = _stratum_freq(cp_, mask), _stratum_freq(cq_, mask)
-        if region.direction is Direction.Z_VS_ZPRIME:
-            return predicted_eps(fp, fq, weights_p, weights_q, trials, alpha_side, delta)
-        return predicted_eps(fq, fp, weights_q, weights_p, trials, alpha_side, delta)
+        num, den = (cp_, cq_) if region.direction is Direction.Z_VS_ZPRIME else (cq_, cp_)
+        w_num, w_den = ((weights_p, weights_q) if region.direction is Direction.Z_VS_ZPRIME
+                        else (weights_q, weights_p))
+        # the numerator's strata at their pilot lower bounds (a tail region the pilot saw a
+        # few times is not taken for a sure one), the denominator's at their frequencies
+        return predicted_eps(_stratum_freq(num, mask, guard_alpha), _stratum_freq(den, mask),
+                             w_num, w_den, trials, alpha_side, delta)
 
     own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
     for other in also:
@@ -121,12 +126,17 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
     return tuple(picks)
 
 
-def _stratum_freq(counts, mask) -> np.ndarray:
-    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled)."""
+def _stratum_freq(counts, mask, lower_alpha: float | None = None) -> np.ndarray:
+    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled), or
+    its one-sided Clopper–Pearson lower bound at ``lower_alpha``."""
     c = np.asarray(counts)
     k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
-    pooled = k.sum() / max(n.sum(), 1)
-    return np.where(n > 0, k / np.maximum(n, 1), pooled)
+    seen = n > 0
+    k = np.where(seen, k, k.sum()).astype(np.float64)
+    n = np.where(seen, n, max(n.sum(), 1)).astype(np.float64)
+    if lower_alpha is None:
+        return k / n
+    return cp_lower_array(k, n, lower_alpha)
 
 
 def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,
