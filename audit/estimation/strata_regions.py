@@ -50,10 +50,11 @@ def _rate_masses(counts, weights, order, below, upto) -> tuple[np.ndarray, np.nd
 
 def _ranked(num, n_num, den, n_den, n_bins, delta: float, guard_alpha: float) -> list[int]:
     """Per rate, the candidate of the largest guarded ε (Clopper–Pearson on the effective
-    counts, floored at 0), ties to the larger plug-in value (the denominator at least one
-    pseudo-call), then to fewer bins."""
-    lo = cp_lower_array(num * n_num, n_num, guard_alpha) - delta
-    hi = cp_upper_array(den * n_den, n_den, guard_alpha)
+    counts at ``guard_alpha`` / 2 per side, floored at 0), ties to the larger plug-in value
+    (the denominator at least one pseudo-call), then to fewer bins."""
+    a = guard_alpha / 2  # per side, as the pilot's own choice splits it
+    lo = cp_lower_array(num * n_num, n_num, a) - delta
+    hi = cp_upper_array(den * n_den, n_den, a)
     with np.errstate(divide="ignore", invalid="ignore"):
         eps = np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
         point = num - delta

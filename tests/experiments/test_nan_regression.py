@@ -42,11 +42,22 @@ def test_the_markdown_is_the_json_and_the_verdicts_follow_their_rule(committed):
     for r in committed["rows"]:
         point = math.inf if r["eps_point"] == "inf" else r["eps_point"]
         assert r["verdict"] == nr.verdict(r["eps_lower"], point, r["claim"]), r
-        semantics = registry.get_adapter(r["target"].split(":")[0]).target(
-            r["target"].split(":")[1]).nan_semantics(
-            dict(next(e for t, e in registry.examples()
-                      if t == r["target"] and e.name == r["example"]).params))
-        assert r["nan"] == semantics.value
+        target = registry.get_adapter(r["target"].split(":")[0]).target(
+            r["target"].split(":")[1])
+        example = next(e for t, e in registry.examples()
+                       if t == r["target"] and e.name == r["example"])
+        assert r["nan"] == target.nan_semantics(dict(example.params)).value
+        # the cause column: the target's line on NaN, then the example's own
+        assert r["cause"] == nr.cause(target.summary, example)
+        assert r["cause"].startswith(target.summary) and r["cause"]
+
+
+def test_the_cause_adds_a_non_default_examples_own_line():
+    from audit.adapters.protocol import Example
+
+    assert nr.cause("a NaN adds 0", Example("default", {}, doc="every entry")) == "a NaN adds 0"
+    assert nr.cause("a NaN adds 0", Example("zero-out", {}, doc="0 outside")) == \
+        "a NaN adds 0 (0 outside)"
 
 
 def test_the_verdict_rule():
