@@ -46,10 +46,11 @@ region of its own; each side is sampled by stratum or plainly per rate as the pi
 (for the NaN-propagating targets z′, whose telling event "every entry observed" is one
 stratum, by stratum; z, which never releases a number, plainly; the other targets' events
 spread over the strata, and both their sides run plainly). Against separate audits of the
-same calls (default size, seed 8) one run per target gives diffprivlib nanmean 0.93, 0.95,
-0.96, 1.32, 1.85, 3.15 at π = 0, …, 0.9 (separate: 0.95, 0.99, 1.02, 1.36, 1.60, 2.89) and
-nansum 0.87, 0.67, 0.58, 0.26, 0.07, 0 (0.83, 0.74, 0.53, 0, 0, 0); with one score for the
-grid, nanmean at π = 0.9 fell to 0.87, and with one region too to 0.06.
+same calls (default size, seed 8) one run per target gives diffprivlib nanmean 0.92, 0.94,
+1.13, 1.18, 1.83, 2.91 at π = 0, …, 0.9 (separate: 0.95, 0.99, 1.02, 1.36, 1.60, 2.89) and
+nansum 0.84, 0.69, 0.58, 0.26, 0, 0 (0.83, 0.74, 0.53, 0, 0, 0); over seeds, see the README
+(``benchmarks/bench_strata_power.py``). With one score for the grid, nanmean at π = 0.9 fell
+to 0.87, and with one region too to 0.06.
 
 Mode and budgets: every audit runs in fixed mode, so ε_lower is a Clopper–Pearson bound on
 the pilot-chosen region and ε_point its plug-in estimate; the sequential mode would stop
@@ -69,7 +70,7 @@ pilot.
 The libraries' calls are this experiment's cost (4,000–8,000 calls a second per process), so
 its audits run their chunks over max(``jobs``, every usable CPU) loky processes: the chunks'
 own seeds make the results the same for any number of workers. The whole default run takes
-about 95 s on 2 cores (140 s in one process).
+80–100 s on 2 cores.
 
 Reference: each row also holds ``eps_exact``, the ε of the audited pair computed from the law
 the adapters document for the library (:func:`exact_epsilon`: continuous Laplace noise at the

@@ -220,7 +220,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
 
     def fit_rates(self, fit, pilot: Pilot, bins: int) -> None:
         """One score per rate (``own_scores``): rate g's score is fitted on the pilot's fit
-        half ``pilot`` drawn down to rate g's law (:meth:`_resample`), and binned on that
+        half ``pilot`` resampled to rate g's law (:meth:`_resample`), and binned on that
         sample. The pooled score serves every rate
         when the grid has one rate, or when the rates' statistics would hold more than
         :data:`MAX_RATE_COUNTERS` counters on a side."""
@@ -239,28 +239,22 @@ class StratifiedImplementationSubject(ImplementationSubject):
         self.state["rate_scores"] = (tuple(scores), tuple(stats))
 
     def _resample(self, r: int, pilot: Pilot) -> Pilot:
-        """The fit half ``pilot`` drawn down to rate ``r``'s law: without replacement, each
-        call with probability ∝ w_m/n_m (m its stratum, n_m the half's calls there), as many
-        calls as the rates' strata are worth (Kish's effective size 1/Σ_m w_m²/n_m, the
-        smaller of the two sides'): at π = 0 exactly the calls of stratum 0, never a call
-        twice (a duplicated call would read as more evidence than the pilot holds)."""
+        """The fit half ``pilot`` resampled to rate ``r``'s law: as many calls as the half,
+        drawn with replacement, each with probability ∝ w_m/n_m (m its stratum, n_m the
+        half's calls there), a weighted bootstrap. (Drawn down without replacement to Kish's
+        effective size instead, diffprivlib nanmean's score lost power at π = 0.9: ε_lower
+        1.86 against 2.77, mean of 6 seeds; elsewhere the two agree within 0.03.)"""
         labels, n = self.state["labels"], len(pilot.p)
         rng = np.random.default_rng([self.config.audit.seed, _RESAMPLE_TAG, r])
-        probs, sizes = [], []
-        for side in (0, 1):
-            w = self.weights(side)[r]
-            n_m = np.bincount(labels[side][:n], minlength=w.size)
-            prob = w[labels[side][:n]] / n_m[labels[side][:n]]
+        sides = []
+        for side, out in enumerate((pilot.p, pilot.q)):
+            lab = labels[side][:n]
+            n_m = np.bincount(lab, minlength=self.weights(side).shape[1])
+            prob = self.weights(side)[r][lab] / n_m[lab]
             if not prob.sum() > 0:  # (no pilot call where this rate has weight)
                 prob = np.ones(n)
-            on = (n_m > 0) & (w > 0)
-            share = w[on] / w[on].sum() if on.any() else np.ones(1)
-            kish = 1.0 / np.sum(share**2 / np.maximum(n_m[on], 1)) if on.any() else n
-            probs.append(prob / prob.sum())
-            sizes.append(min(np.count_nonzero(prob), kish))
-        size = max(2, min(n, int(min(sizes))))
-        return Pilot(*(out[rng.choice(n, size=size, replace=False, p=prob)]
-                       for out, prob in zip((pilot.p, pilot.q), probs, strict=True)))
+            sides.append(out[rng.choice(n, size=n, p=prob / prob.sum())])
+        return Pilot(*sides)
 
     def _rate_statistics(self, statistic: Statistic) -> tuple[tuple, tuple]:
         """(scores, statistics) per rate: each rate's own, or the pooled one for all."""
