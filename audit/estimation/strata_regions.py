@@ -23,7 +23,7 @@ from audit.estimation.binomial import check_alpha, cp_lower_array, cp_upper_arra
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
 
-__all__ = ["rate_regions", "predicted_eps"]
+__all__ = ["rate_regions", "predicted_eps", "stratum_frequencies"]
 
 
 def _cumulative(counts, order) -> np.ndarray:
@@ -115,7 +115,8 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
                         else (weights_q, weights_p))
         # the numerator's strata at their pilot lower bounds (a tail region the pilot saw a
         # few times is not taken for a sure one), the denominator's at their frequencies
-        return predicted_eps(_stratum_freq(num, mask, guard_alpha), _stratum_freq(den, mask),
+        return predicted_eps(stratum_frequencies(num, mask, guard_alpha),
+                             stratum_frequencies(den, mask),
                              w_num, w_den, trials, alpha_side, delta)
 
     own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
@@ -127,9 +128,10 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
     return tuple(picks)
 
 
-def _stratum_freq(counts, mask, lower_alpha: float | None = None) -> np.ndarray:
-    """Per stratum, the frequency of the bins ``mask`` (a stratum without calls: pooled), or
-    its one-sided Clopper–Pearson lower bound at ``lower_alpha``."""
+def stratum_frequencies(counts, mask, lower_alpha: float | None = None) -> np.ndarray:
+    """Per stratum (rows of ``counts``, a (strata, bins) histogram), the frequency of the bins
+    ``mask`` (a stratum without calls: the pooled frequency), or its one-sided Clopper–Pearson
+    lower bound at ``lower_alpha``."""
     c = np.asarray(counts)
     k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
     seen = n > 0

@@ -42,7 +42,7 @@ from audit.enums import Direction, Selection, SideDesign, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
-from audit.estimation.strata_regions import rate_regions
+from audit.estimation.strata_regions import rate_regions, stratum_frequencies
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.subject import Monitor, SampleCounts
 from audit.protocols import Pilot, Score
@@ -55,15 +55,6 @@ _PILOT_HALVES = (0, 1)  # run_key parts of the pilot's fit and selection halves
 _RESAMPLE_TAG = 0x52415445  # the seed part of the per-rate resamples of the fit half
 #: most counters one side keeps for per-rate scores (rates × runs × bins): 128 MiB
 MAX_RATE_COUNTERS = 2**24
-
-
-def _stratum_p(hist: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """Per stratum, the selection half's frequency of a region (a stratum the half did not
-    reach: the pooled frequency)."""
-    n_m = hist.sum(axis=1)
-    k_m = hist[:, mask].sum(axis=1)
-    pooled = k_m.sum() / max(n_m.sum(), 1)
-    return np.where(n_m > 0, k_m / np.maximum(n_m, 1), pooled)
 _MAIN_STRATA, _MAIN_RATES = 2, 3
 
 
@@ -302,7 +293,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
                 mask = region.mask(bin_scores)
                 masks.append(mask)
                 for side in (0, 1):
-                    p_hats[side].append(_stratum_p(hist[side], mask))
+                    p_hats[side].append(stratum_frequencies(hist[side], mask))
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
         designs, calls = [], []
         for side in (0, 1):
