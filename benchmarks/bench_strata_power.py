@@ -11,6 +11,7 @@ same calls per side: six implementation-audit pilots and 6 × trials main calls.
 from __future__ import annotations
 
 import argparse
+import sys
 import time
 
 import numpy as np
@@ -27,6 +28,13 @@ def main() -> None:
     ap.add_argument("--targets", nargs="+", default=["diffprivlib:nanmean",
                                                      "diffprivlib:nansum"])
     args = ap.parse_args()
+    known = [s["target"] for s in la.TARGETS]
+    unknown = [t for t in args.targets if t not in known]
+    if args.seeds < 2 or unknown:  # before any call: one line, exit 2
+        print(f"error: --seeds must be an integer >= 2 (a standard error needs two) and "
+              f"--targets among {', '.join(known)}, got --seeds={args.seeds} --targets="
+              f"{' '.join(args.targets)}", file=sys.stderr)
+        raise SystemExit(2)
     doc = base(la.NAME)
     specs = [s for s in la.TARGETS if s["target"] in args.targets]
     for spec in specs:
@@ -47,7 +55,7 @@ def main() -> None:
         print(f"{spec['target']} ({args.seeds} seeds, {time.time() - t0:.0f} s)")
         print("  rate  one-run  separate  diff  se")
         for g, rate in enumerate(la.RATES):
-            se = d[:, g].std(ddof=1) / np.sqrt(len(d)) if len(d) > 1 else float("nan")
+            se = d[:, g].std(ddof=1) / np.sqrt(len(d))
             print(f"  {rate:.1f}  {one[:, g].mean():.3f}  {sep[:, g].mean():.3f}  "
                   f"{d[:, g].mean():+.3f}  {se:.3f}")
 

@@ -43,6 +43,7 @@ __all__ = [
     "stratum_weights",
     "sampled_strata",
     "allocate",
+    "round_calls",
     "side_bounds",
     "predicted_side_bounds",
     "choose_design",
@@ -211,10 +212,17 @@ def allocate(total: int, weights: np.ndarray, p_hat, floor: int, *, lower=True,
         ideal[on] = floor + (total - floor * k) * (n - floor) / max((n - floor).sum(), 1e-300)
     else:
         ideal[on] = floor
+    return round_calls(ideal, total, on)
+
+
+def round_calls(ideal: np.ndarray, total: int, on: np.ndarray) -> np.ndarray:
+    """``ideal`` (fractional calls per stratum, summing to ``total``) as integers summing to
+    ``total``: each floored, the left-over calls to the largest remainders among the strata
+    ``on`` (ties: lower m)."""
     out = np.floor(ideal).astype(np.int64)
     rest = np.where(on, ideal - out, -1.0)
-    order = np.lexsort((np.arange(w.shape[1]), -rest))
-    out[order[: total - int(out.sum())]] += 1  # the left-over calls to the largest remainders
+    order = np.lexsort((np.arange(out.size), -rest))
+    out[order[: total - int(out.sum())]] += 1
     return out
 
 
@@ -476,9 +484,8 @@ class StratifiedBound:
         op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
         how = ("simultaneously at every rate" if self.simultaneous else "at each rate")
         grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
-        own = ("" if self.one_region and not self.own_scores else
-               " (each rate its own score and region)" if self.own_scores else
-               " (each rate its own region)")
+        own = (" (each rate its own score and region)" if self.own_scores else
+               "" if self.one_region else " (each rate its own region)")
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence at missing "
                 f"rate {self.rates[self.main]:g} (mask-stratified one-sided Clopper-Pearson, "
                 f"z {self.design_p.value}, z' {self.design_q.value}, valid {how}): region "

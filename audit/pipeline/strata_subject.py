@@ -80,11 +80,7 @@ def _spread(total: int, weights: np.ndarray) -> np.ndarray:
     out = _even(total // 4, on)
     rest = total - int(out.sum())
     ideal = np.where(on, w.mean(axis=0), 0.0)
-    ideal = rest * ideal / ideal.sum()
-    share = np.floor(ideal).astype(np.int64)
-    order = np.lexsort((np.arange(w.shape[1]), -(ideal - share)))
-    share[order[: rest - int(share.sum())]] += 1
-    return out + share
+    return out + st.round_calls(rest * ideal / ideal.sum(), rest, on)
 
 
 def _even(total: int, on: np.ndarray) -> np.ndarray:
@@ -271,10 +267,12 @@ class StratifiedImplementationSubject(ImplementationSubject):
         weights = [self.weights(side) for side in (0, 1)]
         scores, stats = self._rate_statistics(statistic)
         own = self.state.get("rate_scores") is not None
+        # each rate on its own score, or every rate at once on the pooled one
+        groups = ([(g, slice(g, g + 1)) for g in range(len(self.rates))] if own
+                  else [(0, slice(None))])
         regions, masks, p_hats = [], [], [[], []]
-        for g in range(len(self.rates)) if own else (None,):
-            score, stat = (scores[g], stats[g]) if own else (scores[0], stats[0])
-            rows = slice(g, g + 1) if own else slice(None)
+        for g, rows in groups:
+            score, stat = scores[g], stats[g]
             hist = []
             for side, out in enumerate((rest.p, rest.q)):
                 h = np.zeros((weights[side].shape[1], stat.n_bins), dtype=np.int64)
