@@ -19,6 +19,7 @@ once.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -50,6 +51,9 @@ __all__ = [
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
+    "MAX_LOOKS",
+    "look_calls",
+    "over_looks",
 ]
 
 #: Most maskable entries of one side (MAX_ENTRIES + 1 strata).
@@ -59,6 +63,8 @@ MAX_RATES = 64
 #: A stratum whose weight is below this at every rate of the grid gets no calls (it then
 #: adds its weight to the upper bound and nothing to the lower).
 MIN_WEIGHT = 1e-9
+#: Most looks of a sequential stratified audit.
+MAX_LOOKS = 16
 #: The design rule predicts each bound with the expected counts moved this many standard
 #: deviations against it (as the model's region choice does).
 PESSIMISM_SD = 1.0
@@ -356,6 +362,11 @@ class StratifiedCounts:
     amplified: tuple | None = None
     regions: tuple | None = None
     masks: tuple | None = None
+    #: a sequential run: the bound at each look it made (each at alpha / planned), the looks
+    #: it planned and the rule it stopped by
+    looks: tuple = ()
+    planned_looks: int = 1
+    stop: str | None = None
 
     @property
     def counts_p(self) -> np.ndarray:
@@ -370,6 +381,8 @@ class StratifiedCounts:
         a sequence of one per rate; :attr:`regions` when set), chosen without these
         counts."""
         delta, alpha = check_delta(delta), check_alpha(alpha)
+        if self.looks:
+            return over_looks(self.looks, self.planned_looks, alpha, self.stop)
         g = len(self.rates)
         regions = self.regions if self.regions is not None else region
         regions = tuple(regions) if isinstance(regions, Sequence) else (regions,) * g
@@ -434,10 +447,23 @@ class StratifiedBound:
     delta: float
     amplified: tuple | None = None
     own_scores: bool = False
+    #: a sequential run (``stop`` not None): the looks it planned and made
+    looks: int = 1
+    looks_run: int = 1
+    stop: str | None = None
 
     @property
     def eps_lower(self) -> float:
         return self.eps[self.main]
+
+    @property
+    def sequential(self) -> bool:
+        """Whether the bound comes from a sequential run (:func:`over_looks`)."""
+        return self.stop is not None
+
+    @property
+    def stopped_early(self) -> bool:
+        return self.looks_run < self.looks
 
     @property
     def direction(self) -> Direction:
@@ -483,6 +509,10 @@ class StratifiedBound:
         """The one sentence the command line and reports print."""
         op = ">=" if self.direction is Direction.Z_VS_ZPRIME else "<="
         how = ("simultaneously at every rate" if self.simultaneous else "at each rate")
+        if self.sequential:
+            how += (f"; sequential, {self.looks} looks, "
+                    + (f"stopped at look {self.looks_run}" if self.stopped_early
+                       else "ran its budget"))
         grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
         own = (" (each rate its own score and region)" if self.own_scores else
                "" if self.one_region else " (each rate its own region)")
@@ -502,7 +532,8 @@ class StratifiedBound:
                                                 "q": self.design_q.value},
                 "simultaneous": self.simultaneous, "own_scores": self.own_scores,
                 "calls_p": list(self.calls_p),
-                "calls_q": list(self.calls_q), "rates": self.per_rate()}
+                "calls_q": list(self.calls_q), "rates": self.per_rate(),
+                "looks": self.looks, "looks_run": self.looks_run, "stop": self.stop}
 
     @classmethod
     def from_dict(cls, doc: dict) -> StratifiedBound:
@@ -526,7 +557,57 @@ class StratifiedBound:
                        design_q=SideDesign.parse(doc["design"]["q"]),
                        calls_p=tuple(doc["calls_p"]), calls_q=tuple(doc["calls_q"]),
                        alpha=float(doc["alpha"]), delta=float(doc["delta"]),
-                       amplified=amplified, own_scores=bool(doc.get("own_scores", False)))
+                       amplified=amplified, own_scores=bool(doc.get("own_scores", False)),
+                       looks=int(doc.get("looks", 1)), looks_run=int(doc.get("looks_run", 1)),
+                       stop=doc.get("stop"))
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
                              f"{exc})") from None
+
+
+def look_calls(calls, looks: int) -> np.ndarray:
+    """Cumulative calls per run at each look of a sequential run: ⌊n · 2^(j − looks + 1)⌋ at
+    look j = 0..looks − 1 (the budget halved back from the last look, which makes all of
+    ``calls``), shape (looks, runs)."""
+    looks = check_positive_int(looks, "looks")
+    if looks > MAX_LOOKS:
+        raise ValueError(f"looks must be in [1, {MAX_LOOKS}], got looks={looks}")
+    n = np.asarray(calls, dtype=np.int64)
+    frac = 2.0 ** (np.arange(looks) - looks + 1)
+    out = np.floor(n[None, :] * frac[:, None]).astype(np.int64)
+    out[-1] = n
+    return out
+
+
+def over_looks(bounds: Sequence[StratifiedBound], planned: int, alpha: float,
+               stop: str | None) -> StratifiedBound:
+    """The bound of a sequential stratified run from the bounds at the looks it made, each at
+    ``alpha / planned``: at each rate the largest ε_lower over the looks (with its masses
+    and region), the plug-in value and calls of the last look. Every look's one-sided
+    intervals hold at once with probability ≥ 1 − alpha (Bonferroni over the ``planned``
+    looks, declared before the run), so the maximum is valid after any rule that stops at a
+    look (docs/THEORY.md §8.5).
+
+    Raises
+    ------
+    ValueError
+        No bound, more bounds than ``planned``, or a bound not at ``alpha / planned``.
+    """
+    alpha = check_alpha(alpha)
+    planned = check_positive_int(planned, "planned")
+    if not bounds or len(bounds) > planned:
+        raise ValueError(f"over_looks needs 1 to planned={planned} bounds, got {len(bounds)}")
+    if any(not math.isclose(b.alpha * planned, alpha, rel_tol=1e-9) for b in bounds):
+        raise ValueError(f"each look's bound must hold at alpha / planned = {alpha / planned:g}"
+                         f", got {[b.alpha for b in bounds]}")
+    last = bounds[-1]
+    eps = np.array([b.eps for b in bounds])
+    best = np.argmax(eps, axis=0)  # per rate, the look whose bound is largest (first on ties)
+
+    def pick(name: str) -> tuple:
+        return tuple(getattr(bounds[j], name)[g] for g, j in enumerate(best))
+
+    return dataclasses.replace(
+        last, eps=pick("eps"), p_lower=pick("p_lower"), q_upper=pick("q_upper"),
+        directions=pick("directions"), thresholds=pick("thresholds"), alpha=alpha,
+        looks=planned, looks_run=len(bounds), stop=stop)

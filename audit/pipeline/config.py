@@ -405,7 +405,8 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
         mech = cfg.components()[0]
         check_strata_setting(cfg.strata, implementation=implementation is not None,
                              kind=mech.kind, rate=mech.params().get("rate"),
-                             n=scenario.n, d=scenario.d, releases=cfg.releases is not None)
+                             n=scenario.n, d=scenario.d, releases=cfg.releases is not None,
+                             sequential=cfg.audit.mode is AuditMode.SEQUENTIAL)
     return cfg
 
 

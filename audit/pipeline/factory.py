@@ -84,12 +84,9 @@ def _implementation_subject(cfg: AuditConfig) -> type[ImplementationSubject]:
 
 
 def _refuse_strata(cfg: AuditConfig) -> None:
-    """What a stratified audit cannot run: the sequential mode, a grid of regions."""
+    """What a stratified audit cannot run: a grid of regions."""
     if cfg.strata is None:
         return
-    if cfg.audit.mode is AuditMode.SEQUENTIAL:
-        raise ValueError("[strata] audits run in fixed mode: audit.mode must be 'fixed', got "
-                         "audit.mode='sequential'")
     if cfg.audit.selection is Selection.GRID:
         raise ValueError("[strata] bounds one region chosen on the pilot: audit.selection "
                          "must be 'pilot' or 'auto', got audit.selection='grid'")

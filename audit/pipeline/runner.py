@@ -128,10 +128,11 @@ def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
 
 
 def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
-    """The sequential test on the declared region, or None in fixed mode."""
+    """The sequential test on the declared region, or None in fixed mode or where the subject
+    runs its own (a stratified audit tests at looks)."""
     au = subject.config.audit
-    if au.mode is not AuditMode.SEQUENTIAL:  # (what it needs: checked by check_subject)
-        return None
+    if au.mode is not AuditMode.SEQUENTIAL or getattr(subject, "tests_at_looks", False):
+        return None  # (what sequential mode needs: checked by check_subject)
     claims = {c.kind: c.value for c in subject.ceilings}
     grid = policy.sequential_claims(claims[CeilingKind.CLAIM],
                                     claims.get(CeilingKind.AMPLIFIED_CLAIM))

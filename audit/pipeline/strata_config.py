@@ -8,9 +8,14 @@
     floor = 20                 # calls per stratum at least, for every stratum that gets calls
     sides = "auto"             # "auto" | "both" | "p" | "q" | "none": which sides are stratified
     scores = "per-rate"        # "per-rate": a score fitted for each rate | "pooled": one score
+    looks = 4                  # audit.mode = "sequential" only: the looks of the run (2 to 16)
 
 One run gives ε_lower at every rate of the grid: ``audit.trials`` calls per side per rate
-(``len(rates) × trials`` per side in all, the calls of as many separate audits).
+(``len(rates) × trials`` per side in all, the calls of as many separate audits). In
+``audit.mode = "sequential"`` the run makes ``looks`` looks, after 1/2^(looks − 1), …, 1/2, 1
+of every stratum's calls, each bounded at ``alpha / looks``; it stops at the first look whose
+bound at the config's rate exceeds the claim (``audit.stop = "refuted"``) or runs them all
+(``"budget"``).
 """
 
 from __future__ import annotations
@@ -20,11 +25,14 @@ from dataclasses import dataclass
 from audit._validate import check_positive_int, check_table
 from audit.enums import StrataBy, StrataSides
 
-__all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT_FLOOR"]
+__all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT_FLOOR",
+           "DEFAULT_LOOKS"]
 
 #: Calls per sampled stratum at least, by default.
 DEFAULT_FLOOR = 20
-_KEYS = {"by", "rates", "floor", "sides", "scores"}
+#: Looks of a sequential stratified audit, by default.
+DEFAULT_LOOKS = 4
+_KEYS = {"by", "rates", "floor", "sides", "scores", "looks"}
 _SCORES = ("per-rate", "pooled")
 
 
@@ -37,9 +45,11 @@ class StrataConfig:
     floor: int = DEFAULT_FLOOR
     sides: StrataSides = StrataSides.AUTO
     scores: str = "per-rate"
+    #: looks of a sequential run; None: not set (:data:`DEFAULT_LOOKS` when sequential)
+    looks: int | None = None
 
     def __post_init__(self) -> None:
-        from audit.estimation.strata import check_rates  # (the config imports no scipy)
+        from audit.estimation.strata import MAX_LOOKS, check_rates  # (no scipy imported)
 
         object.__setattr__(self, "by", StrataBy.parse(self.by, "strata.by"))
         object.__setattr__(self, "rates", tuple(float(r) for r in
@@ -51,6 +61,17 @@ class StrataConfig:
         if self.scores not in _SCORES:
             raise ValueError(f"strata.scores must be one of {', '.join(map(repr, _SCORES))}, "
                              f"got strata.scores={self.scores!r}")
+        if self.looks is not None:
+            if isinstance(self.looks, float) and self.looks.is_integer():
+                object.__setattr__(self, "looks", int(self.looks))
+            if isinstance(self.looks, bool) or not isinstance(self.looks, int) \
+                    or not 2 <= self.looks <= MAX_LOOKS:
+                raise ValueError(f"strata.looks must be an integer in [2, {MAX_LOOKS}], got "
+                                 f"strata.looks={self.looks!r}")
+
+    def n_looks(self, sequential: bool) -> int:
+        """The looks of the main run: one in fixed mode."""
+        return (self.looks or DEFAULT_LOOKS) if sequential else 1
 
     @property
     def own_scores(self) -> bool:
@@ -58,8 +79,11 @@ class StrataConfig:
         return self.scores == "per-rate"
 
     def to_dict(self) -> dict:
-        return {"by": self.by.value, "rates": list(self.rates), "floor": self.floor,
-                "sides": self.sides.value, "scores": self.scores}
+        out = {"by": self.by.value, "rates": list(self.rates), "floor": self.floor,
+               "sides": self.sides.value, "scores": self.scores}
+        if self.looks is not None:
+            out["looks"] = self.looks
+        return out
 
 
 def strata_from_table(table: object) -> StrataConfig:
@@ -72,10 +96,11 @@ def strata_from_table(table: object) -> StrataConfig:
 
 
 def check_strata_setting(strata: StrataConfig, *, implementation: bool, kind: str,
-                         rate: object, n: int, d: int, releases: bool) -> None:
+                         rate: object, n: int, d: int, releases: bool,
+                         sequential: bool = False) -> None:
     """Refuse, before any work, a ``[strata]`` table the rest of the config cannot run:
     without an implementation, a mechanism other than MCAR iid, a config rate not on the
-    grid, more than MAX_ENTRIES entries, or with ``[releases]``."""
+    grid, more than MAX_ENTRIES entries, with ``[releases]``, or ``looks`` in fixed mode."""
     from audit.estimation.strata import MAX_ENTRIES
 
     if not implementation:
@@ -96,3 +121,7 @@ def check_strata_setting(strata: StrataConfig, *, implementation: bool, kind: st
     if releases:
         raise ValueError("[strata] and [releases] cannot be combined (k releases mask their "
                          "own tables)")
+    if strata.looks is not None and not sequential:
+        raise ValueError(f"strata.looks sets the looks of a sequential run: it needs "
+                         f"audit.mode='sequential', got strata.looks={strata.looks} in fixed "
+                         "mode")

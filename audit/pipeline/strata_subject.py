@@ -29,21 +29,29 @@ m's law is free of π, so its calls serve every rate of the grid.
   stratum, its calls); counts per run, bounded by
   :meth:`audit.estimation.strata.StratifiedCounts.bound`.
 
-Fixed mode only (a sequential test over strata is not built).
+- **Sequential mode** (``audit.mode = "sequential"``): the main run makes ``strata.looks``
+  looks, after 1/2^(looks − 1), …, 1/2 and all of every run's calls (each look's increment a
+  run with a key of its own), and bounds every rate at each look at ``alpha / looks``
+  (Bonferroni over the looks declared before the run); the allocation and designs are
+  chosen at that level. With ``audit.stop = "refuted"`` it stops at the first look whose
+  bound at the config's rate exceeds the claim. ε_lower at each rate is the largest over the
+  looks made (:func:`audit.estimation.strata.over_looks`): valid after any stop at a look,
+  but a look is the only place it can stop (not anytime-valid between looks).
 """
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from audit.enums import Direction, Selection, SideDesign, StrataSides
+from audit.enums import AuditMode, Direction, Selection, SideDesign, StopRule, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
 from audit.estimation.strata_regions import rate_regions, stratum_frequencies
-from audit.pipeline.implementation import ImplementationSubject
+from audit.pipeline.implementation import ImplementationSubject, _bar
 from audit.pipeline.subject import Monitor, SampleCounts
 from audit.protocols import Pilot, Score
 from audit.statistics import Statistic
@@ -56,6 +64,7 @@ _RESAMPLE_TAG = 0x52415445  # the seed part of the per-rate resamples of the fit
 #: most counters one side keeps for per-rate scores (rates × runs × bins): 128 MiB
 MAX_RATE_COUNTERS = 2**24
 _MAIN_STRATA, _MAIN_RATES = 2, 3
+_LOOK_PARTS = 4  # run_key parts of a sequential run: 4 + 2j (strata), 5 + 2j (rates), look j
 
 
 @dataclass(frozen=True, eq=False)
@@ -128,14 +137,28 @@ class StratifiedImplementationSubject(ImplementationSubject):
 
     @property
     def supports_sequential(self) -> bool:
-        return False
+        return True
+
+    @property
+    def tests_at_looks(self) -> bool:
+        """The sequential mode is this subject's own (looks; the runner's monitor is not
+        used)."""
+        return True
+
+    @property
+    def looks(self) -> int:
+        """The looks of the main run (1 in fixed mode)."""
+        return self.config.strata.n_looks(self.config.audit.mode is AuditMode.SEQUENTIAL)
+
+    @property
+    def alpha_side(self) -> float:
+        """The level of each side's bounds at each look: alpha / (2 · looks)."""
+        return self.config.audit.alpha / (2 * self.looks)
 
     @property
     def pilot_rule(self):
         """The pilot of as many separate audits as the grid has rates (within the memory
         bound of the raw pilot)."""
-        import dataclasses
-
         return dataclasses.replace(super().pilot_rule, scale=len(self.rates))
 
     def data(self, side: int) -> np.ndarray:
@@ -286,7 +309,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
                                           selection_counts=counted)
             chosen = rate_regions(hist[0], hist[1], bin_scores, weights[0][rows],
                                   weights[1][rows], self.delta, guard_alpha=PILOT_GUARD_ALPHA,
-                                  also=(pooled,), trials=au.trials, alpha_side=au.alpha / 2)
+                                  also=(pooled,), trials=au.trials,
+                                  alpha_side=self.alpha_side)
             regions += chosen
             for region in chosen:
                 mask = region.mask(bin_scores)
@@ -300,7 +324,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
             lower = forward if side == 0 else ~forward  # where this side is the numerator
             alloc = st.allocate(len(self.rates) * au.trials, w, p_hat,
                                 self.config.strata.floor, lower=lower,
-                                alpha_side=au.alpha / 2)
+                                alpha_side=self.alpha_side)
             d = self._side_design(side, p_hat, w, alloc, lower)
             designs.append(d)
             calls.append(alloc if d is SideDesign.STRATIFIED
@@ -312,8 +336,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
         sides = self.config.strata.sides
         if sides is StrataSides.AUTO:
             return st.choose_design(p_hat, w, alloc, self.config.audit.trials,
-                                    self.config.audit.alpha / 2, numerator=numerator,
-                                    delta=self.delta)
+                                    self.alpha_side, numerator=numerator, delta=self.delta)
         stratified = {StrataSides.BOTH: (0, 1), StrataSides.P: (0,), StrataSides.Q: (1,),
                       StrataSides.NONE: ()}[sides]
         return SideDesign.STRATIFIED if side in stratified else SideDesign.PLAIN
@@ -330,36 +353,75 @@ class StratifiedImplementationSubject(ImplementationSubject):
               label: str = "main run", checkpoint: str | None = None,
               monitor: Monitor | None = None) -> st.StratifiedCounts:
         """The main run: every side's calls by stratum or by rate, as :meth:`design` fixed
-        (``trials`` calls per side per rate)."""
-        from audit.model.missingness import make_missingness
-
+        (``trials`` calls per side per rate), in :attr:`looks` looks (sequential mode; the
+        subject tests at its looks, so ``monitor`` must be None)."""
         if monitor is not None:
-            raise ValueError("a stratified audit runs in fixed mode (audit.mode='fixed')")
+            raise ValueError("a stratified audit tests at its own looks: monitor must be None")
         if trials != self.config.audit.trials:
             raise ValueError(f"trials must be audit.trials={self.config.audit.trials} (the "
                              f"design's allocation), got trials={trials}")
         design = self.design(statistic)
         self.state.update(design=design, statistic=statistic)
         stats = design.statistics or (statistic,)
-        sides = []
-        for side in (0, 1):
-            calls = design.calls[side]
-            counts = [np.zeros((calls.size, s.n_bins), dtype=np.int64) for s in stats]
-            stratified = design.designs[side] is SideDesign.STRATIFIED
-            for r, n_r in enumerate(calls):
-                if not n_r:
-                    continue
-                masks = (self._stratum_masks(side, r) if stratified else
-                         make_missingness("mcar-iid", rate=float(self.rates[r])))
-                run = self._side_run(side, _MAIN_STRATA if stratified else _MAIN_RATES, r,
-                                     masks, n_r, seed, label)
-                for out in self._outputs(run, checkpoint):
-                    for c, s in zip(counts, stats, strict=True):
-                        c[r] += np.bincount(s.indices(out), minlength=s.n_bins)
-            own = design.statistics is not None
-            sides.append(st.SideCounts(design.designs[side], counts[self.main if own else 0],
-                                       calls, self.weights(side),
-                                       by_rate=tuple(counts) if own else None))
-        return st.StratifiedCounts(sides[0], sides[1], self.rates, self.main,
-                                   len(self.rates) * trials, self._amplified(),
-                                   regions=design.regions, masks=design.masks)
+        own = design.statistics is not None
+        looks = self.looks
+        sequential = self.config.audit.mode is AuditMode.SEQUENTIAL
+        schedule = [st.look_calls(design.calls[side], looks) for side in (0, 1)]
+        hists = [[np.zeros((c.size, s.n_bins), dtype=np.int64) for s in stats]
+                 for c in design.calls]
+        bar = _bar(sum(-(-int(c.sum()) // self.chunk) for c in design.calls),
+                   f"{self.config.name}: {label}", progress)
+        bin_scores = statistic.bin_scores(self.state["score"])
+        bounds, snapshot = [], None
+        try:
+            for j in range(looks):
+                for side in (0, 1):
+                    before = schedule[side][j - 1] if j else np.zeros_like(schedule[side][0])
+                    self._count_side(side, design, schedule[side][j] - before, stats,
+                                     hists[side], seed, j if sequential else None, label,
+                                     checkpoint, bar)
+                sides = [st.SideCounts(design.designs[side],
+                                       hists[side][self.main if own else 0],
+                                       schedule[side][j], self.weights(side),
+                                       by_rate=tuple(hists[side]) if own else None)
+                         for side in (0, 1)]
+                snapshot = st.StratifiedCounts(
+                    sides[0], sides[1], self.rates, self.main,
+                    max(int(schedule[side][j].sum()) for side in (0, 1)), self._amplified(),
+                    regions=design.regions, masks=design.masks)
+                if not sequential:
+                    return snapshot
+                bounds.append(snapshot.bound(None, bin_scores, self.delta,
+                                             self.config.audit.alpha / looks))
+                best = max(b.eps_lower for b in bounds)
+                if self.config.audit.stop is StopRule.REFUTED \
+                        and best > self.plan.claim.epsilon:
+                    break
+        finally:
+            if bar is not None:
+                bar.close()
+        return dataclasses.replace(snapshot, looks=tuple(bounds), planned_looks=looks,
+                                   stop=self.config.audit.stop.value)
+
+    def _count_side(self, side: int, design: StrataDesign, calls, stats, hists, seed: int,
+                    look: int | None, label: str, checkpoint, bar) -> None:
+        """Run ``calls[r]`` more calls of each of ``side``'s runs (strata or rates) and add
+        their outputs' histograms under each of ``stats`` to ``hists``; ``look`` None: the
+        fixed run's keys, else look ``look``'s."""
+        from audit.model.missingness import make_missingness
+
+        stratified = design.designs[side] is SideDesign.STRATIFIED
+        part = _MAIN_STRATA if stratified else _MAIN_RATES
+        if look is not None:
+            part += _LOOK_PARTS - _MAIN_STRATA + 2 * look
+        for r, n_r in enumerate(calls):
+            if not n_r:
+                continue
+            masks = (self._stratum_masks(side, r) if stratified else
+                     make_missingness("mcar-iid", rate=float(self.rates[r])))
+            run = self._side_run(side, part, r, masks, int(n_r), seed, label)
+            for out in self._outputs(run, checkpoint):
+                for h, s in zip(hists, stats, strict=True):
+                    h[r] += np.bincount(s.indices(out), minlength=s.n_bins)
+                if bar is not None:
+                    bar.update(1)

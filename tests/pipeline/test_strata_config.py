@@ -77,11 +77,34 @@ def test_strata_needs_an_implementation():
         config_from_dict(doc)
 
 
+@pytest.mark.parametrize("looks, mode, needle", [
+    (4, "fixed", "strata.looks sets the looks of a sequential run"),
+    (1, "sequential", r"strata.looks must be an integer in \[2, 16\], got strata.looks=1"),
+    (17, "sequential", "got strata.looks=17"),
+    (2.5, "sequential", "got strata.looks=2.5"),
+    (True, "sequential", "got strata.looks=True"),
+])
+def test_looks_are_refused_outside_their_range_or_in_fixed_mode(looks, mode, needle):
+    doc = _doc(strata={"rates": [0.0, 0.3], "looks": looks})
+    doc["audit"] = {"mode": mode}
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(doc)
+
+
+def test_looks_default_to_four_in_sequential_mode_and_one_in_fixed_mode():
+    from audit.pipeline.strata_config import DEFAULT_LOOKS, StrataConfig
+
+    assert StrataConfig((0.3,)).n_looks(True) == DEFAULT_LOOKS == 4
+    assert StrataConfig((0.3,)).n_looks(False) == 1
+    assert StrataConfig((0.3,), looks=6.0).n_looks(True) == 6
+    assert StrataConfig((0.3,), looks=6).to_dict()["looks"] == 6
+    assert "looks" not in StrataConfig((0.3,)).to_dict()
+
+
 @pytest.mark.parametrize("audit, needle", [
-    ({"mode": "sequential"}, "audit.mode must be 'fixed'"),
     ({"selection": "grid"}, "audit.selection must be 'pilot' or 'auto'"),
 ])
-def test_fixed_mode_and_one_region_only_refused_before_any_call(audit, needle, monkeypatch):
+def test_one_region_only_refused_before_any_call(audit, needle, monkeypatch):
     from audit.pipeline import implementation as impl_module
     from audit.pipeline.factory import make_subject
 

@@ -24,6 +24,9 @@ EPS = 4.0
 KEEP = math.exp(EPS) / (1.0 + math.exp(EPS))
 N = 10
 RATES = [0.3, 0.5, 0.7]  # weight of the telling stratum: 0.028, 9.8e-4 (≤ 1e-3), 5.9e-6
+#: the sequential audits' grid: at its main rate 0 (exact ε = EPS) a claim of 0.5 is refuted
+#: at an early look, and the bounds at the rare strata's rates must still hold
+SEQ_RATES = [0.0, *RATES]
 
 
 def rr_batch(datasets, rng):
@@ -36,6 +39,9 @@ def rr(data, rng):
 
 
 IMPL = CallableImplementation(rr, Claim(EPS), "rr-all-observed", rr_batch)
+#: the same mechanism claiming less than its exact ε at rate 0.3 (0.92): a sequential run
+#: may stop at an early look, and the bounds at every rate must still hold
+IMPL_LOW = CallableImplementation(rr, Claim(0.5), "rr-all-observed", rr_batch)
 
 
 def exact_eps(rate: float) -> float:
@@ -54,33 +60,44 @@ def _doc(seed: int = 1, trials: int = 2000, **strata) -> dict:
 
 
 def _masses(subject, g: int) -> tuple[float, float]:
-    """Exact masses (numerator, denominator) of the audit's region at rate ``RATES[g]``."""
+    """Exact masses (numerator, denominator) of the audit's region at rate g of its grid."""
     design, stat, score = (subject.state[k] for k in ("design", "statistic", "score"))
     own = subject.state["rate_scores"]  # each rate's score and statistic (strata.scores)
     if own is not None:
         score, stat = own[0][g], own[1][g]
     region = design.regions[g]
     in_region = region.mask(stat.bin_scores(score))[stat.indices(np.array([0., 1.]))]
-    w0 = (1.0 - RATES[g]) ** N  # z′ fully observed
+    w0 = (1.0 - subject.rates[g]) ** N  # z′ fully observed
     law_z = np.array([KEEP, 1 - KEEP])  # z always holds a NaN: b = 0
     law_zp = w0 * np.array([1 - KEEP, KEEP]) + (1 - w0) * law_z
     p, q = law_z[in_region].sum(), law_zp[in_region].sum()
     return (p, q) if region.direction.value == "z_vs_zprime" else (q, p)
 
 
-def _failures(audits: int) -> tuple[np.ndarray, int, int]:
+def _failures(audits: int, sequential: bool = False) -> tuple[np.ndarray, int, int]:
     """Per rate, the audits whose bound there misses its exact mass or exceeds the exact ε;
     and, over the audits whose bounds are simultaneous (both sides stratified, one region),
-    how many failed at some rate, and how many there were."""
-    per_rate, joint, simultaneous = np.zeros(len(RATES), dtype=int), 0, 0
+    how many failed at some rate, and how many there were. ``sequential``: in 4 looks, half
+    the audits stopping at the first look that refutes a claim below the truth."""
+    rates = SEQ_RATES if sequential else RATES
+    per_rate, joint, simultaneous = np.zeros(len(rates), dtype=int), 0, 0
+    stopped = 0
     for seed in range(audits):
         # half the audits fit a score per rate, half one pooled score (which may then share
         # one region over the grid: simultaneous bounds)
         doc = _doc(seed, trials=1000, sides="both", scores=("per-rate", "pooled")[seed % 2])
         doc["audit"]["pilot_trials"] = 400
-        subject = make_subject(config_from_dict(doc), implementation=IMPL)
+        impl = IMPL
+        if sequential:
+            low = seed % 4 >= 2
+            doc["audit"].update(mode="sequential", stop="refuted" if low else "budget")
+            doc["strata"]["rates"] = SEQ_RATES
+            doc["missingness"]["rate"] = 0.0
+            impl = IMPL_LOW if low else IMPL
+        subject = make_subject(config_from_dict(doc), implementation=impl)
         res = run_audit(subject=subject)
-        bad = np.zeros(len(RATES), dtype=bool)
+        stopped += res.bound.stopped_early
+        bad = np.zeros(len(rates), dtype=bool)
         for g, entry in enumerate(res.to_dict()["strata"]["rates"]):
             num, den = _masses(subject, g)
             bad[g] = (entry["p_lower"] > num + 1e-12 or entry["q_upper"] < den - 1e-12
@@ -89,26 +106,34 @@ def _failures(audits: int) -> tuple[np.ndarray, int, int]:
         if res.bound.simultaneous:
             simultaneous += 1
             joint += bool(bad.any())
+    if sequential:  # the early stops this checks: a quarter of the audits at least
+        assert stopped >= audits // 4, stopped
+    print(f"{audits} audits (sequential={sequential}): failures by rate {per_rate.tolist()},"
+          f" {joint} joint of {simultaneous} simultaneous, {stopped} stopped early")
     return per_rate, joint, simultaneous
 
 
-def _check_validity(audits: int) -> None:
+def _check_validity(audits: int, sequential: bool = False) -> None:
     # each rate's bound holds at 95 % on its own (its region chosen on the pilot alone); the
     # intervals of a one-region, both-sides-stratified run hold at every rate at once. Each
     # count is checked against its binomial 1 − 1e-3 quantile (4 checks: ≤ 4e-3 to fail)
-    per_rate, joint, simultaneous = _failures(audits)
+    per_rate, joint, simultaneous = _failures(audits, sequential)
     assert per_rate.max() <= stats.binom.ppf(1 - 1e-3, audits, 0.05), per_rate
     assert joint <= stats.binom.ppf(1 - 1e-3, simultaneous, 0.05), (joint, simultaneous)
-    assert simultaneous >= audits // 10  # pooled scores where one region serves every rate
+    if not sequential:  # pooled scores where one region serves every rate (with rate 0 in
+        # the grid, the sequential audits' pooled regions rarely serve every rate)
+        assert simultaneous >= audits // 10
 
 
-def test_stratified_bounds_are_valid_on_a_null_mechanism():
-    _check_validity(40)
+@pytest.mark.parametrize("sequential", [False, True], ids=["fixed", "sequential"])
+def test_stratified_bounds_are_valid_on_a_null_mechanism(sequential):
+    _check_validity(40, sequential)
 
 
 @pytest.mark.slow
-def test_stratified_bounds_are_valid_on_a_null_mechanism_300_audits():
-    _check_validity(300)
+@pytest.mark.parametrize("sequential", [False, True], ids=["fixed", "sequential"])
+def test_stratified_bounds_are_valid_on_a_null_mechanism_300_audits(sequential):
+    _check_validity(300, sequential)
 
 
 def nan_mean_batch(datasets, rng):
@@ -154,6 +179,46 @@ def test_the_rare_stratum_side_is_stratified_and_refutes_what_plain_calls_cannot
         bound_from_witness({"kind": "strata", "rates": []})
 
 
+NAN_MEAN_LOW = CallableImplementation(nan_mean, Claim(0.2), "nan-mean", nan_mean_batch)
+
+
+def test_a_sequential_run_stops_at_the_first_look_that_refutes_the_claim():
+    doc = _nan_doc("auto")
+    doc["audit"].update(mode="sequential", stop="refuted")
+    res = run_audit(config_from_dict(doc), implementation=NAN_MEAN_LOW)
+    b = res.bound
+    assert b.sequential and b.looks == 4 and b.stopped_early and b.eps_lower > 0.2
+    # the looks after 1/8, 1/4, 1/2 and all of each run's calls: stopped before the last
+    assert res.trials == sum(b.calls_q) < 20_000 and res.trials <= 10_000
+    assert f"stopped at look {b.looks_run}" in res.describe()
+    assert any(v.kind.value == "eps_claim" for v in res.violations)
+    doc_out = res.to_dict()["strata"]
+    assert (doc_out["looks"], doc_out["looks_run"], doc_out["stop"]) == (4, b.looks_run,
+                                                                          "refuted")
+    from audit.pipeline.results import bound_from_witness, to_jsonable
+
+    assert bound_from_witness(json.loads(json.dumps(to_jsonable(res.to_dict()["witness"])))) \
+        == b
+    # run to its budget: every look, the same seed the same first looks, never below them
+    doc["audit"]["stop"] = "budget"
+    full = run_audit(config_from_dict(doc), implementation=NAN_MEAN_LOW)
+    assert full.bound.looks_run == 4 and full.trials == 20_000
+    assert full.eps_lower >= b.eps_lower
+    assert run_audit(config_from_dict(doc), implementation=NAN_MEAN_LOW).bound == full.bound
+
+
+def test_a_sequential_run_pays_for_its_looks_with_a_smaller_level_per_look():
+    doc = _nan_doc("auto")
+    fixed = run_audit(config_from_dict(doc), implementation=NAN_MEAN)
+    doc["audit"].update(mode="sequential", stop="budget")
+    doc["strata"]["looks"] = 2
+    subject = make_subject(config_from_dict(doc), implementation=NAN_MEAN)
+    assert subject.looks == 2 and subject.alpha_side == pytest.approx(0.05 / 4)
+    seq = run_audit(subject=subject)
+    # both refute the claim at π = 0.3; the looks cost some of the fixed bound (1.35)
+    assert 1.0 < seq.eps_lower < fixed.eps_lower
+
+
 def test_one_run_gives_every_rate_and_is_reproducible():
     doc = _doc(3, trials=1000, sides="q")
     first = run_audit(config_from_dict(doc), implementation=IMPL)
@@ -179,7 +244,7 @@ def test_a_checkpointed_run_is_read_back(tmp_path):
 def test_the_subject_refuses_what_it_cannot_count():
     subject = make_subject(config_from_dict(_doc(trials=1000)), implementation=IMPL)
     assert isinstance(subject, StratifiedImplementationSubject)
-    assert not subject.supports_sequential
+    assert subject.supports_sequential and subject.tests_at_looks and subject.looks == 1
     with pytest.raises(ValueError, match="call draw and statistic first"):
         subject.design(None)
     from audit.pipeline.implementation import ImplementationSubject
