@@ -19,6 +19,7 @@ _EXPORTS = {
     "Categorical": "attacks.categorical",
     "ExactLikelihoodRatio": "attacks.exact",
     "DensityRatio": "attacks.fitted",
+    "IsotonicSum": "attacks.isotonic",
     "LogisticRegression": "attacks.fitted",
     "NearestNeighbours": "attacks.knn",
     "OutputThreshold": "attacks.threshold",

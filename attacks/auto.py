@@ -4,7 +4,8 @@ The candidates are :class:`attacks.fitted.DensityRatio` (the baseline: for vecto
 projection and a 1-D density ratio), :class:`attacks.categorical.Categorical` when the pilot
 takes few distinct values, and for vector outputs
 :class:`attacks.additive.AdditiveDensityRatio` (a sum of per-coordinate density ratios) and,
-for continuous ones, :class:`attacks.knn.NearestNeighbours`. Each is fitted on one half of the
+for continuous ones, :class:`attacks.isotonic.IsotonicSum` (a sum of monotone per-coordinate
+ratios) and :class:`attacks.knn.NearestNeighbours`. Each is fitted on one half of the
 pilot and judged on the other by :func:`held_out_epsilon`, both ways round (two-fold). Taken
 in that order (of growing complexity), a candidate replaces the one chosen so far only when
 its mean held-out bound is larger by ``margin``; the chosen attack is refitted on the whole
@@ -26,6 +27,7 @@ from scipy.stats import beta
 from attacks.additive import AdditiveDensityRatio
 from attacks.categorical import Categorical, distinct_rows
 from attacks.fitted import DensityRatio
+from attacks.isotonic import IsotonicSum
 from attacks.knn import NearestNeighbours
 from audit._validate import check_in_range, check_positive_int
 from audit.protocols import BlackBoxAttack, Pilot, Score
@@ -112,7 +114,7 @@ class Auto(BlackBoxAttack):
         if not pilot.is_scalar:
             out.append(AdditiveDensityRatio())
             if not few:
-                out.append(NearestNeighbours())
+                out += [IsotonicSum(), NearestNeighbours()]
         return tuple(out)
 
     def fit(self, pilot: Pilot) -> Score:

@@ -1,9 +1,9 @@
 """Power of the black-box attacks on vector and few-valued releases (mean ε_lower over audits).
 
 Each case is an implementation audited as a black box (``run_audit`` with a
-``CallableImplementation``), ``--trials`` main calls per side (the pilot, a fifth of the
-budget and at least 1,000 calls per side, excluded), seeds 0 … ``--audits`` − 1, δ = 0, 95 %
-confidence, every other setting the default. The differing record is the first one; the
+``CallableImplementation``), ``--trials`` main calls per side (the pilot excluded: by default
+a fifth of the budget and at least 1,000 calls per side, or ``--pilot`` calls per side),
+seeds 0 … ``--audits`` − 1, δ = 0, 95 % confidence, every other setting the default. The differing record is the first one; the
 releases read it only.
 
 * ``laplace3``: x + Laplace(3)^3 with x = (1, 1, 1) on z and (0, 0, 0) on z' (ε = 1 split
@@ -20,8 +20,8 @@ releases read it only.
 * ``svt-first``: AboveThreshold on the same counts: the one-hot indicator of the first noisy
   count above the noisy threshold (all zeros when none is); true ε by the same quadrature.
 
-    python benchmarks/bench_attacks.py [--audits 20] [--trials 5000] [--cases ...]
-        [--attacks density-ratio categorical additive knn auto] [--json out.json]
+    python benchmarks/bench_attacks.py [--audits 20] [--trials 5000] [--pilot N] [--cases ...]
+        [--attacks density-ratio categorical additive isotonic knn auto] [--json out.json]
 
 Needs the attacks registered (``pip install -e .`` after adding their entry points).
 """
@@ -124,29 +124,35 @@ def implementation(case: str):
                                   Claim(claim, 0.0, case), case, batch_func=batch)
 
 
-def config(case: str, attack: str, trials: int, seed: int) -> dict:
+def config(case: str, attack: str, trials: int, seed: int, pilot: int | None = None
+           ) -> dict:
     record = CASES[case][1]
     zero = [0.0] * len(record)
+    audit = {"trials": trials, "seed": seed, "attack": attack}
+    if pilot is not None:
+        audit["pilot_trials"] = pilot
     return {"scenario": {"mechanism": "laplace", "epsilon": CASES[case][2], "query": "sum",
                          "d": len(record)},
             "pair": {"z": [record, zero], "z_prime": [zero, zero]},
             "missingness": {"kind": "mcar-iid", "rate": 0.0},
-            "audit": {"trials": trials, "seed": seed, "attack": attack}}
+            "audit": audit}
 
 
-def run_case(case: str, attack: str, trials: int, audits: int) -> dict:
+def run_case(case: str, attack: str, trials: int, audits: int, pilot: int | None = None
+             ) -> dict:
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.runner import run_audit
 
     impl = implementation(case)
     eps, notes, t0 = [], set(), time.perf_counter()
     for seed in range(audits):
-        res = run_audit(config_from_dict(config(case, attack, trials, seed)),
+        res = run_audit(config_from_dict(config(case, attack, trials, seed, pilot)),
                         implementation=impl)
         eps.append(res.eps_lower)
         notes.add(getattr(res, "attack_note", "") or "")
     eps = np.asarray(eps)
-    return {"case": case, "attack": attack, "trials": trials, "audits": audits,
+    return {"case": case, "attack": attack, "trials": trials, "pilot": pilot,
+            "audits": audits,
             "mean": float(eps.mean()), "sd": float(eps.std(ddof=1)) if audits > 1 else 0.0,
             "refuted": float(np.mean(eps > CASES[case][2])),
             "seconds": time.perf_counter() - t0}
@@ -158,17 +164,24 @@ def main() -> None:
     ap.add_argument("--trials", type=int, default=5000)
     ap.add_argument("--trials-l1-l2", type=int, default=10_000,
                     help="main calls per side of the l1-l2 case")
+    ap.add_argument("--pilot", type=int, default=None,
+                    help="pilot calls per side (default: the audit's own rule)")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--attacks", nargs="+",
-                    default=["density-ratio", "categorical", "additive", "knn", "auto"])
+                    default=["density-ratio", "categorical", "additive", "isotonic", "knn",
+                             "auto"])
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
+    if args.audits < 2 or args.trials < 1 or (args.pilot is not None and args.pilot < 2):
+        print(f"error: --audits must be >= 2, --trials >= 1 and --pilot >= 2, got --audits="
+              f"{args.audits} --trials={args.trials} --pilot={args.pilot}", file=sys.stderr)
+        raise SystemExit(2)
     rows = []
     for case in args.cases:
         truth = CASES[case][3] if not case.startswith("svt") else svt_epsilon(case != "svt")
         trials = args.trials_l1_l2 if case == "l1-l2" else args.trials
         for attack in args.attacks:
-            row = run_case(case, attack, trials, args.audits)
+            row = run_case(case, attack, trials, args.audits, args.pilot)
             row["true_eps"] = truth
             row["fraction_of_true"] = (row["mean"] / truth if truth and math.isfinite(truth)
                                        else None)

@@ -13,6 +13,7 @@ from attacks import (
     Categorical,
     DensityRatio,
     ExactLikelihoodRatio,
+    IsotonicSum,
     LogisticRegression,
     NearestNeighbours,
     OutputThreshold,
@@ -162,6 +163,11 @@ class TestAdditive(AttackContract):
     projections = {"scalar": (CoordinateSum,), "vector": (CoordinateSum,)}
 
 
+class TestIsotonic(AttackContract):
+    attack = IsotonicSum()
+    projections = {"scalar": (CoordinateSum,), "vector": (CoordinateSum,)}
+
+
 class TestAuto(AttackContract):
     attack = Auto()
     projections = {"scalar": (OutputValue,),
@@ -176,7 +182,7 @@ def test_every_registered_attack_loads_and_is_tested_here():
     declared = set(tomllib.loads(pyproject.read_text())["project"]["entry-points"]
                    ["audit.attacks"])
     assert declared == {"exact-lr", "density-ratio", "logistic", "threshold", "categorical",
-                        "knn", "additive", "auto"}
+                        "knn", "additive", "isotonic", "auto"}
     names = set(available_attacks())
     assert names == declared, (f"installed entry points {sorted(names)} differ from "
                                f"pyproject.toml's: reinstall (pip install -e .)")

@@ -12,6 +12,7 @@ from attacks import (
     Auto,
     Categorical,
     DensityRatio,
+    IsotonicSum,
     LogisticRegression,
     NearestNeighbours,
     OutputThreshold,
@@ -20,7 +21,7 @@ from audit.protocols import Pilot
 from audit.statistics import LinearProjection, Statistic
 
 BLACK_BOX = [DensityRatio(), LogisticRegression(), OutputThreshold(), Categorical(),
-             NearestNeighbours(), AdditiveDensityRatio(), Auto()]
+             NearestNeighbours(), AdditiveDensityRatio(), IsotonicSum(), Auto()]
 RNG = np.random.default_rng(0)
 N = 2000
 

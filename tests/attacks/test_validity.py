@@ -42,7 +42,7 @@ def _exceedances(attack: str, batch, audits: int, trials: int) -> int:
 
 
 CASES = [("categorical", _bits), ("auto", _bits), ("knn", _noise), ("additive", _noise),
-         ("auto", _noise)]
+         ("isotonic", _noise), ("auto", _noise)]
 
 
 @pytest.mark.statistical
