@@ -3,8 +3,8 @@
 Each case is an implementation audited as a black box (``run_audit`` with a
 ``CallableImplementation``), ``--trials`` main calls per side (the pilot excluded: by default
 a fifth of the budget and at least 1,000 calls per side, or ``--pilot`` calls per side),
-seeds 0 … ``--audits`` − 1, δ = 0, 95 % confidence, every other setting the default. The differing record is the first one; the
-releases read it only.
+seeds 0 … ``--audits`` − 1, δ = 0, 95 % confidence, every other setting the default. The
+differing record is the first one; the releases read it only.
 
 * ``laplace3``: x + Laplace(3)^3 with x = (1, 1, 1) on z and (0, 0, 0) on z' (ε = 1 split
   equally over the coordinates; true ε = 1).
