@@ -514,7 +514,7 @@ class StratifiedBound:
                     + (f"stopped at look {self.looks_run}" if self.stopped_early
                        else "ran its budget"))
         grid = ", ".join(f"{r:g}: {e:.3g}" for r, e in zip(self.rates, self.eps, strict=True))
-        own = (" (each rate its own score and region)" if self.own_scores else
+        own = (" (each rate its own region, on its own or the pooled score)" if self.own_scores else
                "" if self.one_region else " (each rate its own region)")
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence at missing "
                 f"rate {self.rates[self.main]:g} (mask-stratified one-sided Clopper-Pearson, "

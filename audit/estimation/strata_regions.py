@@ -23,7 +23,7 @@ from audit.estimation.binomial import check_alpha, cp_lower_array, cp_upper_arra
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
 
-__all__ = ["rate_regions", "predicted_eps", "stratum_frequencies"]
+__all__ = ["rate_regions", "predicted_eps", "region_prediction", "stratum_frequencies"]
 
 
 def _cumulative(counts, order) -> np.ndarray:
@@ -109,15 +109,8 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
         return tuple(picks)
 
     def predicted(region: Region) -> np.ndarray:
-        mask = region.mask(sc)
-        num, den = (cp_, cq_) if region.direction is Direction.Z_VS_ZPRIME else (cq_, cp_)
-        w_num, w_den = ((weights_p, weights_q) if region.direction is Direction.Z_VS_ZPRIME
-                        else (weights_q, weights_p))
-        # the numerator's strata at their pilot lower bounds (a tail region the pilot saw a
-        # few times is not taken for a sure one), the denominator's at their frequencies
-        return predicted_eps(stratum_frequencies(num, mask, guard_alpha),
-                             stratum_frequencies(den, mask),
-                             w_num, w_den, trials, alpha_side, delta)
+        return region_prediction(region, sc, cp_, cq_, weights_p, weights_q, trials,
+                                 alpha_side, delta, guard_alpha)
 
     own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
     for other in also:
@@ -126,6 +119,22 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
         own = np.where(gain, theirs, own)
         picks = [other if gain[g] else r for g, r in enumerate(picks)]
     return tuple(picks)
+
+
+def region_prediction(region: Region, bin_scores, pilot_p, pilot_q, weights_p, weights_q,
+                      trials: int, alpha_side: float, delta: float, guard_alpha: float
+                      ) -> np.ndarray:
+    """At every rate, the ε_lower the main run is predicted to give on ``region``
+    (:func:`predicted_eps`) from the selection half's per-stratum histograms: the numerator's
+    strata at their Clopper–Pearson lower bounds at ``guard_alpha`` (a tail region the pilot
+    saw a few times is not taken for a sure one), the denominator's at their frequencies."""
+    mask = region.mask(np.asarray(bin_scores, dtype=np.float64).reshape(-1))
+    forward = region.direction is Direction.Z_VS_ZPRIME
+    num, den = (pilot_p, pilot_q) if forward else (pilot_q, pilot_p)
+    w_num, w_den = (weights_p, weights_q) if forward else (weights_q, weights_p)
+    return predicted_eps(stratum_frequencies(num, mask, guard_alpha),
+                         stratum_frequencies(den, mask), w_num, w_den, trials, alpha_side,
+                         delta)
 
 
 def stratum_frequencies(counts, mask, lower_alpha: float | None = None) -> np.ndarray:

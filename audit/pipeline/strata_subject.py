@@ -11,7 +11,10 @@ m's law is free of π, so its calls serve every rate of the grid.
   its calls evenly over each side's strata that get calls (weight ≥
   :data:`audit.estimation.strata.MIN_WEIGHT` at some rate), so rare strata are seen, and the
   rest in proportion to the strata's mean weight over the grid. Each rate's score is fitted
-  on the fit half resampled to that rate's law (``fit_rates``; ``strata.scores``).
+  on the fit half resampled to that rate's law (``fit_rates``; ``strata.scores``); its
+  region is then taken on the better of that score and the pooled one, by the bound the
+  main run is predicted to give (:func:`audit.estimation.strata_regions.region_prediction`
+  on the selection half).
 - **Design and allocation** (before the main run, from the pilot only): each rate has its own
   region, chosen on the selection half's per-stratum histograms weighted to that rate, or the
   pooled half's region where the main run is predicted to bound it better
@@ -50,7 +53,11 @@ from audit.enums import AuditMode, Direction, Selection, SideDesign, StopRule, S
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
-from audit.estimation.strata_regions import rate_regions, stratum_frequencies
+from audit.estimation.strata_regions import (
+    rate_regions,
+    region_prediction,
+    stratum_frequencies,
+)
 from audit.pipeline.implementation import ImplementationSubject, _bar
 from audit.pipeline.subject import Monitor, SampleCounts
 from audit.protocols import Pilot, Score
@@ -75,9 +82,13 @@ class StrataDesign:
     regions: tuple
     designs: tuple
     calls: tuple
-    #: with a score per rate: each rate's region over its own bins, and its statistic
+    #: with a score per rate: each rate's region over its own bins, its statistic and its
+    #: score (the rate's own, or the pooled one where the pilot predicts it bounds better)
     masks: tuple | None = None
     statistics: tuple | None = None
+    scores: tuple | None = None
+    #: per rate, whether its region is on the pooled score
+    pooled_at: tuple = ()
 
 
 def _spread(total: int, weights: np.ndarray) -> np.ndarray:
@@ -278,8 +289,9 @@ class StratifiedImplementationSubject(ImplementationSubject):
     def design(self, statistic: Statistic) -> StrataDesign:
         """The regions, designs and calls the pilot fixes (after ``draw``, ``statistic`` and
         ``fit_rates``): each rate's region from the selection half's per-stratum histograms
-        under that rate's statistic (:func:`audit.estimation.strata_regions.rate_regions`),
-        then each side's allocation and design for those regions."""
+        (:func:`audit.estimation.strata_regions.rate_regions`) under that rate's statistic or
+        the pooled one, whichever the main run is predicted to bound better at that rate
+        (ties: the rate's own), then each side's allocation and design for those regions."""
         if "score" not in self.state:
             raise ValueError("a stratified audit fixes its design from its pilot: call draw "
                              "and statistic first (run_audit does)")
@@ -290,29 +302,35 @@ class StratifiedImplementationSubject(ImplementationSubject):
         weights = [self.weights(side) for side in (0, 1)]
         scores, stats = self._rate_statistics(statistic)
         own = self.state.get("rate_scores") is not None
-        # each rate on its own score, or every rate at once on the pooled one
+        pooled_score = self.state["score"]
+        # each rate on the better of its own score and the pooled one, or every rate at once
+        # on the pooled one
         groups = ([(g, slice(g, g + 1)) for g in range(len(self.rates))] if own
                   else [(0, slice(None))])
-        regions, masks, p_hats = [], [], [[], []]
+        regions, masks, p_hats, chosen = [], [], [[], []], []
+        hists: dict[int, list] = {}  # the selection half's histograms per statistic (by id)
         for g, rows in groups:
-            score, stat = scores[g], stats[g]
-            hist = []
-            for side, out in enumerate((rest.p, rest.q)):
-                h = np.zeros((weights[side].shape[1], stat.n_bins), dtype=np.int64)
-                np.add.at(h, (labels[side][half:], stat.indices(out)), 1)
-                hist.append(h)
-            bin_scores = stat.bin_scores(score)
-            # the pooled selection half's region (every stratum alike) as a further candidate
-            counted = SampleCounts(stat.counts(rest.p), stat.counts(rest.q), len(rest.p))
-            pooled = policy.choose_region(Selection.PILOT, score, stat, delta=self.delta,
-                                          alpha=au.alpha, trials=au.trials,
-                                          selection_counts=counted)
-            chosen = rate_regions(hist[0], hist[1], bin_scores, weights[0][rows],
-                                  weights[1][rows], self.delta, guard_alpha=PILOT_GUARD_ALPHA,
-                                  also=(pooled,), trials=au.trials,
-                                  alpha_side=self.alpha_side)
-            regions += chosen
-            for region in chosen:
+            options = [(scores[g], stats[g], not own)]
+            if own:
+                options.append((pooled_score, statistic, True))
+            best = None
+            for score, stat, is_pooled in options:
+                if id(stat) not in hists:
+                    hists[id(stat)] = [self._selection_histogram(side, stat, rest, half,
+                                                                 labels) for side in (0, 1)]
+                hist = hists[id(stat)]
+                bin_scores = stat.bin_scores(score)
+                picks = self._rate_picks(hist, bin_scores, score, stat, rest, weights, rows)
+                value = np.array([region_prediction(
+                    r, bin_scores, hist[0], hist[1], weights[0][rows], weights[1][rows],
+                    au.trials, self.alpha_side, self.delta, PILOT_GUARD_ALPHA)[i]
+                    for i, r in enumerate(picks)]).sum()
+                if best is None or value > best[0]:  # ties: the rate's own score
+                    best = (value, picks, hist, bin_scores, (score, stat, is_pooled))
+            _, picks, hist, bin_scores, pick = best
+            regions += picks
+            chosen += [pick] * len(picks)
+            for region in picks:
                 mask = region.mask(bin_scores)
                 masks.append(mask)
                 for side in (0, 1):
@@ -330,7 +348,31 @@ class StratifiedImplementationSubject(ImplementationSubject):
             calls.append(alloc if d is SideDesign.STRATIFIED
                          else np.full(len(self.rates), au.trials, dtype=np.int64))
         return StrataDesign(tuple(regions), tuple(designs), tuple(calls),
-                            tuple(masks) if own else None, stats if own else None)
+                            tuple(masks) if own else None,
+                            tuple(c[1] for c in chosen) if own else None,
+                            tuple(c[0] for c in chosen), tuple(c[2] for c in chosen))
+
+    def _selection_histogram(self, side: int, stat: Statistic, rest: Pilot, half: int,
+                             labels) -> np.ndarray:
+        """The selection half's histogram per stratum of ``side`` under ``stat``."""
+        out = (rest.p, rest.q)[side]
+        h = np.zeros((self.weights(side).shape[1], stat.n_bins), dtype=np.int64)
+        np.add.at(h, (labels[side][half:], stat.indices(out)), 1)
+        return h
+
+    def _rate_picks(self, hist, bin_scores, score: Score, stat: Statistic, rest: Pilot,
+                    weights, rows) -> tuple:
+        """The regions of the rates ``rows`` on one score: each rate's pick on the
+        rate-weighted selection half, against the pooled half's region
+        (:func:`audit.estimation.strata_regions.rate_regions`)."""
+        au = self.config.audit
+        counted = SampleCounts(stat.counts(rest.p), stat.counts(rest.q), len(rest.p))
+        pooled = policy.choose_region(Selection.PILOT, score, stat, delta=self.delta,
+                                      alpha=au.alpha, trials=au.trials,
+                                      selection_counts=counted)
+        return rate_regions(hist[0], hist[1], bin_scores, weights[0][rows], weights[1][rows],
+                            self.delta, guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
+                            trials=au.trials, alpha_side=self.alpha_side)
 
     def _side_design(self, side: int, p_hat, w, alloc, numerator) -> SideDesign:
         sides = self.config.strata.sides

@@ -61,10 +61,10 @@ def _doc(seed: int = 1, trials: int = 2000, **strata) -> dict:
 
 def _masses(subject, g: int) -> tuple[float, float]:
     """Exact masses (numerator, denominator) of the audit's region at rate g of its grid."""
-    design, stat, score = (subject.state[k] for k in ("design", "statistic", "score"))
-    own = subject.state["rate_scores"]  # each rate's score and statistic (strata.scores)
-    if own is not None:
-        score, stat = own[0][g], own[1][g]
+    design, stat = subject.state["design"], subject.state["statistic"]
+    score = design.scores[g]  # each rate's own or the pooled score
+    if design.statistics is not None:
+        stat = design.statistics[g]
     region = design.regions[g]
     in_region = region.mask(stat.bin_scores(score))[stat.indices(np.array([0., 1.]))]
     w0 = (1.0 - subject.rates[g]) ** N  # z′ fully observed
@@ -286,7 +286,7 @@ def test_each_rate_gets_its_own_score_and_the_pilot_of_separate_audits():
     assert len(scores) == len(statistics) == len(RATES)
     assert res.bound.own_scores and not res.bound.simultaneous
     assert res.to_dict()["strata"]["own_scores"] is True
-    assert "each rate its own score and region" in res.describe()
+    assert "each rate its own region, on its own or the pooled score" in res.describe()
     doc["strata"]["scores"] = "pooled"
     pooled = make_subject(config_from_dict(doc), implementation=IMPL)
     assert not run_audit(subject=pooled).bound.own_scores
