@@ -19,7 +19,6 @@ once.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from audit.estimation.binomial import (
     cp_upper_array,
     eps_from_bounds,
 )
+from audit.estimation.strata_looks import over_looks
 
 __all__ = [
     "MAX_ENTRIES",
@@ -51,9 +51,6 @@ __all__ = [
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
-    "MAX_LOOKS",
-    "look_calls",
-    "over_looks",
 ]
 
 #: Most maskable entries of one side (MAX_ENTRIES + 1 strata).
@@ -63,8 +60,6 @@ MAX_RATES = 64
 #: A stratum whose weight is below this at every rate of the grid gets no calls (it then
 #: adds its weight to the upper bound and nothing to the lower).
 MIN_WEIGHT = 1e-9
-#: Most looks of a sequential stratified audit.
-MAX_LOOKS = 16
 #: The design rule predicts each bound with the expected counts moved this many standard
 #: deviations against it (as the model's region choice does).
 PESSIMISM_SD = 1.0
@@ -564,50 +559,3 @@ class StratifiedBound:
             raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
                              f"{exc})") from None
 
-
-def look_calls(calls, looks: int) -> np.ndarray:
-    """Cumulative calls per run at each look of a sequential run: ⌊n · 2^(j − looks + 1)⌋ at
-    look j = 0..looks − 1 (the budget halved back from the last look, which makes all of
-    ``calls``), shape (looks, runs)."""
-    looks = check_positive_int(looks, "looks")
-    if looks > MAX_LOOKS:
-        raise ValueError(f"looks must be in [1, {MAX_LOOKS}], got looks={looks}")
-    n = np.asarray(calls, dtype=np.int64)
-    frac = 2.0 ** (np.arange(looks) - looks + 1)
-    out = np.floor(n[None, :] * frac[:, None]).astype(np.int64)
-    out[-1] = n
-    return out
-
-
-def over_looks(bounds: Sequence[StratifiedBound], planned: int, alpha: float,
-               stop: str | None) -> StratifiedBound:
-    """The bound of a sequential stratified run from the bounds at the looks it made, each at
-    ``alpha / planned``: at each rate the largest ε_lower over the looks (with its masses
-    and region), the plug-in value and calls of the last look. Every look's one-sided
-    intervals hold at once with probability ≥ 1 − alpha (Bonferroni over the ``planned``
-    looks, declared before the run), so the maximum is valid after any rule that stops at a
-    look (docs/THEORY.md §8.5).
-
-    Raises
-    ------
-    ValueError
-        No bound, more bounds than ``planned``, or a bound not at ``alpha / planned``.
-    """
-    alpha = check_alpha(alpha)
-    planned = check_positive_int(planned, "planned")
-    if not bounds or len(bounds) > planned:
-        raise ValueError(f"over_looks needs 1 to planned={planned} bounds, got {len(bounds)}")
-    if any(not math.isclose(b.alpha * planned, alpha, rel_tol=1e-9) for b in bounds):
-        raise ValueError(f"each look's bound must hold at alpha / planned = {alpha / planned:g}"
-                         f", got {[b.alpha for b in bounds]}")
-    last = bounds[-1]
-    eps = np.array([b.eps for b in bounds])
-    best = np.argmax(eps, axis=0)  # per rate, the look whose bound is largest (first on ties)
-
-    def pick(name: str) -> tuple:
-        return tuple(getattr(bounds[j], name)[g] for g, j in enumerate(best))
-
-    return dataclasses.replace(
-        last, eps=pick("eps"), p_lower=pick("p_lower"), q_upper=pick("q_upper"),
-        directions=pick("directions"), thresholds=pick("thresholds"), alpha=alpha,
-        looks=planned, looks_run=len(bounds), stop=stop)

@@ -49,7 +49,8 @@ class StrataConfig:
     looks: int | None = None
 
     def __post_init__(self) -> None:
-        from audit.estimation.strata import MAX_LOOKS, check_rates  # (no scipy imported)
+        from audit.estimation.strata import check_rates  # (the config imports no scipy)
+        from audit.estimation.strata_looks import MAX_LOOKS
 
         object.__setattr__(self, "by", StrataBy.parse(self.by, "strata.by"))
         object.__setattr__(self, "rates", tuple(float(r) for r in

@@ -53,6 +53,7 @@ from audit.enums import AuditMode, Direction, Selection, SideDesign, StopRule, S
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
+from audit.estimation.strata_looks import look_calls
 from audit.estimation.strata_regions import (
     rate_regions,
     region_prediction,
@@ -408,7 +409,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
         own = design.statistics is not None
         looks = self.looks
         sequential = self.config.audit.mode is AuditMode.SEQUENTIAL
-        schedule = [st.look_calls(design.calls[side], looks) for side in (0, 1)]
+        schedule = [look_calls(design.calls[side], looks) for side in (0, 1)]
         hists = [[np.zeros((c.size, s.n_bins), dtype=np.int64) for s in stats]
                  for c in design.calls]
         bar = _bar(sum(-(-int(c.sum()) // self.chunk) for c in design.calls),
