@@ -412,17 +412,16 @@ class StratifiedImplementationSubject(ImplementationSubject):
         schedule = [look_calls(design.calls[side], looks) for side in (0, 1)]
         hists = [[np.zeros((c.size, s.n_bins), dtype=np.int64) for s in stats]
                  for c in design.calls]
-        bar = _bar(sum(-(-int(c.sum()) // self.chunk) for c in design.calls),
+        increments = [np.diff(c, axis=0, prepend=0) for c in schedule]  # (looks, runs)
+        bar = _bar(sum(int((-(-inc // self.chunk)).sum()) for inc in increments),
                    f"{self.config.name}: {label}", progress)
         bin_scores = statistic.bin_scores(self.state["score"])
         bounds, snapshot = [], None
         try:
             for j in range(looks):
                 for side in (0, 1):
-                    before = schedule[side][j - 1] if j else np.zeros_like(schedule[side][0])
-                    self._count_side(side, design, schedule[side][j] - before, stats,
-                                     hists[side], seed, j if sequential else None, label,
-                                     checkpoint, bar)
+                    self._count_side(side, design, increments[side][j], stats, hists[side],
+                                     seed, j if sequential else None, label, checkpoint, bar)
                 sides = [st.SideCounts(design.designs[side],
                                        hists[side][self.main if own else 0],
                                        schedule[side][j], self.weights(side),
