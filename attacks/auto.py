@@ -82,8 +82,8 @@ def held_out_epsilon(score: Score, held: Pilot, alpha: float = 0.05) -> float:
 
 @dataclass(frozen=True)
 class Auto(BlackBoxAttack):
-    """Categorical counting, the density ratio, the additive or the k-NN score, chosen on
-    the pilot.
+    """Categorical counting, the density ratio, the additive, isotonic or k-NN score, chosen
+    on the pilot.
 
     Parameters
     ----------
