@@ -9,10 +9,9 @@ flat beyond both centres, and so, up to a few steps of sampling noise, is its is
 the score is nearly constant on the orthant where every coordinate lies beyond its larger
 centre, the region that carries the whole ratio e^ε (3-coordinate Laplace, b = 3: mass 1/8
 under z). A smoothed histogram ratio (:class:`attacks.additive.AdditiveDensityRatio`) rounds
-that corner off. Where a coordinate's
-log-ratio is not monotone (a change of scale, Laplace against Gaussian at one mean) the fit is
-its best monotone approximation and the additive or k-NN score is the one to use (``auto``
-compares them on the pilot).
+that corner off. Where a coordinate's log-ratio is not monotone (a change of scale, Laplace
+against Gaussian at one mean) the fit is its best monotone approximation and the additive or
+k-NN score is the one to use (``auto`` compares them on the pilot).
 
 Each coordinate: the finite pilot values of both sides pooled and sorted, labelled 1 (z) or 0
 (z'), fitted by :func:`scipy.optimize.isotonic_regression` in both directions; the direction
@@ -46,31 +45,6 @@ MIN_BLOCK_VALUES = 10
 def _log_likelihood(labels: np.ndarray, eta: np.ndarray) -> float:
     eta = np.clip(eta, 1e-12, 1.0 - 1e-12)
     return float(np.sum(labels * np.log(eta) + (1.0 - labels) * np.log1p(-eta)))
-
-
-def _blocks(u: np.ndarray, labels: np.ndarray) -> tuple[float, object]:
-    """The isotonic fit of ``labels`` on sorted ``u`` with the larger log-likelihood of the
-    two directions (ties: increasing), and that log-likelihood."""
-    fits = [isotonic_regression(labels, increasing=inc) for inc in (True, False)]
-    lls = [_log_likelihood(labels, r.x) for r in fits]
-    best = int(np.argmax(lls))
-    return lls[best], fits[best]
-
-
-def _steps(u: np.ndarray, labels: np.ndarray, fit, n_a: int, n_b: int, pc: float
-           ) -> tuple[list, list]:
-    """(knots, values) of a fit's blocks on sorted ``u``: each block's two ends."""
-    knots, values = [], []
-    starts = fit.blocks
-    for s, e in zip(starts[:-1], starts[1:], strict=True):
-        k_p = float(labels[s:e].sum())
-        k_q = float(e - s) - k_p
-        v = float(np.log((k_p + pc) / n_a) - np.log((k_q + pc) / n_b))
-        for t in (u[s], u[e - 1]):  # the block's ends (one knot when they coincide)
-            if not knots or t > knots[-1]:
-                knots.append(float(t))
-                values.append(v)
-    return knots, values
 
 
 def _merged(starts, labels: np.ndarray, min_block: int) -> list[tuple[int, int]]:
