@@ -155,6 +155,12 @@ class PlannedSubject:
     def fit_rates(self, fit, pilot, bins: int) -> None:
         """One setting, one score: nothing more to fit."""
 
+    @property
+    def tests_at_looks(self) -> bool:
+        """Whether the subject runs its own sequential test at declared looks, the runner's
+        chunk-by-chunk monitor unused (an optional member: a stratified audit says True)."""
+        return False
+
 
 def pilot_size(subject: Subject) -> int:
     """Pilot draws (or calls) per side of ``subject``'s audit: ``audit.pilot_trials``, else
