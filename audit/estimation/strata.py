@@ -558,4 +558,3 @@ class StratifiedBound:
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"witness is not a strata bound ({type(exc).__name__}: "
                              f"{exc})") from None
-

@@ -71,7 +71,7 @@ _PILOT_HALVES = (0, 1)  # run_key parts of the pilot's fit and selection halves
 _RESAMPLE_TAG = 0x52415445  # the seed part of the per-rate resamples of the fit half
 #: most counters one side keeps for per-rate scores (rates × runs × bins): 128 MiB
 MAX_RATE_COUNTERS = 2**24
-_MAIN_STRATA, _MAIN_RATES = 2, 3
+_MAIN_STRATA = 2  # run_key parts of the fixed main run: 2 (strata), 3 (rates)
 _LOOK_PARTS = 4  # run_key parts of a sequential run: 4 + 2j (strata), 5 + 2j (rates), look j
 
 
@@ -88,8 +88,6 @@ class StrataDesign:
     masks: tuple | None = None
     statistics: tuple | None = None
     scores: tuple | None = None
-    #: per rate, whether its region is on the pooled score
-    pooled_at: tuple = ()
 
 
 def _spread(total: int, weights: np.ndarray) -> np.ndarray:
@@ -309,25 +307,25 @@ class StratifiedImplementationSubject(ImplementationSubject):
         groups = ([(g, slice(g, g + 1)) for g in range(len(self.rates))] if own
                   else [(0, slice(None))])
         regions, masks, p_hats, chosen = [], [], [[], []], []
-        hists: dict[int, list] = {}  # the selection half's histograms per statistic (by id)
+        seen: dict[int, tuple] = {}  # per statistic (by id): its selection-half histograms,
+        # its bin scores and the pooled half's region on it, for every rate alike
         for g, rows in groups:
-            options = [(scores[g], stats[g], not own)]
-            if own:
-                options.append((pooled_score, statistic, True))
+            options = [(scores[g], stats[g])] + ([(pooled_score, statistic)] if own else [])
             best = None
-            for score, stat, is_pooled in options:
-                if id(stat) not in hists:
-                    hists[id(stat)] = [self._selection_histogram(side, stat, rest, half,
-                                                                 labels) for side in (0, 1)]
-                hist = hists[id(stat)]
-                bin_scores = stat.bin_scores(score)
-                picks = self._rate_picks(hist, bin_scores, score, stat, rest, weights, rows)
-                value = np.array([region_prediction(
+            for score, stat in options:
+                if id(stat) not in seen:
+                    seen[id(stat)] = self._on_score(score, stat, rest, half, labels)
+                hist, bin_scores, pooled = seen[id(stat)]
+                picks = rate_regions(hist[0], hist[1], bin_scores, weights[0][rows],
+                                     weights[1][rows], self.delta,
+                                     guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
+                                     trials=au.trials, alpha_side=self.alpha_side)
+                value = 0.0 if len(options) == 1 else sum(region_prediction(
                     r, bin_scores, hist[0], hist[1], weights[0][rows], weights[1][rows],
                     au.trials, self.alpha_side, self.delta, PILOT_GUARD_ALPHA)[i]
-                    for i, r in enumerate(picks)]).sum()
+                    for i, r in enumerate(picks))
                 if best is None or value > best[0]:  # ties: the rate's own score
-                    best = (value, picks, hist, bin_scores, (score, stat, is_pooled))
+                    best = (value, picks, hist, bin_scores, (score, stat))
             _, picks, hist, bin_scores, pick = best
             regions += picks
             chosen += [pick] * len(picks)
@@ -351,29 +349,24 @@ class StratifiedImplementationSubject(ImplementationSubject):
         return StrataDesign(tuple(regions), tuple(designs), tuple(calls),
                             tuple(masks) if own else None,
                             tuple(c[1] for c in chosen) if own else None,
-                            tuple(c[0] for c in chosen), tuple(c[2] for c in chosen))
+                            tuple(c[0] for c in chosen))
 
-    def _selection_histogram(self, side: int, stat: Statistic, rest: Pilot, half: int,
-                             labels) -> np.ndarray:
-        """The selection half's histogram per stratum of ``side`` under ``stat``."""
-        out = (rest.p, rest.q)[side]
-        h = np.zeros((self.weights(side).shape[1], stat.n_bins), dtype=np.int64)
-        np.add.at(h, (labels[side][half:], stat.indices(out)), 1)
-        return h
-
-    def _rate_picks(self, hist, bin_scores, score: Score, stat: Statistic, rest: Pilot,
-                    weights, rows) -> tuple:
-        """The regions of the rates ``rows`` on one score: each rate's pick on the
-        rate-weighted selection half, against the pooled half's region
-        (:func:`audit.estimation.strata_regions.rate_regions`)."""
+    def _on_score(self, score: Score, stat: Statistic, rest: Pilot, half: int, labels
+                  ) -> tuple:
+        """On one score: the selection half's histograms per stratum of each side, the bins'
+        scores, and the region the pooled selection half chooses (every stratum alike; a
+        candidate against each rate's own pick, :func:`rate_regions`)."""
         au = self.config.audit
+        hist = []
+        for side, out in enumerate((rest.p, rest.q)):
+            h = np.zeros((self.weights(side).shape[1], stat.n_bins), dtype=np.int64)
+            np.add.at(h, (labels[side][half:], stat.indices(out)), 1)
+            hist.append(h)
         counted = SampleCounts(stat.counts(rest.p), stat.counts(rest.q), len(rest.p))
         pooled = policy.choose_region(Selection.PILOT, score, stat, delta=self.delta,
                                       alpha=au.alpha, trials=au.trials,
                                       selection_counts=counted)
-        return rate_regions(hist[0], hist[1], bin_scores, weights[0][rows], weights[1][rows],
-                            self.delta, guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
-                            trials=au.trials, alpha_side=self.alpha_side)
+        return hist, stat.bin_scores(score), pooled
 
     def _side_design(self, side: int, p_hat, w, alloc, numerator) -> SideDesign:
         sides = self.config.strata.sides
@@ -416,6 +409,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
         bar = _bar(sum(int((-(-inc // self.chunk)).sum()) for inc in increments),
                    f"{self.config.name}: {label}", progress)
         bin_scores = statistic.bin_scores(self.state["score"])
+        amplified = self._amplified()
         bounds, snapshot = [], None
         try:
             for j in range(looks):
@@ -429,7 +423,7 @@ class StratifiedImplementationSubject(ImplementationSubject):
                          for side in (0, 1)]
                 snapshot = st.StratifiedCounts(
                     sides[0], sides[1], self.rates, self.main,
-                    max(int(schedule[side][j].sum()) for side in (0, 1)), self._amplified(),
+                    max(int(schedule[side][j].sum()) for side in (0, 1)), amplified,
                     regions=design.regions, masks=design.masks)
                 if not sequential:
                     return snapshot
@@ -453,9 +447,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
         from audit.model.missingness import make_missingness
 
         stratified = design.designs[side] is SideDesign.STRATIFIED
-        part = _MAIN_STRATA if stratified else _MAIN_RATES
-        if look is not None:
-            part += _LOOK_PARTS - _MAIN_STRATA + 2 * look
+        part = ((_MAIN_STRATA if look is None else _LOOK_PARTS + 2 * look)
+                + (0 if stratified else 1))
         for r, n_r in enumerate(calls):
             if not n_r:
                 continue

@@ -284,12 +284,13 @@ def test_each_rate_gets_its_own_score_and_the_pilot_of_separate_audits():
     res = run_audit(subject=subject)
     scores, statistics = subject.state["rate_scores"]
     assert len(scores) == len(statistics) == len(RATES)
-    # each rate's region is on its own score or on the pooled one, as the design records
+    # each rate's region is on its own score and statistic or on the pooled pair, never a mix
     design = subject.state["design"]
-    for g, pooled in enumerate(design.pooled_at):
-        own_pair = (scores[g], statistics[g])
-        pooled_pair = (subject.state["score"], subject.state["statistic"])
-        assert (design.scores[g], design.statistics[g]) == (pooled_pair if pooled else own_pair)
+    assert len(design.scores) == len(design.statistics) == len(RATES)
+    pooled_pair = (subject.state["score"], subject.state["statistic"])
+    for g in range(len(RATES)):
+        pair = (design.scores[g], design.statistics[g])
+        assert pair == (scores[g], statistics[g]) or pair == pooled_pair
     assert res.bound.own_scores and not res.bound.simultaneous
     assert res.to_dict()["strata"]["own_scores"] is True
     assert "each rate its own region, on its own or the pooled score" in res.describe()
