@@ -176,6 +176,18 @@ def main() -> None:
         print(f"error: --audits must be >= 2, --trials >= 1 and --pilot >= 2, got --audits="
               f"{args.audits} --trials={args.trials} --pilot={args.pilot}", file=sys.stderr)
         raise SystemExit(2)
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.factory import make_subject
+
+    try:  # every config checked (and its pilot's memory bound) before any call
+        for case in args.cases:
+            trials = args.trials_l1_l2 if case == "l1-l2" else args.trials
+            for attack in args.attacks:
+                make_subject(config_from_dict(config(case, attack, trials, 0, args.pilot)),
+                             implementation=implementation(case))
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        raise SystemExit(2) from None
     rows = []
     for case in args.cases:
         truth = CASES[case][3] if not case.startswith("svt") else svt_epsilon(case != "svt")
