@@ -70,7 +70,9 @@ shared core: the default run (4·10⁵ calls per side, 4·10⁴ per candidate) t
 4·10⁶ and 2·10⁵ it took 93 s (and finds ReportNoisyMax3's "all below", ε_lower 0.239, and
 SVT6 0.226). ``full`` (5·10⁷ calls per side, 2·10⁶ per candidate) is 12.5× that, about
 20 min on one core by linear extrapolation (not run here). DP-Sniper's own final budget,
-2·10⁸ calls per side, would take about 80 min on one core: not the ``full`` size.
+2·10⁸ calls per side, was tried as ``full`` (``suite --full --only tester_benchmark --jobs
+2``): the twelve audits had not finished after 27 min on two cores (both workers near 60 %
+of a core, the parent at 60–70 % merging their chunks), so it is not the ``full`` size.
 
 References
 ----------

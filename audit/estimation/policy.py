@@ -151,7 +151,9 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
                                               trials, delta, alpha)
     return regions.select_region_on_pilot(selection_counts.counts_p,
                                           selection_counts.counts_q, bin_scores, delta,
-                                          pilot_alpha=regions.PILOT_GUARD_ALPHA)
+                                          guard="predicted",
+                                          pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                          trials=trials, alpha=alpha)
 
 
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,

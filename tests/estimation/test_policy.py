@@ -79,7 +79,9 @@ def test_choose_region_and_fixed_bound_agree_with_the_region_functions():
                                   trials=10, selection_counts=counts)
     direct = regions.select_region_on_pilot(counts.counts_p, counts.counts_q,
                                             score.per_bin(statistic.edges), 0.0,
-                                            pilot_alpha=regions.PILOT_GUARD_ALPHA)
+                                            guard="predicted",
+                                            pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                            trials=10, alpha=0.05)
     assert region == direct and region.direction is Direction.Z_VS_ZPRIME
     main = type("C", (), {"counts_p": statistic.counts(rng.normal(1.0, 1.0, 20_000)),
                           "counts_q": statistic.counts(rng.normal(0.0, 1.0, 20_000))})()

@@ -20,6 +20,7 @@ from audit.estimation.regions import (
     check_histograms,
     grid_bound,
     model_bin_probabilities,
+    predicted_bounds,
     region_bound,
     region_counts,
     select_region_by_model,
@@ -105,6 +106,46 @@ def test_pilot_selection_finds_the_separating_region():
     assert select_region_on_pilot(cp, cq, score, 0.0) in (Region(GE, 2.0), Region(LE, -2.0))
 
 
+def test_predicted_bounds_by_hand():
+    # every candidate against scipy's Beta quantiles on expected main-run counts
+    a, trials, alpha, delta = 1e-3 / 2, 5000, 0.05, 0.01
+    th = np.unique(SCORE)
+    pred = predicted_bounds(region_counts(CP, CQ, SCORE, th), delta, 1e-3, trials, alpha)
+    for d in (GE, LE):
+        for i, t in enumerate(th):
+            mask = SCORE >= t if d is GE else SCORE <= t
+            num, den = (CP, CQ) if d is GE else (CQ, CP)
+            k, n, kd, nd = num[mask].sum(), num.sum(), den[mask].sum(), den.sum()
+            rate = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
+            m_num, m_den = rate * trials, min((kd + 1) / nd, 1.0) * trials
+            lo = stats.beta.ppf(alpha / 2, m_num, trials - m_num + 1) if m_num > 0 else 0.0
+            hi = (stats.beta.ppf(1 - alpha / 2, m_den + 1, trials - m_den)
+                  if m_den < trials else 1.0)
+            want = max(math.log((lo - delta) / hi), 0.0) if lo > delta else 0.0
+            assert pred[0 if d is GE else 1, i] == pytest.approx(want, rel=1e-9, abs=1e-12)
+
+
+def test_predicted_guard_takes_the_tail_event_the_main_run_will_certify():
+    # A 1.5 % tail of P the pilot (1,000 calls per side) saw 15 times and Q never, beside a
+    # bulk of plug-in ε ≈ 0.4. The Clopper–Pearson guard on the pilot's own counts rates the
+    # tail 0 and keeps the bulk (0.22 against 0); 10⁴ main calls would certify the tail at
+    # ε ≈ 3.5, and the prediction (0.80 against 0.31) takes it. With 1,000 main calls the
+    # tail is not worth it and the prediction keeps the bulk too.
+    cp = np.array([385, 600, 15])
+    cq = np.array([600, 400, 0])
+    score = np.array([-1.0, 0.0, 1.0])
+    tail = Region(GE, 1.0)
+    assert select_region_on_pilot(cp, cq, score, 0.0, pilot_alpha=1e-3) == Region(LE, -1.0)
+    assert select_region_on_pilot(cp, cq, score, 0.0, guard="predicted", pilot_alpha=1e-3,
+                                  trials=10_000) == tail
+    assert select_region_on_pilot(cp, cq, score, 0.0, guard="predicted", pilot_alpha=1e-3,
+                                  trials=1_000) == Region(LE, -1.0)
+    # a main run of the pilot's proportions: the tail's bound far above the bulk's
+    main = (10 * cp, 10 * cq, score)
+    assert region_bound(*main, tail, 0.0, 0.05).eps_lower > 3.5
+    assert region_bound(*main, Region(LE, -1.0), 0.0, 0.05).eps_lower < 0.5
+
+
 def test_model_bin_probabilities_are_scipys_laplace_masses():
     law = Mixture(np.array([0.3, 0.7]), np.array([0.0, 2.0]), "laplace", 1.5)
     edges = np.linspace(-4.0, 6.0, 21)
@@ -179,6 +220,10 @@ def test_plug_in_by_hand():
     (lambda: select_region_on_pilot(CP, CQ, SCORE, 1.5), "delta must be in"),
     (lambda: select_region_on_pilot(CP, CQ, SCORE, 0.0, pilot_alpha=0.0), "alpha must be in"),
     (lambda: select_region_on_pilot(CP[:3], CQ, SCORE, 0.0), "pilot_counts_p, pilot_counts_q"),
+    (lambda: select_region_on_pilot(CP, CQ, SCORE, 0.0, guard="predicted"),
+     "trials must be an integer >= 1"),
+    (lambda: select_region_on_pilot(CP, CQ, SCORE, 0.0, guard="predicted", trials=10,
+                                    alpha=0.0), "alpha must be in"),
 ])
 def test_each_parameter_is_validated(call, message):
     with pytest.raises(ValueError, match=message):
