@@ -319,10 +319,8 @@ def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials:
     # pilot denominator is empty is not predicted an empty one on the main run
     den_rate = np.stack([(rc.q_ge + 1) / rc.n_q, (rc.p_le + 1) / rc.n_p]).clip(max=1.0)
     n = float(trials)
-    lo = cp_lower_array(num_rate * n, n, alpha / 2) - delta
-    hi = cp_upper_array(np.minimum(den_rate * n, n), n, alpha / 2)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
+    return eps_from_bounds(cp_lower_array(num_rate * n, n, alpha / 2),
+                           cp_upper_array(den_rate * n, n, alpha / 2), delta)
 
 
 def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
