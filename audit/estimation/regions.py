@@ -271,9 +271,6 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
     if guard not in ("cp", "point", "predicted"):
         raise ValueError(f"guard must be one of 'cp', 'point', 'predicted', got "
                          f"guard={guard!r}")
-    if guard == "predicted":
-        trials = check_positive_int(trials, "trials")
-        alpha = check_alpha(alpha)
     thresholds = np.unique(sc)
     rc = region_counts(cp_, cq_, sc, thresholds)
     num = np.stack([rc.p_ge / rc.n_p, rc.q_le / rc.n_q]) - delta
@@ -313,7 +310,10 @@ def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials:
     deviations at 5·10⁻⁴) rules out the tail regions the main run measures well
     (ReportNoisyMax4 of the tester benchmark: 0.14 against 0.36 over four seeds).
     """
-    a = pilot_alpha / 2
+    delta = check_delta(delta)
+    a = check_alpha(pilot_alpha) / 2
+    trials = check_positive_int(trials, "trials")
+    alpha = check_alpha(alpha)
     num_rate = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
     # the denominator one pseudo-call up, as the plug-in value counts it: a region whose
     # pilot denominator is empty is not predicted an empty one on the main run

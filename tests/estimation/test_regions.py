@@ -224,6 +224,12 @@ def test_plug_in_by_hand():
      "trials must be an integer >= 1"),
     (lambda: select_region_on_pilot(CP, CQ, SCORE, 0.0, guard="predicted", trials=10,
                                     alpha=0.0), "alpha must be in"),
+    (lambda: predicted_bounds(region_counts(CP, CQ, SCORE, [0.0]), 0.0, 1e-3, 0, 0.05),
+     "trials must be an integer >= 1"),
+    (lambda: predicted_bounds(region_counts(CP, CQ, SCORE, [0.0]), 0.0, 1e-3, 10, 1.0),
+     "alpha must be in"),
+    (lambda: predicted_bounds(region_counts(CP, CQ, SCORE, [0.0]), -0.5, 1e-3, 10, 0.05),
+     "delta must be in"),
 ])
 def test_each_parameter_is_validated(call, message):
     with pytest.raises(ValueError, match=message):
