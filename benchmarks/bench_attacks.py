@@ -2,7 +2,8 @@
 
 Each case is an implementation audited as a black box (``run_audit`` with a
 ``CallableImplementation``), ``--trials`` main calls per side (the pilot excluded: by default
-a fifth of the budget and at least 1,000 calls per side, or ``--pilot`` calls per side),
+the implementation audit's rule, as many calls as the main run up to 10^4 per side, or
+``--pilot`` calls per side),
 seeds 0 … ``--audits`` − 1, δ = 0, 95 % confidence, every other setting the default. The
 differing record is the first one; the releases read it only.
 

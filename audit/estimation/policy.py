@@ -57,11 +57,13 @@ class PilotRule:
     ``divisor``, ``lo`` and ``hi``: the default pilot is the main run's trials divided by
     ``divisor``, clipped to [lo, hi] (``hi`` None: no upper clip; the subject bounds what it
     holds in memory) (a subject that draws millions per second affords a larger
-    pilot than a library called thousands of times per second). ``raw_cap``: most raw draws
-    per side held in memory (None: the whole raw part). ``counted_selection``: the selection
-    part of the pilot is drawn separately and counted as drawn (cheap for kernels), instead of
-    being the tail of the raw draws. ``scale``: the pilot of as many audits at once (a
-    stratified grid of rates), still within ``hi``.
+    pilot than a library called thousands of times per second). ``whole``: the pilot is at
+    least min(trials, whole), the main run's own size up to ``whole`` calls (on small budgets
+    the attack's fit, not the main run's counts, limits the bound). ``raw_cap``: most raw
+    draws per side held in memory (None: the whole raw part). ``counted_selection``: the
+    selection part of the pilot is drawn separately and counted as drawn (cheap for kernels),
+    instead of being the tail of the raw draws. ``scale``: the pilot of as many audits at
+    once (a stratified grid of rates), still within ``hi``.
     """
 
     divisor: int
@@ -70,10 +72,11 @@ class PilotRule:
     raw_cap: int | None
     counted_selection: bool
     scale: int = 1
+    whole: int = 0
 
     def default_size(self, trials: int) -> int:
         """The pilot size when ``audit.pilot_trials`` is not set."""
-        size = trials // self.divisor
+        size = max(trials // self.divisor, min(trials, self.whole))
         one = max(self.lo, size if self.hi is None else min(size, self.hi))
         return one * self.scale if self.hi is None else max(one, min(one * self.scale,
                                                                      self.hi))

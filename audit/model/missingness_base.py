@@ -183,6 +183,8 @@ class IndependentFeatures(Mechanism):
         x = _check_records(records)
         self._check_d(x.shape[1])
         q = self._rates(np.nan_to_num(x, nan=0.0))
+        if not q.any():  # nothing can go missing: no draw (the generator is left untouched)
+            return np.zeros(x.shape, dtype=bool)
         return _rng(rng).random(x.shape) < q
 
     def mask_structure(self, record) -> IndependentMasks:

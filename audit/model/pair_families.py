@@ -15,7 +15,9 @@ other records 0, one list per :class:`audit.enums.PairFamily`:
   DP-Sniper (Bichsel et al., S&P 2021), on a one-record dataset whose record is the query
   vector x (n = 1): x = 0 against x′ = x + u·pattern with u = min(1, B) (adjacency
   ‖x − x′‖∞ ≤ 1): one above, one below, one above rest below, one below rest above, half
-  above half below, all above, all below, and the X shape (x = (u, u, 0, …), x′ = (0, 0, u, …));
+  above half below, all above, all below, and the X shape (x = −u on the second half of the
+  entries, x′ = −u on the first half, the halves split at ⌊d/2⌋: StatDP's (1, …, 1, 0, …, 0)
+  against (0, …, 0, 1, …, 1) taken about its base input (1, …, 1), as every other pattern is);
 - ``list``: the user's pairs, as given.
 
 Each family is capped at ``cap`` candidates, sampled without replacement by a seeded
@@ -113,7 +115,7 @@ def _tester_offsets(d: int) -> dict[str, np.ndarray]:
     one = np.zeros(d)
     one[0] = 1.0
     rest = 1.0 - one
-    half = np.where(np.arange(d) < d // 2, -1.0, 1.0)
+    half = np.where(np.arange(d) < d // 2, 1.0, -1.0)  # StatDP's: the first ⌊d/2⌋ above
     return {"one above": one, "one below": -one, "one above rest below": one - rest,
             "one below rest above": rest - one, "half above half below": half,
             "all above": np.ones(d), "all below": -np.ones(d)}
@@ -123,9 +125,9 @@ def _tester_pairs(d: int, bound: float, cap: int, rng) -> list:
     u = min(1.0, bound)
     x = np.zeros(d)
     out = [(name, x, u * off) for name, off in _tester_offsets(d).items()]
-    if d >= 2:
-        a = np.where(np.arange(d) < (d + 1) // 2 - (d > 2), u, 0.0)
-        out.append(("x shape", a, u - a))
+    if d >= 2:  # StatDP's X shape about its base: the second half one below, or the first
+        first = np.arange(d) < d // 2
+        out.append(("x shape", np.where(first, 0.0, -u), np.where(first, -u, 0.0)))
     seen, keep = set(), []
     for lab, a, b in out:  # d = 1 makes some patterns coincide
         key = (tuple(a), tuple(b))

@@ -49,10 +49,13 @@ from audit.theory import accountant as acc
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
            "PILOT_RULE", "DEFAULT_CHUNK"]
 
-#: A fifth of the budget, at least 1,000 calls per side, with no fixed cap (a pilot capped at
-#: 5·10^4 loses most of the power of a 10^7-call audit); held raw, its second half chooses the
-#: region, so its size is bounded by memory (:data:`MAX_PILOT_BYTES`) instead.
-PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=None, raw_cap=None, counted_selection=False)
+#: As many calls as the main run up to 10^4 per side, at least 10^4 above, a fifth of the
+#: budget from 5·10^4 on, with no fixed cap (a pilot capped at 5·10^4 loses most of the power
+#: of a 10^7-call audit; one of 1,000 calls, that of a 5,000-call vector audit); held raw, its
+#: second half chooses the region, so its size is bounded by memory (:data:`MAX_PILOT_BYTES`)
+#: instead.
+PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=None, raw_cap=None, counted_selection=False,
+                       whole=10_000)
 #: Calls per side in one chunk when neither the config nor the caller sets it.
 DEFAULT_CHUNK = 1000
 #: Most bytes of raw pilot outputs (both sides) an implementation audit holds in memory.
@@ -286,8 +289,9 @@ class ImplementationSubject(PlannedSubject):
                            seed, p.dim, self.batch)
 
     def _chunks(self, trials: int, seed: int, label: str, progress: bool,
-                checkpoint: str | None = None):
-        """(chunk, outputs on z, outputs on z') in chunk order, with a progress bar."""
+                checkpoint: str | None = None, reduce=None):
+        """(chunk, outputs on z, outputs on z') in chunk order, with a progress bar; with
+        ``reduce``, each side's outputs reduced (in the workers where they can be)."""
         from audit.simulation.callables import iter_chunks
 
         run = self._run(trials, seed)
@@ -296,7 +300,7 @@ class ImplementationSubject(PlannedSubject):
             chunks = iter_chunks(run, n_jobs=self.config.audit.jobs,
                                  backend=self.config.engine_backend, checkpoint=checkpoint,
                                  on_chunk=None if bar is None else lambda c: bar.update(1),
-                                 label=label)
+                                 label=label, reduce=reduce)
             try:
                 yield from chunks
             finally:
@@ -330,11 +334,12 @@ class ImplementationSubject(PlannedSubject):
         counts_p = np.zeros(statistic.n_bins, dtype=np.int64)
         counts_q = np.zeros(statistic.n_bins, dtype=np.int64)
         done = 0
-        for _, out_p, out_q in self._chunks(trials, seed, label, progress, checkpoint):
-            ip, iq = statistic.indices(out_p), statistic.indices(out_q)
+        # the workers bin their own outputs: only the bin indices travel back
+        for _, ip, iq in self._chunks(trials, seed, label, progress, checkpoint,
+                                      reduce=statistic.indices):
             counts_p += np.bincount(ip, minlength=statistic.n_bins)
             counts_q += np.bincount(iq, minlength=statistic.n_bins)
-            done += out_p.shape[0]
+            done += ip.shape[0]
             if monitor is not None and monitor.update(ip, iq):
                 break
         return SampleCounts(counts_p, counts_q, done)

@@ -23,7 +23,9 @@ run never imports numba.
 
 Checkpoints: with a directory, each finished chunk's raw outputs are saved atomically as
 ``DIR/<run hash>_c<chunk>.npz``; a rerun reads them back instead of calling again, and an
-exception in a worker mid-run leaves every chunk that finished on disk. The run hash
+exception mid-run leaves on disk every chunk that reached the caller before it (with
+workers, chunks computed ahead of the failing one are lost: joblib stops at the first
+exception). The run hash
 (:meth:`CallableRun.digest`) covers the implementation's code too
 (:func:`audit.simulation.checkpoints.code_digest`; :attr:`CallableRun.code_digest_strength`
 says how much of it), so a fixed mechanism never reuses the outputs of the buggy one. A chunk
@@ -68,7 +70,8 @@ from audit.simulation.processes import WorkerDiedError
 
 __all__ = ["ImplementationError", "ChunkMemoryError", "WorkerDiedError",
            "CheckpointWriteError", "CheckpointWarning", "MID_RUN_ERRORS", "CallableRun",
-           "chunk_generator", "call_chunk", "iter_chunks", "probe", "count_chunk_files"]
+           "TASK_CALLS", "TASK_BYTES", "chunk_generator", "call_chunk", "chunks_per_task",
+           "iter_chunks", "probe", "count_chunk_files"]
 
 
 class ImplementationError(ValueError):
@@ -87,6 +90,12 @@ class ChunkMemoryError(MemoryError):
 #: among them: a Ctrl-C stays the user's.
 MID_RUN_ERRORS = (ImplementationError, WorkerDiedError, CheckpointWriteError,
                   ChunkMemoryError)
+
+#: Calls per side one worker task aims at (:func:`chunks_per_task`): consecutive chunks go
+#: to a worker together, so that a small chunk does not cost one round trip to the pool.
+TASK_CALLS = 100_000
+#: Most bytes of raw outputs (both sides) one task of several chunks holds.
+TASK_BYTES = 64 * 2**20
 
 
 def chunk_generator(key: int, side: int, chunk: int) -> np.random.Generator:
@@ -331,7 +340,7 @@ def _check_picklable(run: CallableRun) -> None:
 
 def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = Backend.LOKY,
                 checkpoint=None, on_chunk: Callable[[int], None] | None = None,
-                label: str | None = None
+                label: str | None = None, reduce: Callable | None = None
                 ) -> Iterator[tuple[int, np.ndarray, np.ndarray]]:
     """The chunks of ``run`` in order, as (c, outputs on z, outputs on z').
 
@@ -341,6 +350,13 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     arrive. The outputs are the same for every ``n_jobs`` and ``backend``. The caller may stop
     iterating at any time (the sequential test does): pending work is cancelled and the
     workers are shut down. ``on_chunk(c)`` is called after each chunk (progress).
+
+    Without a checkpoint, workers take consecutive chunks in tasks (:func:`chunks_per_task`),
+    so small chunks do not cost one round trip each (chunks, seeds and order unchanged), and
+    with ``reduce`` each side's outputs of a chunk are replaced in the worker by
+    ``reduce(outputs)`` (e.g. their bin indices), so only the reduced arrays travel back. With
+    a checkpoint each chunk is a task of its own whose raw outputs come back to be saved (then
+    reduced here), so every chunk finished before a failure is on disk.
 
     Parameters
     ----------
@@ -359,6 +375,9 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
         Called with each chunk's index once it is read back or computed.
     label : str or None
         The run's name in messages (``"pilot"``, ``"main run"``); None: ``run.label``.
+    reduce : callable or None
+        Applied to each side's outputs of each chunk (picklable for process workers); None:
+        the raw outputs.
 
     Returns
     -------
@@ -389,15 +408,16 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     cap = processes.cap_workers(n_jobs, name="n_jobs", n_chunks=run.n_chunks, backend=backend)
     cap.warn(stacklevel=2)
     directory = check_directory(checkpoint)
-    if on_chunk is not None and not callable(on_chunk):
-        raise ValueError(f"on_chunk must be callable or None, got on_chunk={on_chunk!r}")
+    for name, func in (("on_chunk", on_chunk), ("reduce", reduce)):
+        if func is not None and not callable(func):
+            raise ValueError(f"{name} must be callable or None, got {name}={func!r}")
     in_process = cap.workers == 1 and backend is not Backend.DASK
     if not in_process and backend is not Backend.THREADING:
         _check_picklable(run)
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     return _iter_chunks(run, cap.workers, None if in_process else backend,
-                        _Chunks(directory, run), on_chunk)
+                        _Chunks(directory, run), on_chunk, reduce)
 
 
 class _Chunks:
@@ -443,28 +463,51 @@ class _Chunks:
             self.kept += 1
 
 
+def chunks_per_task(run: CallableRun, workers: int) -> int:
+    """Consecutive chunks one worker task runs: about :data:`TASK_CALLS` calls per side
+    holding at most :data:`TASK_BYTES` of raw outputs, at least 1, and few enough that every
+    worker gets at least four tasks."""
+    by_calls = TASK_CALLS // run.chunk
+    by_bytes = TASK_BYTES // (16 * run.chunk * max(run.dim, 1))
+    by_balance = run.n_chunks // (4 * max(int(workers), 1))
+    return max(1, min(by_calls, by_bytes, by_balance))
+
+
+def _reduced(result: tuple, reduce: Callable | None) -> tuple:
+    c, p, q = result
+    return (c, p, q) if reduce is None else (c, reduce(p), reduce(q))
+
+
 def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store: _Chunks,
-                 on_chunk: Callable[[int], None] | None):
+                 on_chunk: Callable[[int], None] | None, reduce: Callable | None):
     """The chunks of ``run`` (``backend`` None: in this process)."""
     if backend is None:
         results = (store.load(c) or call_chunk(run, c) for c in range(run.n_chunks))
-        yield from _kept(results, store, on_chunk)
+        for result in _kept(results, store, on_chunk):
+            yield _reduced(result, reduce)
         return
     import joblib
 
     watch = backend is Backend.LOKY
+    # With a checkpoint, one chunk per task whose raw outputs come back to be saved (so every
+    # chunk that finished before a failure is on disk), and are reduced here.
+    keep = store.directory is not None
+    remote, here = (None, reduce) if keep else (reduce, None)
+    per = 1 if keep else chunks_per_task(run, workers)
+    tasks = (range(c, min(c + per, run.n_chunks)) for c in range(0, run.n_chunks, per))
     # Stored chunks are not recomputed; each result keeps its chunk index, and results come
     # back in the order of the calls, so the order of arrival is the order of the chunks.
-    calls = (joblib.delayed(_stored_or_call)(run, c, store.load(c), watch)
-             for c in range(run.n_chunks))
+    calls = (joblib.delayed(_task)(run, task, [store.load(c) for c in task], watch, remote)
+             for task in tasks)
     done = [0]
     with processes.joblib_results(calls, workers=workers, backend=backend) as results:
         results = processes.deaths_reported(
             results, run.label, lambda: f"chunk {done[0]} was pending ({done[0]} of "
                                         f"{run.n_chunks} chunks finished)")
-        for result in _kept(results, store, on_chunk):
+        chunks = (result for task in results for result in task)
+        for result in _kept(chunks, store, on_chunk):
             done[0] += 1
-            yield result
+            yield _reduced(result, here)
 
 
 def _kept(results, store: _Chunks, on_chunk):
@@ -475,7 +518,10 @@ def _kept(results, store: _Chunks, on_chunk):
         yield result
 
 
-def _stored_or_call(run: CallableRun, c: int, found, watch_parent: bool):
-    if found is not None:
-        return found
-    return call_chunk(run, c, watch_parent=watch_parent, in_worker=True)
+def _task(run: CallableRun, chunks: range, found: list, watch_parent: bool,
+          reduce: Callable | None) -> list:
+    """One worker task: consecutive ``chunks`` (read back where ``found``), reduced."""
+    if watch_parent:
+        processes.watch_parent()
+    return [_reduced(f if f is not None else call_chunk(run, c, in_worker=True), reduce)
+            for c, f in zip(chunks, found, strict=True)]

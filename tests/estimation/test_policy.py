@@ -27,6 +27,12 @@ BLACK_BOX = PilotRule(divisor=5, lo=1_000, hi=50_000, raw_cap=None, counted_sele
     (PilotRule(5, 1_000, 50_000, None, False, scale=6), 100, 6_000),
     (PilotRule(5, 1_000, 50_000, None, False, scale=6), 10**9, 50_000),
     (PilotRule(5, 1_000, None, None, False, scale=6), 10**6, 1_200_000),
+    # the main run's own size up to ``whole``, at least ``whole`` above, then a fifth
+    (PilotRule(5, 1_000, None, None, False, whole=10_000), 500, 1_000),
+    (PilotRule(5, 1_000, None, None, False, whole=10_000), 5_000, 5_000),
+    (PilotRule(5, 1_000, None, None, False, whole=10_000), 20_000, 10_000),
+    (PilotRule(5, 1_000, None, None, False, whole=10_000), 10**6, 200_000),
+    (PilotRule(5, 1_000, None, None, False, whole=10_000, scale=6), 5_000, 30_000),
 ])
 def test_default_pilot_size_is_a_fraction_of_the_budget_clipped(rule, trials, size):
     assert rule.default_size(trials) == size

@@ -137,7 +137,7 @@ def test_implementation_is_the_release_on_one_record_datasets():
     data = np.zeros((7, 1, 5))
     data[:, 0, 2] = 3.0
     got = impl.batch(data, np.random.default_rng(4))
-    want = tb.release(b, data[:, 0, :], np.random.default_rng(4))
+    want = tb.release(b, data[:, 0, :] + 1.0, np.random.default_rng(4))  # the testers' base
     assert np.array_equal(got, want) and impl.claim.epsilon == 0.1 and impl.claim.delta == 0
     assert [p["z_prime"] for p in tb.one_entry_pairs(5)] == [[[1.0, 0, 0, 0, 0]],
                                                               [[-1.0, 0, 0, 0, 0]]]
@@ -213,9 +213,63 @@ def test_committed_results_refute_the_broken_mechanisms():
     assert rows["NoisyHist2"]["eps_lower"] > 50 * tb.EPSILON  # true ε = 10
     assert rows["SVT5"]["eps_lower"] > 20 * tb.EPSILON  # true ε = ∞
     # found by the search's pattern (ties broken on the plug-in estimate): refuted, not by far
-    for key in ("ReportNoisyMax3", "ReportNoisyMax4", "SVT6"):  # true 0.25, ∞, ≤ 0.5
+    # (ReportNoisyMax3, true 0.25, is not at this budget with seed 11: every candidate of its
+    # search scores 0 and the tie-break picks "one above"; the full run refutes it, below)
+    for key in ("ReportNoisyMax4", "SVT6"):  # true ∞, ≤ 0.5
         assert rows[key]["eps_lower"] > tb.EPSILON, key
     for key in ("LaplaceMechanism", "NoisyHist1", "ReportNoisyMax1", "ReportNoisyMax2",
                 "SVT1"):  # the private ones (ε ≤ 0.1): not refuted beyond chance
         assert rows[key]["eps_lower"] <= 1.3 * tb.EPSILON
     assert tb.findings(list(rows.values())) == _committed()["findings"]
+
+
+# --- the committed full-size run (DP-Sniper's budget) ---------------------------------------
+
+def _expected_cp(p_num: float, p_den: float, n: float, alpha: float = 0.1) -> float:
+    """ln(CP lower bound of p_num / CP upper bound of p_den) at the expected counts of n calls
+    per side, each bound at alpha/2 (the audit's and DP-Sniper's split)."""
+    lo = stats.beta.ppf(alpha / 2, p_num * n, n - p_num * n + 1)
+    hi = stats.beta.ppf(1 - alpha / 2, p_den * n + 1, n - p_den * n)
+    return float(np.log(lo / hi))
+
+
+def test_dpsnipers_two_unbeaten_values_lie_above_the_best_expected_bound_at_its_budget():
+    """ReportNoisyMax1 and 3: no event's Clopper–Pearson bound at 2·10⁸ calls per side has an
+    expected value as high as DP-Sniper's published ε_lcb, so the audit beats those two only
+    by luck. RNM3 (x = 0 against x + 1, max of 5 Laplace(20)): the best tail event
+    {max ≤ t} over a grid of t; RNM1 (x = 0 against (1, −1, …, −1), argmax): the event
+    {argmax = 0} (the other events' ratios are ≤ e^0.025), probabilities by quadrature."""
+    n, b = 2e8, 20.0
+    ts = np.linspace(-60.0, 20.0, 1601)
+    rnm3 = max(_expected_cp(_laplace_cdf(t + 1.0, b) ** 5, _laplace_cdf(t, b) ** 5, n)
+               for t in ts)
+    assert 0.2484 < rnm3 < max(tb.benchmark("ReportNoisyMax3").dpsniper)
+
+    def p_first(x):
+        f = lambda t: _laplace_pdf(t - x[0], b) * np.prod(_laplace_cdf(t - x[1:], b))  # noqa: E731
+        return integrate.quad(f, -600.0, 600.0, limit=400, points=[-2.0, 0.0, 2.0])[0]
+
+    p, q = p_first(np.zeros(5)), p_first(np.array([1.0, -1.0, -1.0, -1.0, -1.0]))
+    assert p == pytest.approx(0.2, abs=1e-6) and np.log(q / p) == pytest.approx(0.0927, abs=1e-4)
+    rnm1 = _expected_cp(q, p, n)
+    assert 0.0920 < rnm1 < max(tb.benchmark("ReportNoisyMax1").dpsniper)
+
+
+def test_committed_full_run_at_dpsnipers_budget():
+    """The committed ``--full`` run (2·10⁸ calls per side, pair search): every ε_lower below
+    the true ε or its bound (exceedances allowed as in the default run's test), the broken
+    mechanisms refuted, SVT6 ≥ 0.39, and at or above DP-Sniper's published ε_lcb on at least
+    10 of the 12."""
+    doc = json.loads((ROOT / "results" / "full" / "tester_benchmark.json").read_text())
+    assert doc["size"] == "full" and doc["trials"] == tb.TRIALS["full"] == 200_000_000
+    check_document(tb.NAME, doc)
+    rows = {r["mechanism"]: r for r in doc["rows"]}
+    finite = [r for r in rows.values() if r["eps_true"] is not None]
+    over = [r["mechanism"] for r in finite if r["eps_lower"] > r["eps_true"]]
+    assert len(over) <= stats.binom.ppf(1 - 1e-3, len(finite), 1 - doc["confidence"]), over
+    assert rows["SVT6"]["eps_lower"] >= 0.39
+    for key in ("NoisyHist2", "ReportNoisyMax4", "SVT5"):
+        assert rows[key]["eps_lower"] > 1.0, key
+    for key in ("ReportNoisyMax3", "SVT3", "SVT4"):  # true 0.25, ≤ 0.5, ≤ 0.175
+        assert rows[key]["eps_lower"] > tb.EPSILON, key
+    assert sum(r["eps_lower"] >= r["dpsniper"] for r in rows.values()) >= 10

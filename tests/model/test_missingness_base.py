@@ -54,3 +54,18 @@ def test_an_incomplete_subclass_cannot_be_built():
 
     with pytest.raises(TypeError):
         NoRho()
+
+
+def test_masks_that_cannot_occur_draw_nothing():
+    """A mechanism whose rates are all 0 on these records masks nothing and leaves the
+    generator as it was (a black-box run's implementation gets the whole stream); one rate
+    above 0 draws as before."""
+    from audit.model.missingness import make_missingness
+
+    x = np.zeros((4, 3))
+    rng, ref = np.random.default_rng(5), np.random.default_rng(5)
+    none = make_missingness("mcar-iid", rate=0.0).sample_masks(x, rng)
+    assert none.shape == (4, 3) and none.dtype == bool and not none.any()
+    assert rng.random() == ref.random()
+    some = make_missingness("mcar-iid", rate=0.5).sample_masks(x, rng)
+    np.testing.assert_array_equal(some, ref.random((4, 3)) < 0.5)

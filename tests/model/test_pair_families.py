@@ -52,6 +52,30 @@ def test_tester_patterns_are_statdps_on_one_record():
         assert np.max(np.abs(c.z_prime - c.z)) <= 1.0
 
 
+@pytest.mark.parametrize("d", [2, 5, 10])
+def test_tester_patterns_are_statdps_about_its_base_input(d):
+    """StatDP's (and DP-Sniper's) inputs are these pairs plus its base input (1, …, 1): the
+    X shape splits the entries at ⌊d/2⌋ (5 and 5 at d = 10, as DP-Sniper's SVT pairs)."""
+    h = d // 2
+    statdp = {"one above": ([1] * d, [2] + [1] * (d - 1)),
+              "one below": ([1] * d, [0] + [1] * (d - 1)),
+              "one above rest below": ([1] * d, [2] + [0] * (d - 1)),
+              "one below rest above": ([1] * d, [0] + [2] * (d - 1)),
+              "half above half below": ([1] * d, [2] * h + [0] * (d - h)),
+              "all above": ([1] * d, [2] * d), "all below": ([1] * d, [0] * d),
+              "x shape": ([1] * h + [0] * (d - h), [0] * h + [1] * (d - h))}
+    cands = candidate_pairs(["tester"], 1, d, 1.0, 50)
+    for c in cands:
+        a, b = statdp.pop(c.label)
+        np.testing.assert_array_equal(c.z[0] + 1.0, a, err_msg=c.label)
+        np.testing.assert_array_equal(c.z_prime[0] + 1.0, b, err_msg=c.label)
+    kept = {(tuple(c.z[0] + 1.0), tuple(c.z_prime[0] + 1.0)) for c in cands}
+    # what is left coincides with a pattern kept (d = 2: half above half below is one above
+    # rest below)
+    assert all((tuple(map(float, a)), tuple(map(float, b))) in kept for a, b in statdp.values())
+    assert len(cands) == (8 if d > 2 else 7)
+
+
 def test_large_families_are_capped_and_sampled_reproducibly():
     a = candidate_pairs(["corners", "nan-position"], 3, 16, 1.0, 7, seed=4)
     b = candidate_pairs(["corners", "nan-position"], 3, 16, 1.0, 7, seed=4)

@@ -90,6 +90,9 @@ def test_the_implementation_pilot_has_no_fixed_cap_but_a_memory_bound():
     s = make_subject(cfg, implementation=IMPL)
     assert s.pilot_rule.default_size(10**7) == 2 * 10**6  # a fifth, not 5·10^4
     assert s.pilot_rule.default_size(10**12) == 2**31 // 16  # 2 GiB of scalar outputs
+    # small budgets: the main run's own size up to 10^4 calls, then at least 10^4
+    assert [s.pilot_rule.default_size(t) for t in (500, 5_000, 20_000, 60_000)] == \
+        [1_000, 5_000, 10_000, 12_000]
     with pytest.raises(ValueError, match="audit.pilot_trials must be at most"):
         make_subject(cfg.with_overrides(pilot_trials=10**9), implementation=IMPL)
 

@@ -17,9 +17,12 @@ from audit.enums import Backend
 from audit.model.missingness import make_missingness
 from audit.simulation import processes
 from audit.simulation.callables import (
+    TASK_BYTES,
+    TASK_CALLS,
     CallableRun,
     ImplementationError,
     chunk_generator,
+    chunks_per_task,
     iter_chunks,
     probe,
 )
@@ -180,6 +183,85 @@ def test_outputs_identical_in_process_over_loky_and_threads():
         assert got[2] == list(range(7)), kw
 
 
+def test_tasks_of_many_chunks_change_no_output():
+    """200 chunks of 10 calls over 2 workers go 25 to a task: same outputs, same order."""
+    run = _run(trials=2000, chunk=10)
+    assert chunks_per_task(run, 2) == 25
+    ref = _outputs(run)
+    for kw in ({"n_jobs": 2}, {"n_jobs": 2, "backend": "threading"}):
+        got = _outputs(run, **kw)
+        np.testing.assert_array_equal(ref[0], got[0])
+        np.testing.assert_array_equal(ref[1], got[1])
+        assert got[2] == list(range(200)), kw
+
+
+def test_chunks_per_task_by_calls_bytes_and_balance():
+    big = CallableRun(NoisyMean(), Z, ZP, MECH, 100, 10**9, 1, 0)
+    assert chunks_per_task(big, 2) == TASK_CALLS // 100  # calls
+    wide = CallableRun(NoisyMean(), Z, ZP, MECH, 100, 10**9, 1, 10**4)
+    assert chunks_per_task(wide, 2) == TASK_BYTES // (16 * 100 * 10**4)  # raw bytes
+    assert chunks_per_task(_run(trials=400, chunk=10), 2) == 5  # 40 chunks, 4 tasks each
+    assert chunks_per_task(_run(trials=10, chunk=10), 2) == 1  # never below one chunk
+    huge = CallableRun(NoisyMean(), Z, ZP, MECH, 10**6, 10**9, 1, 10**4)
+    assert chunks_per_task(huge, 2) == 1  # one chunk over the byte budget is still one
+
+
+class _Where:
+    """A picklable reduction: the bin of each output and the process that binned it."""
+
+    def __call__(self, out):
+        bins = np.searchsorted([-1.0, 0.0, 1.0], np.nan_to_num(out, nan=9.0))
+        return np.stack([bins, np.full(bins.shape, os.getpid())], axis=1)
+
+
+@pytest.mark.parametrize("checkpoint", [False, True])
+def test_reduce_runs_in_the_workers_unless_chunks_are_saved(tmp_path, checkpoint):
+    run = _run(trials=2000, chunk=10)
+    raw = list(iter_chunks(run))
+    where = tmp_path if checkpoint else None
+    got = list(iter_chunks(run, n_jobs=2, reduce=_Where(), checkpoint=where))
+    assert [c[0] for c in got] == list(range(200))
+    for (_, p, q), (_, rp, rq) in zip(raw, got, strict=True):
+        np.testing.assert_array_equal(rp[:, 0], _Where()(p)[:, 0])
+        np.testing.assert_array_equal(rq[:, 0], _Where()(q)[:, 0])
+    pids = {int(pid) for _, rp, rq in got for pid in np.concatenate([rp[:, 1], rq[:, 1]])}
+    if checkpoint:  # raw outputs came back to be saved, and were binned here
+        assert pids == {os.getpid()}
+        assert len(list(tmp_path.glob("*.npz"))) == 200
+    else:
+        assert os.getpid() not in pids and len(pids) >= 1
+    here = list(iter_chunks(run, reduce=_Where()))  # in this process
+    assert {int(x) for _, rp, _ in here for x in rp[:, 1]} == {os.getpid()}
+
+
+class _FailsOnShortChunks:
+    """A picklable batched mechanism that raises on a chunk of fewer than 10 calls (a run's
+    last, shorter chunk)."""
+
+    name = "fails-on-short-chunks"
+
+    def __call__(self, data, rng):
+        return rng.random()
+
+    def batch(self, datasets, rng):
+        if datasets.shape[0] < 10:
+            raise RuntimeError("short chunk")
+        return rng.random(datasets.shape[0])
+
+
+def test_with_workers_a_failure_keeps_every_chunk_that_reached_the_caller(tmp_path):
+    """With a checkpoint and workers, every chunk handed to the caller before the failing
+    201st chunk raised is on disk (joblib stops at the first exception, so chunks computed
+    ahead of it and not yet handed over are not)."""
+    run = _run(_FailsOnShortChunks(), trials=2005, chunk=10)
+    seen = []
+    with pytest.raises(ImplementationError, match=r"short chunk \(dataset z, chunk 200"):
+        for c, _, _ in iter_chunks(run, n_jobs=2, checkpoint=tmp_path):
+            seen.append(c)
+    assert seen == list(range(len(seen))) and len(seen) < 201
+    assert len(list(tmp_path.glob("*.npz"))) == len(seen)
+
+
 def test_n_jobs_over_the_cpus_warns_once_at_the_caller(monkeypatch):
     monkeypatch.setattr(processes, "usable_cpus", lambda: 2)
     ref = _outputs(_run())
@@ -196,6 +278,7 @@ def test_n_jobs_over_the_cpus_warns_once_at_the_caller(monkeypatch):
     ({"n_jobs": 0}, "n_jobs must be an integer >= 1 or -1, got n_jobs=0"),
     ({"n_jobs": 1.5}, "n_jobs must be an integer"),
     ({"on_chunk": 3}, "on_chunk must be callable"),
+    ({"reduce": "bins"}, "reduce must be callable or None, got reduce='bins'"),
 ])
 def test_bad_arguments_are_refused_when_called(kwargs, needle):
     NoisyMean.calls = 0
