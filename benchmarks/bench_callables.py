@@ -95,7 +95,7 @@ def batched_rates(key: str, calls: int, chunk: int) -> tuple[float, float, float
     """(1 process, 2 processes, plain numpy) calls per second (both sides) of counting the
     tester benchmark's ``key`` into a histogram of 50 bins."""
     from audit.model.missingness import make_missingness
-    from audit.simulation.callables import CallableRun, iter_chunks
+    from audit.simulation.callables import CallableRun, iter_chunks, probe
     from audit.statistics import Statistic
     from experiments import tester_benchmark as tb
 
@@ -103,7 +103,7 @@ def batched_rates(key: str, calls: int, chunk: int) -> tuple[float, float, float
     impl = tb.implementation(bench)
     z, zp = np.zeros((1, bench.d)), np.ones((1, bench.d))
     mech = make_missingness("mcar-iid", rate=0.0)
-    dim = 0 if key.startswith(("Laplace", "ReportNoisyMax")) else bench.d
+    dim = probe(impl, z, mech, 0)
     edges = np.linspace(-3.0, 3.0, 51)
     stat = (Statistic.output(edges) if dim == 0
             else Statistic.linear(np.ones(dim), 0.0, edges))
@@ -120,11 +120,12 @@ def batched_rates(key: str, calls: int, chunk: int) -> tuple[float, float, float
             counts += np.bincount(iq, minlength=stat.n_bins)
         rates.append(2 * calls / (time.perf_counter() - t))
     rng = np.random.default_rng(0)
-    x = np.zeros((100_000, bench.d))
+    x = np.zeros((min(100_000, calls), bench.d))
+    stacks = max(1, 2 * calls // x.shape[0])
     t = time.perf_counter()
-    for _ in range(max(1, 2 * calls // x.shape[0])):
+    for _ in range(stacks):
         counts += np.bincount(stat.indices(tb.release(bench, x, rng)), minlength=stat.n_bins)
-    rates.append(max(1, 2 * calls // x.shape[0]) * x.shape[0] / (time.perf_counter() - t))
+    rates.append(stacks * x.shape[0] / (time.perf_counter() - t))
     return tuple(rates)
 
 
@@ -135,6 +136,13 @@ def main(argv=None) -> None:
     ap.add_argument("--batched-calls", type=int, default=4_000_000,
                     help="calls per side of each batched release")
     args = ap.parse_args(argv)
+    from audit.pipeline.config import MAX_CHUNK_CALLS
+
+    if min(args.calls, args.chunk, args.batched_calls) < 1 or args.chunk > MAX_CHUNK_CALLS:
+        print(f"error: --calls and --batched-calls must be >= 1 and --chunk in [1, "
+              f"{MAX_CHUNK_CALLS}], got --calls={args.calls} --chunk={args.chunk} "
+              f"--batched-calls={args.batched_calls}", file=sys.stderr)
+        raise SystemExit(2)
     print(f"cpus={len(os.sched_getaffinity(0))}, load average {os.getloadavg()[0]:.2f}; "
           f"dataset n={N}, d={D}, mcar-iid rate 0.3, {args.calls} calls per side")
     for name, impl in implementations():

@@ -351,12 +351,11 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     iterating at any time (the sequential test does): pending work is cancelled and the
     workers are shut down. ``on_chunk(c)`` is called after each chunk (progress).
 
-    Without a checkpoint, workers take consecutive chunks in tasks (:func:`chunks_per_task`),
-    so small chunks do not cost one round trip each (chunks, seeds and order unchanged), and
-    with ``reduce`` each side's outputs of a chunk are replaced in the worker by
-    ``reduce(outputs)`` (e.g. their bin indices), so only the reduced arrays travel back. With
-    a checkpoint each chunk is a task of its own whose raw outputs come back to be saved (then
-    reduced here), so every chunk finished before a failure is on disk.
+    Without a checkpoint, workers take consecutive chunks in tasks (:func:`chunks_per_task`;
+    chunks, seeds and order unchanged) and apply ``reduce`` to each side's outputs (e.g. bin
+    indices), so only the reduced arrays travel back (processes only where ``reduce`` pickles
+    smaller than a task's raw outputs). With a checkpoint each chunk is a task of its own
+    whose raw outputs come back to be saved, then are reduced here.
 
     Parameters
     ----------
@@ -492,8 +491,9 @@ def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store:
     # With a checkpoint, one chunk per task whose raw outputs come back to be saved (so every
     # chunk that finished before a failure is on disk), and are reduced here.
     keep = store.directory is not None
-    remote, here = (None, reduce) if keep else (reduce, None)
     per = 1 if keep else chunks_per_task(run, workers)
+    remote = None if keep else _worth_sending(reduce, run, per, backend)
+    here = None if remote is not None else reduce
     tasks = (range(c, min(c + per, run.n_chunks)) for c in range(0, run.n_chunks, per))
     # Stored chunks are not recomputed; each result keeps its chunk index, and results come
     # back in the order of the calls, so the order of arrival is the order of the chunks.
@@ -508,6 +508,19 @@ def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store:
         for result in _kept(chunks, store, on_chunk):
             done[0] += 1
             yield _reduced(result, here)
+
+
+def _worth_sending(reduce: Callable | None, run: CallableRun, per: int,
+                   backend: Backend) -> Callable | None:
+    """``reduce`` if the workers should apply it: always for threads; for processes only
+    when it pickles to no more than the raw outputs of the task it travels with (a k-NN
+    score holding its whole pilot is cheaper applied here than sent with every task)."""
+    if reduce is None or backend is Backend.THREADING:
+        return reduce
+    import cloudpickle  # what joblib's workers pickle with
+
+    raw = 16 * per * run.chunk * max(run.dim, 1)
+    return reduce if len(cloudpickle.dumps(reduce)) <= raw else None
 
 
 def _kept(results, store: _Chunks, on_chunk):

@@ -234,6 +234,24 @@ def test_reduce_runs_in_the_workers_unless_chunks_are_saved(tmp_path, checkpoint
     assert {int(x) for _, rp, _ in here for x in rp[:, 1]} == {os.getpid()}
 
 
+class _HeavyWhere(_Where):
+    """The same reduction carrying 8 MB it does not use: more than the raw outputs of a
+    task, so it is applied in the calling process."""
+
+    def __init__(self):
+        self.payload = np.zeros(10**6)
+
+
+def test_a_reduce_heavier_than_a_tasks_outputs_runs_here():
+    run = _run(trials=2000, chunk=10)
+    raw = list(iter_chunks(run))
+    got = list(iter_chunks(run, n_jobs=2, reduce=_HeavyWhere()))
+    for (_, p, q), (_, rp, rq) in zip(raw, got, strict=True):
+        np.testing.assert_array_equal(rp[:, 0], _Where()(p)[:, 0])
+        np.testing.assert_array_equal(rq[:, 0], _Where()(q)[:, 0])
+    assert {int(x) for _, rp, _ in got for x in rp[:, 1]} == {os.getpid()}
+
+
 class _FailsOnShortChunks:
     """A picklable batched mechanism that raises on a chunk of fewer than 10 calls (a run's
     last, shorter chunk)."""
