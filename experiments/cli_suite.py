@@ -27,7 +27,7 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument("--full", action="store_true",
                    help="paper-size run (10-20x the default trials per audit; about 16 "
-                        "minutes on 2 cores with --jobs 1, plus 28 minutes of "
+                        "minutes on 2 cores with --jobs 1, plus 27 minutes of "
                         "tester_benchmark at DP-Sniper's 2e8 calls per side with --jobs 2)")
     p.add_argument("--only", nargs="+", metavar="NAME", help="run only these experiments")
     p.add_argument("--jobs", type=integer, default=1,

@@ -86,8 +86,9 @@ def format_result(result) -> str:
         s = result.search
         best = s["candidates"][s["chosen"]]
         lines.append(f"  pair       searched: {best['family']} {best['label']} (score "
-                     f"{_fmt(best['score'])}, best of {len(s['candidates'])} candidates, "
-                     f"{s['calls_per_side']:,} calls per side on their own streams)")
+                     f"{_fmt(best['score'])}, best of {len(s['candidates'])} candidates in "
+                     f"{len(s.get('rounds', [1]))} round(s), {s['calls_per_side']:,} calls "
+                     f"per side on their own streams)")
     return "\n".join(lines)
 
 

@@ -2,19 +2,27 @@
 audit is run on, by calling the implementation.
 
 A black box has no output law to rank pairs with (the model's search,
-:func:`audit.model.neighbours.worst_case_pair`, ranks them exactly). Here every candidate of
-the declared families (:func:`audit.model.pair_families.candidate_pairs`) is scored by a short
-implementation audit of its own: ``search.calls`` calls per side (plus that audit's pilot), at
-confidence :data:`SEARCH_CONFIDENCE` (a lower bound that penalises sparse regions: a
-ranking score, not a result), on random streams no other part of the audit uses
-(:func:`search_key`). The best candidate (the highest score; among equal scores, the highest
-plug-in estimate) becomes the audit's pair, and the audit then runs as
-with a given pair on its own streams: the bound it reports is valid for that pair, since the
-choice depends only on calls the bound never sees (a split; no union bound is needed for one
-finalist).
+:func:`audit.model.neighbours.worst_case_pair`, ranks them exactly). Here every candidate of the
+declared families (:func:`audit.model.pair_families.candidate_pairs`) is scored by a short
+implementation audit of its own at confidence :data:`SEARCH_CONFIDENCE` (a lower bound that
+penalises sparse regions: a ranking score, not a result), on random streams no other part of the
+audit uses (:func:`search_key`). The calls go where the ranking is in doubt, by successive
+halving (:func:`audit.pipeline.search_config.schedule`; Karnin, Koren and Somekh 2013): round 0
+scores every candidate with ``search.calls`` calls per side (plus that audit's pilot); while a
+round scored more than two, the best max(2, ⌈n/ETA⌉) of its n are scored again with ETA times
+the calls on fresh streams. The last round's best candidate (the highest score; among equal
+scores, the highest plug-in estimate) becomes the audit's pair, and the audit then runs as with
+a given pair on its own streams: the bound it reports is valid for that pair, since the choice
+depends only on calls the bound never sees (a split; no union bound is needed for one finalist).
 
-The report (JSON ``search``) lists the families, cap and calls, every candidate with its score,
-the chosen one, the calls the search made and its seconds.
+The report (JSON ``search``) lists the families, cap, calls and rounds, every candidate with
+its score in each round it reached (``scores``; ``score`` is the last), the chosen one, the
+calls the search made and its seconds.
+
+References
+----------
+Z. Karnin, T. Koren, O. Somekh. Almost Optimal Exploration in Multi-Armed Bandits. ICML 2013
+(sequential halving).
 """
 
 from __future__ import annotations
@@ -28,8 +36,9 @@ from audit.enums import AuditMode
 from audit.model.pair_families import Candidate, candidate_pairs
 from audit.pipeline.config import AuditConfig, PairConfig
 from audit.pipeline.factory import implementation_of
+from audit.pipeline.search_config import ETA, schedule
 
-__all__ = ["SEARCH_CONFIDENCE", "search_key", "search_pair", "searched_config",
+__all__ = ["SEARCH_CONFIDENCE", "search_key", "pilot_calls", "search_pair", "searched_config",
            "first_candidate_config", "SearchOutcome"]
 
 #: The confidence of the candidates' scores (ranking only: the audit's own bound is at
@@ -40,12 +49,20 @@ SEARCH_CONFIDENCE = 0.95
 _SEARCH_TAG = 0x5EA2C4
 
 
-def search_key(seed: int, index: int) -> int:
-    """The random-stream key of candidate ``index``'s score: derived from the audit's seed
-    by ``numpy.random.SeedSequence``, so the search is reproducible and its calls share no
-    stream with the audit's pilot or main run (keyed by the seed itself)."""
-    state = np.random.SeedSequence([int(seed), _SEARCH_TAG, int(index)]).generate_state(2)
+def search_key(seed: int, index: int, round_: int = 0) -> int:
+    """The random-stream key of candidate ``index``'s score in round ``round_``: derived from
+    the audit's seed by ``numpy.random.SeedSequence``, so the search is reproducible, each
+    round's calls are fresh, and no call is shared with the audit's pilot or main run (keyed
+    by the seed itself)."""
+    entropy = [int(seed), _SEARCH_TAG, int(index)] + ([int(round_)] if round_ else [])
+    state = np.random.SeedSequence(entropy).generate_state(2)
     return int((int(state[0]) << 30) ^ int(state[1]))
+
+
+def pilot_calls(calls: int) -> int:
+    """A candidate audit's pilot: half its calls, at least 200 (enough to rank candidates,
+    and below the implementation audit's default minimum of 1,000 calls)."""
+    return max(200, calls // 2)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,13 +86,10 @@ def _point(row: dict) -> float:
     return -np.inf if p is None or np.isnan(p) else float(p)
 
 
-def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int) -> AuditConfig:
+def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int, calls: int) -> AuditConfig:
     pair = PairConfig(cand.z.tolist(), cand.z_prime.tolist())
-    # a pilot of half the candidate's calls (at least 200): enough to rank candidates, and
-    # below the implementation audit's default minimum of 1,000 calls
-    calls = cfg.search.calls
     audit = dataclasses.replace(cfg.audit, trials=calls, seed=key,
-                                pilot_trials=max(200, calls // 2),
+                                pilot_trials=pilot_calls(calls),
                                 confidence=SEARCH_CONFIDENCE, mode=AuditMode.FIXED,
                                 checkpoint=None)
     return dataclasses.replace(cfg, pair=pair, search=None, audit=audit,
@@ -106,20 +120,32 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
     implementation = implementation_of(cfg, implementation)
     t0 = time.perf_counter()
     cands = _candidates(cfg)
-    rows, calls = [], 0
-    for i, cand in enumerate(cands):
-        res = run(_candidate_config(cfg, cand, search_key(cfg.audit.seed, i)),
-                  implementation=implementation)
-        calls += res.trials + res.pilot_trials
-        rows.append({**cand.to_dict(), "score": res.eps_lower, "eps_point": res.eps_point})
-    # the highest score; among equal scores (at a small budget often all 0) the highest
-    # plug-in estimate, then the first
-    best = max(range(len(rows)), key=lambda i: (rows[i]["score"], _point(rows[i]), -i))
+    rounds = schedule(len(cands), s.calls)
+    rows = [{**cand.to_dict(), "scores": [], "score": None, "eps_point": None}
+            for cand in cands]
+    alive, calls = list(range(len(cands))), 0
+    for r, (_, round_calls) in enumerate(rounds):
+        if r:  # the previous round's best go on
+            alive = sorted(alive, key=lambda i: _rank(rows, i), reverse=True)[:rounds[r][0]]
+        for i in alive:
+            res = run(_candidate_config(cfg, cands[i], search_key(cfg.audit.seed, i, r),
+                                        round_calls), implementation=implementation)
+            calls += res.trials + res.pilot_trials
+            rows[i]["scores"].append(res.eps_lower)
+            rows[i].update(score=res.eps_lower, eps_point=res.eps_point)
+    best = max(alive, key=lambda i: _rank(rows, i))
     report = {"families": [f.value for f in s.families], "cap": s.cap, "calls": s.calls,
+              "rounds": [{"candidates": n, "calls": c} for n, c in rounds], "eta": ETA,
               "confidence": SEARCH_CONFIDENCE, "candidates": rows, "chosen": best,
               "calls_per_side": calls, "seconds": time.perf_counter() - t0,
               "validity": "the chosen pair is audited on fresh calls (a split)"}
     return SearchOutcome(cands[best].z, cands[best].z_prime, report)
+
+
+def _rank(rows: list[dict], i: int) -> tuple:
+    """Candidate ``i``'s rank in its last round: the highest score; among equal scores (at a
+    small budget often all 0) the highest plug-in estimate; then the first."""
+    return rows[i]["score"], _point(rows[i]), -i
 
 
 def first_candidate_config(cfg: AuditConfig) -> AuditConfig:

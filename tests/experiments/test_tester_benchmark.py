@@ -233,12 +233,14 @@ def _expected_cp(p_num: float, p_den: float, n: float, alpha: float = 0.1) -> fl
     return float(np.log(lo / hi))
 
 
-def test_dpsnipers_two_unbeaten_values_lie_above_the_best_expected_bound_at_its_budget():
-    """ReportNoisyMax1 and 3: no event's Clopper–Pearson bound at 2·10⁸ calls per side has an
-    expected value as high as DP-Sniper's published ε_lcb, so the audit beats those two only
-    by luck. RNM3 (x = 0 against x + 1, max of 5 Laplace(20)): the best tail event
-    {max ≤ t} over a grid of t; RNM1 (x = 0 against (1, −1, …, −1), argmax): the event
-    {argmax = 0} (the other events' ratios are ≤ e^0.025), probabilities by quadrature."""
+def test_expected_bounds_of_report_noisy_max_at_dpsnipers_budget():
+    """The expected Clopper–Pearson bound at 2·10⁸ calls per side (α/2 per side at 0.90),
+    probabilities by quadrature. ReportNoisyMax3 (x = 0 against x + 1, max of 5 Laplace(20)):
+    the best tail event {max ≤ t} over a grid of t gives 0.2486, below DP-Sniper's published
+    0.24881, so no audit of this kind beats that value except by chance. ReportNoisyMax1
+    (argmax), event {argmax = 0}: on "one above rest below" (x = 0 against (1, −1, …, −1),
+    exact ε 0.0927) 0.0922, below DP-Sniper's 0.0925; on "one below rest above" (x = 0 against
+    (−1, 1, …, 1), exact ε 0.0946) 0.0941, above it: the search has to find the second."""
     n, b = 2e8, 20.0
     ts = np.linspace(-60.0, 20.0, 1601)
     rnm3 = max(_expected_cp(_laplace_cdf(t + 1.0, b) ** 5, _laplace_cdf(t, b) ** 5, n)
@@ -249,17 +251,58 @@ def test_dpsnipers_two_unbeaten_values_lie_above_the_best_expected_bound_at_its_
         f = lambda t: _laplace_pdf(t - x[0], b) * np.prod(_laplace_cdf(t - x[1:], b))  # noqa: E731
         return integrate.quad(f, -600.0, 600.0, limit=400, points=[-2.0, 0.0, 2.0])[0]
 
-    p, q = p_first(np.zeros(5)), p_first(np.array([1.0, -1.0, -1.0, -1.0, -1.0]))
-    assert p == pytest.approx(0.2, abs=1e-6) and np.log(q / p) == pytest.approx(0.0927, abs=1e-4)
-    rnm1 = _expected_cp(q, p, n)
-    assert 0.0920 < rnm1 < max(tb.benchmark("ReportNoisyMax1").dpsniper)
+    base = p_first(np.zeros(5))
+    above = p_first(np.array([1.0, -1.0, -1.0, -1.0, -1.0]))
+    below = p_first(np.array([-1.0, 1.0, 1.0, 1.0, 1.0]))
+    assert base == pytest.approx(0.2, abs=1e-6)
+    assert np.log(above / base) == pytest.approx(0.0927, abs=1e-4)
+    assert np.log(base / below) == pytest.approx(0.0946, abs=1e-4)
+    published = max(tb.benchmark("ReportNoisyMax1").dpsniper)
+    assert 0.0920 < _expected_cp(above, base, n) < published
+    assert published < 0.0940 < _expected_cp(base, below, n) < 0.0946
+
+
+def _svt_first_above(x, eps1: float, nu: float, t: float) -> np.ndarray:
+    """SVT with abort after the first ⊤ (c = 1): P[the first query above is i], i < d, and
+    P[none above] last, by quadrature over the threshold noise ρ ~ Lap(1/eps1); query
+    noise Lap(nu), threshold t."""
+    b = 1.0 / eps1
+    r = np.linspace(-60 * b, 60 * b, 200_001)
+    f = _laplace_pdf(r, b) * (r[1] - r[0])
+    out, below = [], np.ones_like(r)
+    for xi in x:
+        above = 1.0 - _laplace_cdf(r + t - xi, nu)
+        out.append(np.sum(f * below * above))
+        below = below * (1.0 - above)
+    return np.array(out + [np.sum(f * below)])
+
+
+@pytest.mark.parametrize("key, eps1, nu, t", [("SVT1", 0.05, 40.0, 0.5),
+                                              ("SVT4", 0.025, 1 / 0.075, 1.0)])
+def test_expected_bounds_of_svt_with_abort_at_dpsnipers_budget(key, eps1, nu, t):
+    """SVT1 and SVT4 release the index of the first query above the noisy threshold. On
+    "half above half below" (x = 0 against 1 on the first five, −1 on the last five, about
+    the base 1) the atom {first above = 5} has the expected Clopper–Pearson bound (2·10⁸
+    calls per side, 0.90) 0.0870 (SVT1) and 0.1706 (SVT4), above DP-Sniper's published
+    0.0858 and 0.1696; on the X shape 0.0863 and 0.1699, above them by less."""
+    n, base = 2e8, np.ones(10)
+    half = np.r_[np.ones(5), -np.ones(5)]
+    p, q = _svt_first_above(base, eps1, nu, t), _svt_first_above(base + half, eps1, nu, t)
+    assert p.sum() == pytest.approx(1.0, abs=1e-6) and q.sum() == pytest.approx(1.0, abs=1e-6)
+    x, x_prime = np.r_[np.zeros(5), -np.ones(5)], np.r_[-np.ones(5), np.zeros(5)]
+    xp, xq = (_svt_first_above(base + v, eps1, nu, t) for v in (x, x_prime))
+    published = max(tb.benchmark(key).dpsniper)
+    expected = {"SVT1": (0.0870, 0.0863), "SVT4": (0.1706, 0.1699)}[key]
+    assert _expected_cp(p[5], q[5], n) == pytest.approx(expected[0], abs=1e-4)
+    assert _expected_cp(xq[5], xp[5], n) == pytest.approx(expected[1], abs=1e-4)
+    assert published < min(expected)
 
 
 def test_committed_full_run_at_dpsnipers_budget():
     """The committed ``--full`` run (2·10⁸ calls per side, pair search): every ε_lower below
     the true ε or its bound (exceedances allowed as in the default run's test), the broken
     mechanisms refuted, SVT6 ≥ 0.39, and at or above DP-Sniper's published ε_lcb on at least
-    10 of the 12."""
+    11 of the 12 (all but ReportNoisyMax3, out of reach in expectation: above)."""
     doc = json.loads((ROOT / "results" / "full" / "tester_benchmark.json").read_text())
     assert doc["size"] == "full" and doc["trials"] == tb.TRIALS["full"] == 200_000_000
     check_document(tb.NAME, doc)
@@ -272,4 +315,9 @@ def test_committed_full_run_at_dpsnipers_budget():
         assert rows[key]["eps_lower"] > 1.0, key
     for key in ("ReportNoisyMax3", "SVT3", "SVT4"):  # true 0.25, ≤ 0.5, ≤ 0.175
         assert rows[key]["eps_lower"] > tb.EPSILON, key
-    assert sum(r["eps_lower"] >= r["dpsniper"] for r in rows.values()) >= 10
+    assert sum(r["eps_lower"] >= r["dpsniper"] for r in rows.values()) >= 11
+    rnm1 = rows["ReportNoisyMax1"]
+    assert rnm1["pattern"] == "one below rest above" and rnm1["eps_lower"] >= rnm1["dpsniper"]
+    for r in rows.values():  # successive halving: the chosen pattern is a finalist
+        s = r["search"]
+        assert len(s["candidates"][s["chosen"]]["scores"]) == len(s["rounds"])

@@ -10,6 +10,7 @@ from audit.model.implementation import CallableImplementation, Claim
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.runner import run_audit
 from audit.pipeline.search import search_key, search_pair
+from audit.pipeline.search_config import schedule, search_cost
 
 
 def _sum_release(leak: float = 0.0):
@@ -40,10 +41,22 @@ def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
     s = res.to_dict()["search"]
     best = s["candidates"][s["chosen"]]
     assert best["family"] == "nan-position" and "feature 1 NA" in best["label"]
-    assert best["score"] == max(c["score"] for c in s["candidates"])
-    top = [c for c in s["candidates"] if c["score"] == best["score"]]
+    # successive halving: 16 candidates at 1,000 calls, the best 4 at 4,000, the best 2 at
+    # 16,000 (each with a pilot of half its calls)
+    assert s["rounds"] == [{"candidates": 16, "calls": 1000}, {"candidates": 4, "calls": 4000},
+                           {"candidates": 2, "calls": 16000}]
+    cands = s["candidates"]
+    assert sorted(len(c["scores"]) for c in cands) == [1] * 12 + [2] * 2 + [3] * 2
+    assert all(c["score"] == c["scores"][-1] for c in cands)
+    for r in (0, 1):  # each round goes on with the best of the round before
+        went_on = [c["scores"][r] for c in cands if len(c["scores"]) > r + 1]
+        stayed = [c["scores"][r] for c in cands if len(c["scores"]) == r + 1]
+        assert min(went_on) >= max(stayed)
+    finalists = [c for c in cands if len(c["scores"]) == 3]
+    assert best in finalists and best["score"] == max(c["score"] for c in finalists)
+    top = [c for c in finalists if c["score"] == best["score"]]
     assert best["eps_point"] == max(c["eps_point"] for c in top)  # ties: the plug-in value
-    assert len(s["candidates"]) == 16 and s["calls_per_side"] == 16 * (1000 + 500)
+    assert s["calls_per_side"] == 16 * 1500 + 4 * 6000 + 2 * 24000
     assert res.violations and res.eps_lower > 1.0  # shift 6 at b = 4: ε = 1.5
     assert best["z_prime0"][1] is None  # record 0's feature 1 NA on z′
     # the result's config is the audit that ran: rerunning it audits the same pair
@@ -57,9 +70,18 @@ def test_the_search_is_reproducible_and_on_streams_of_its_own():
     b = search_pair(cfg, _sum_release(), run_audit)
     assert [c["score"] for c in a.report["candidates"]] == \
         [c["score"] for c in b.report["candidates"]]
-    keys = {search_key(1, i) for i in range(100)}
-    assert len(keys) == 100 and 1 not in keys and search_key(1, 0) == search_key(1, 0)
+    keys = {search_key(1, i, r) for i in range(100) for r in range(3)}
+    assert len(keys) == 300 and 1 not in keys and search_key(1, 0) == search_key(1, 0, 0)
     assert search_key(2, 0) != search_key(1, 0)
+
+
+@pytest.mark.parametrize("candidates, rounds", [
+    (1, [(1, 100)]), (2, [(2, 100)]), (3, [(3, 100), (2, 400)]), (8, [(8, 100), (2, 400)]),
+    (9, [(9, 100), (3, 400), (2, 1600)]), (16, [(16, 100), (4, 400), (2, 1600)]),
+])
+def test_successive_halving_keeps_a_quarter_and_ends_on_two(candidates, rounds):
+    assert schedule(candidates, 100) == rounds
+    assert search_cost(candidates, 100) == sum(n * c for n, c in rounds)
 
 
 def _null_failures(audits: int, first_seed: int) -> int:
@@ -94,7 +116,10 @@ def test_searched_audit_validity_300():
     ({"search": {"families": ["tester"]}}, "scenario.n must be 1"),
     ({"search": {"colour": 1}}, "unknown key search.colour"),
     ({"search": {"calls": 10}}, "search.calls must be"),
-    ({"search": {"calls": 10**6, "cap": 1000}}, "families × cap × calls must be at most"),
+    ({"search": {"calls": 10**6, "cap": 1000}}, "the calls of all its rounds"),
+    # one round (2 × 3 × 10⁷ = 6·10⁷) would fit; the second (2 × 4·10⁷ more) does not
+    ({"search": {"families": ["corners", "nan"], "cap": 3, "calls": 10**7}},
+     "the calls of all its rounds"),
     ({"search": {"families": "nan"}}, "search.families must be a non-empty list"),
     ({"search": {"families": ["list"], "pairs": [{"z": [[1.0]]}]}}, "search.pairs"),
     ({"search": "everything"}, r"\[search\] must be a table"),
