@@ -47,7 +47,7 @@ __all__ = [
     "round_calls",
     "side_bounds",
     "predicted_side_bounds",
-    "choose_design",
+    "choose_designs",
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
@@ -278,23 +278,41 @@ def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side:
     return lo, hi
 
 
-def choose_design(p_hat, weights, allocation, plain_calls: int, alpha_side: float, *,
-                  numerator=True, delta: float = 0.0) -> SideDesign:
-    """The design of one side whose predicted bounds are better summed over the grid:
-    Σ_π ln(P_lo − δ) at the rates where the side is the numerator (``numerator``: one bool or
-    one per rate), −Σ_π ln(Q_hi) where it is the denominator (ties: plain). ``p_hat`` as in
-    :func:`allocate`."""
-    g = np.asarray(weights).shape[0]
-    num = _per_rate_flags(numerator, g, "numerator")
+def choose_designs(p_hats, weights, allocations, plain_calls: int, alpha_side: float,
+                   forward, delta: float = 0.0) -> tuple[SideDesign, SideDesign]:
+    """The designs of the two sides (z, z′) whose predicted ε_lower, summed over the grid,
+    is the largest (ties: the fewer stratified sides, then z′ stratified before z).
 
-    def merit(design: SideDesign, calls) -> float:
-        lo, hi = predicted_side_bounds(design, p_hat, weights, calls, alpha_side)
-        return float(np.sum(np.where(num, np.log(np.maximum(lo - delta, 1e-300)),
-                                     -np.log(np.maximum(hi, 1e-300)))))
-
-    plain = merit(SideDesign.PLAIN, np.full(g, plain_calls))
-    stratified = merit(SideDesign.STRATIFIED, allocation)
-    return SideDesign.STRATIFIED if stratified > plain else SideDesign.PLAIN
+    ``p_hats[s]`` and ``weights[s]`` are side s's region probabilities (as in
+    :func:`allocate`) and stratum weights, ``allocations[s]`` its calls per stratum if
+    stratified, ``plain_calls`` its calls per rate if plain; ``forward[g]`` says whether rate
+    g's region puts z in the numerator (one bool or one per rate). Each rate's ε_lower is
+    predicted as the bound :func:`predicted_side_bounds` gives, clipped at 0 as reported, so
+    a rate that no design can bound (ε_lower 0 either way) does not decide: choosing each side
+    alone by the sum of its own log-bounds let such a rate's ln(10⁻³⁰⁰) against ln(10⁻⁴)
+    stratify diffprivlib nansum's z′ side, which lost at every rate (12 seeds: 0.718 against
+    0.745 at π = 0.1, 0.139 against 0.158 at π = 0.7).
+    """
+    g = np.asarray(weights[0]).shape[0]
+    fwd = _per_rate_flags(forward, g, "forward")
+    predicted = []
+    for side in (0, 1):
+        plain = predicted_side_bounds(SideDesign.PLAIN, p_hats[side], weights[side],
+                                      np.full(g, plain_calls), alpha_side)
+        stratified = predicted_side_bounds(SideDesign.STRATIFIED, p_hats[side],
+                                           weights[side], allocations[side], alpha_side)
+        predicted.append({SideDesign.PLAIN: plain, SideDesign.STRATIFIED: stratified})
+    best, best_value = (SideDesign.PLAIN, SideDesign.PLAIN), -np.inf
+    order = [(SideDesign.PLAIN, SideDesign.PLAIN), (SideDesign.PLAIN, SideDesign.STRATIFIED),
+             (SideDesign.STRATIFIED, SideDesign.PLAIN),
+             (SideDesign.STRATIFIED, SideDesign.STRATIFIED)]
+    for dp, dq in order:
+        (p_lo, p_hi), (q_lo, q_hi) = predicted[0][dp], predicted[1][dq]
+        eps = eps_from_bounds(np.where(fwd, p_lo, q_lo), np.where(fwd, q_hi, p_hi), delta)
+        value = float(np.sum(eps))
+        if value > best_value:
+            best, best_value = (dp, dq), value
+    return best
 
 
 @dataclass(frozen=True, eq=False)

@@ -22,10 +22,10 @@ m's law is free of π, so its calls serve every rate of the grid.
   power where the events spread over the strata: diffprivlib nanmean at π = 0.9, ε_lower 0.06
   against 2.89 from its own audit); each stratum's probability of each rate's region is
   estimated on that half; the stratified side's ``len(rates) × trials`` calls are allocated
-  with :func:`audit.estimation.strata.allocate`,
-  and with ``strata.sides = "auto"`` each side takes the design (stratified, or one plain run
-  of ``trials`` calls per rate) whose predicted bounds are better
-  (:func:`audit.estimation.strata.choose_design`).
+  with :func:`audit.estimation.strata.allocate`, and with ``strata.sides = "auto"`` the two
+  sides take the designs (each stratified, or one plain run of ``trials`` calls per rate)
+  whose predicted ε_lower summed over the grid is the largest
+  (:func:`audit.estimation.strata.choose_designs`).
 - **Main run** (``count``): one one-sided :class:`audit.simulation.callables.CallableRun` per
   stratum (:class:`audit.simulation.strata.SubsetMasks`) or per rate (MCAR iid at that rate),
   each with its own key (:func:`audit.simulation.strata.run_key`) and checkpoint digest (its
@@ -335,17 +335,15 @@ class StratifiedImplementationSubject(ImplementationSubject):
                 for side in (0, 1):
                     p_hats[side].append(stratum_frequencies(hist[side], mask))
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
-        designs, calls = [], []
-        for side in (0, 1):
-            w, p_hat = weights[side], np.stack(p_hats[side])
-            lower = forward if side == 0 else ~forward  # where this side is the numerator
-            alloc = st.allocate(len(self.rates) * au.trials, w, p_hat,
-                                self.config.strata.floor, lower=lower,
-                                alpha_side=self.alpha_side)
-            d = self._side_design(side, p_hat, w, alloc, lower)
-            designs.append(d)
-            calls.append(alloc if d is SideDesign.STRATIFIED
-                         else np.full(len(self.rates), au.trials, dtype=np.int64))
+        p_hats = [np.stack(p_hats[side]) for side in (0, 1)]
+        allocs = [st.allocate(len(self.rates) * au.trials, weights[side], p_hats[side],
+                              self.config.strata.floor,
+                              lower=forward if side == 0 else ~forward,  # side's numerator
+                              alpha_side=self.alpha_side) for side in (0, 1)]
+        designs = self._side_designs(p_hats, weights, allocs, forward)
+        calls = [alloc if d is SideDesign.STRATIFIED
+                 else np.full(len(self.rates), au.trials, dtype=np.int64)
+                 for alloc, d in zip(allocs, designs, strict=True)]
         return StrataDesign(tuple(regions), tuple(designs), tuple(calls),
                             tuple(masks) if own else None,
                             tuple(c[1] for c in chosen) if own else None,
@@ -368,14 +366,15 @@ class StratifiedImplementationSubject(ImplementationSubject):
                                       selection_counts=counted)
         return hist, stat.bin_scores(score), pooled
 
-    def _side_design(self, side: int, p_hat, w, alloc, numerator) -> SideDesign:
+    def _side_designs(self, p_hats, weights, allocs, forward) -> tuple:
         sides = self.config.strata.sides
         if sides is StrataSides.AUTO:
-            return st.choose_design(p_hat, w, alloc, self.config.audit.trials,
-                                    self.alpha_side, numerator=numerator, delta=self.delta)
+            return st.choose_designs(p_hats, weights, allocs, self.config.audit.trials,
+                                     self.alpha_side, forward, delta=self.delta)
         stratified = {StrataSides.BOTH: (0, 1), StrataSides.P: (0,), StrataSides.Q: (1,),
                       StrataSides.NONE: ()}[sides]
-        return SideDesign.STRATIFIED if side in stratified else SideDesign.PLAIN
+        return tuple(SideDesign.STRATIFIED if side in stratified else SideDesign.PLAIN
+                     for side in (0, 1))
 
     def _amplified(self) -> tuple | None:
         p = self.plan

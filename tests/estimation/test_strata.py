@@ -16,7 +16,8 @@ from audit.estimation.strata import (
     StratifiedCounts,
     allocate,
     check_rates,
-    choose_design,
+    choose_designs,
+    predicted_side_bounds,
     sampled_strata,
     side_bounds,
     stratum_weights,
@@ -164,13 +165,38 @@ def test_the_bound_at_every_rate_and_its_json():
 def test_design_rule_stratifies_a_rare_event_and_not_a_side_that_never_sees_it():
     w = stratum_weights(20, [0.3])
     p = np.full(21, 1e-5)
-    p[0] = 0.999  # the event lives (almost) only in the rare stratum m = 0
-    alloc = allocate(20_000, w, p, 20)
-    assert choose_design(p, w, alloc, 20_000, 0.025, numerator=True) is SideDesign.STRATIFIED
-    never = np.full(21, 1e-4)
-    alloc = allocate(20_000, w, never, 20, lower=False)
-    assert choose_design(never, w, alloc, 20_000, 0.025,
-                         numerator=False) is SideDesign.PLAIN
+    p[0] = 0.999  # z: the event lives (almost) only in the rare stratum m = 0
+    never = np.full(21, 1e-4)  # z′: (almost) never
+    allocs = [allocate(20_000, w, p, 20), allocate(20_000, w, never, 20, lower=False)]
+    assert choose_designs([p, never], [w, w], allocs, 20_000, 0.025, True) == \
+        (SideDesign.STRATIFIED, SideDesign.PLAIN)
+    # the same with the sides swapped (z′ in the numerator)
+    allocs = [allocate(20_000, w, never, 20, lower=False), allocate(20_000, w, p, 20)]
+    assert choose_designs([never, p], [w, w], allocs, 20_000, 0.025, False) == \
+        (SideDesign.PLAIN, SideDesign.STRATIFIED)
+
+
+def test_design_rule_is_not_decided_by_a_rate_no_design_can_bound():
+    """Rate 0.1: a region of probability 0.5 against 0.3 in every stratum, where Bonferroni
+    over the strata only loses (plain is better on both sides). Rate 0.9: a region no design
+    bounds above 0 (10⁻³ in one stratum, on both sides). The rule sums the predicted
+    ε_lower (clipped at 0 as reported), so rate 0.9 does not decide: both sides plain. Each
+    side alone, by the sum of its own log-bounds, would stratify z (the log of a stratified
+    lower bound of order 10⁻⁵ against ln 10⁻³⁰⁰ for a plain one of 0)."""
+    w = stratum_weights(20, [0.1, 0.9])
+    rare = np.zeros(21)
+    rare[20] = 1e-3
+    p_hats = [np.stack([np.full(21, 0.5), rare]), np.stack([np.full(21, 0.3), rare])]
+    allocs = [allocate(12_000, w, p_hats[0], 20),
+              allocate(12_000, w, p_hats[1], 20, lower=False)]
+    assert choose_designs(p_hats, [w, w], allocs, 6_000, 0.025, True) == \
+        (SideDesign.PLAIN, SideDesign.PLAIN)
+    lo_plain = predicted_side_bounds(SideDesign.PLAIN, p_hats[0], w, [6_000] * 2, 0.025)[0]
+    lo_strat = predicted_side_bounds(SideDesign.STRATIFIED, p_hats[0], w, allocs[0], 0.025)[0]
+    assert lo_plain[0] > lo_strat[0] and lo_plain[1] == 0.0 < lo_strat[1] < 1e-4
+    # the trap of the per-side rule: z alone, by its summed log lower bounds, looks better
+    # stratified
+    assert np.log(lo_strat).sum() > np.log(np.maximum(lo_plain, 1e-300)).sum()
 
 
 def test_per_rate_probabilities_equal_to_one_region_give_the_same_allocation_and_design():
@@ -180,10 +206,11 @@ def test_per_rate_probabilities_equal_to_one_region_give_the_same_allocation_and
     np.testing.assert_array_equal(allocate(20_000, w, rows, 20), allocate(20_000, w, p, 20))
     np.testing.assert_array_equal(allocate(20_000, w, rows, 20, lower=[False] * 3),
                                   allocate(20_000, w, p, 20, lower=False))
-    alloc = allocate(20_000, w, p, 20)
-    for num in (True, False):
-        assert choose_design(rows, w, alloc, 5000, 0.025, numerator=[num] * 3) is \
-            choose_design(p, w, alloc, 5000, 0.025, numerator=num)
+    allocs = [allocate(20_000, w, p, 20), allocate(20_000, w, p[::-1], 20, lower=False)]
+    for fwd in (True, False):
+        assert choose_designs([rows, np.tile(p[::-1], (3, 1))], [w, w], allocs, 5000, 0.025,
+                              [fwd] * 3) == \
+            choose_designs([p, p[::-1]], [w, w], allocs, 5000, 0.025, fwd)
     with pytest.raises(ValueError, match="lower"):
         allocate(20_000, w, rows, 20, lower=[True, False])
     with pytest.raises(ValueError, match="p_hat"):
