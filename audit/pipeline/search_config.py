@@ -5,7 +5,7 @@
     [search]
     families = ["corners", "nan", "nan-position"]   # PairFamily values (audit.model.pair_families)
     cap = 16              # most candidates per family (sampled, seeded, when more)
-    calls = 2000          # calls per side per candidate on the search split
+    calls = 2000          # calls per side per candidate in the first round (the search split)
     pairs = []            # the "list" family's pairs: [{z = [[...]], z_prime = [[...]]}, ...]
 
 Each candidate is scored by a short audit on calls of its own (the search split), the best
