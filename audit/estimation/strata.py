@@ -289,7 +289,7 @@ def choose_designs(p_hats, weights, allocations, plain_calls: int, alpha_side: f
     g's region puts z in the numerator (one bool or one per rate). Each rate's ε_lower is
     predicted as the bound :func:`predicted_side_bounds` gives, clipped at 0 as reported, so
     a rate that no design can bound (ε_lower 0 either way) does not decide: choosing each side
-    alone by the sum of its own log-bounds let such a rate's ln(10⁻³⁰⁰) against ln(10⁻⁴)
+    alone by the sum of its own log-bounds let such a rate's ln(10⁻³⁰⁰) against ln(5·10⁻⁴)
     stratify diffprivlib nansum's z′ side, which lost at every rate (12 seeds: 0.718 against
     0.745 at π = 0.1, 0.139 against 0.158 at π = 0.7).
     """
