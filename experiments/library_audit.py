@@ -48,8 +48,8 @@ stratum, by stratum; z, which never releases a number, plainly; the other target
 spread over the strata, and both their sides run plainly). At the default size, seed 8, one
 run per target gives diffprivlib nanmean 0.96, 0.96, 1.15, 1.30, 2.22, 3.61 at π = 0, …, 0.9
 and nansum 0.97, 0.67, 0.58, 0.30, 0.07, 0; against separate audits of the same calls over 12
-seeds, see the README (``benchmarks/bench_strata_power.py``). With one score for the grid, nanmean at π = 0.9 fell
-to 0.87, and with one region too to 0.06.
+seeds, see the README (``benchmarks/bench_strata_power.py``). With one score for the grid,
+nanmean at π = 0.9 fell to 0.87, and with one region too to 0.06.
 
 Mode and budgets: every audit runs in fixed mode, so ε_lower is a Clopper–Pearson bound on
 the pilot-chosen region and ε_point its plug-in estimate; the sequential mode would stop

@@ -66,27 +66,26 @@ SVT5 run used ε = 0.05 in the wrapper's config (``statdpwrapper/experiments/
 mechanism_config.py``), our and DP-Sniper's 0.1; its value is shown as published.
 
 Audits: each mechanism is a :class:`audit.model.implementation.CallableImplementation` audited
-by :func:`audit.pipeline.runner.run_audit` with ``[search]`` (:data:`SEARCH` calls per side
-per candidate in its first round, the best two of the tester family's eight patterns again
-with four times as many: successive halving, :mod:`audit.pipeline.search`; scored on streams
-of their own), the chosen pair then audited on fresh calls (:data:`TRIALS` per side, fixed
-mode, confidence 0.90 as DP-Sniper's). The default run (4·10⁵ calls per side, 4·10⁴ per
-candidate) takes about 30 s on one core. ``full`` is DP-Sniper's own final budget, 2·10⁸
-calls per side after a search of 4·10⁶ per candidate (1.6·10⁷ for the two finalists): 26 min
-31 s on two cores (``suite --full --only tester_benchmark --jobs 2``), committed as
+by :func:`audit.pipeline.runner.run_audit` with ``[search]`` (:data:`SEARCH` calls per side per
+candidate in its first round, the best two of the tester family's eight patterns again with four
+times as many: successive halving, :mod:`audit.pipeline.search`; scored on streams of their
+own), the chosen pair then audited on fresh calls (:data:`TRIALS` per side, fixed mode,
+confidence 0.90 as DP-Sniper's). The default run (4·10⁵ calls per side, 4·10⁴ per candidate)
+takes about 30 s on one core. ``full`` is DP-Sniper's own final budget, 2·10⁸ calls per side
+after a search of 4·10⁶ per candidate (1.6·10⁷ for the two finalists): 26 min 31 s on two cores
+(``suite --full --only tester_benchmark --jobs 2``), committed as
 ``results/full/tester_benchmark.json``. There the audit is at or above DP-Sniper's published
-ε_lcb on 11 of the 12 mechanisms (ReportNoisyMax1 0.09395 against 0.09250, SVT6 0.395 with
-true ε ≤ 0.5, SVT3 0.237 against 0.182, SVT5 15.0 against 1.76). The twelfth is
-ReportNoisyMax3 (0.24801 against 0.24881): the best event, {max ≤ t} on "all below", has a
-Clopper–Pearson bound whose expected value at 2·10⁸ calls per side is 0.2486, below the
-published value, so no audit that bounds the two masses separately at α/2 each (the audit's
-and DP-Sniper's rule) beats it except by chance. The close ones are close in expectation too
-(the tests compute each by quadrature): ReportNoisyMax1 0.0941 on "one below rest above"
-but 0.0922, below DP-Sniper's 0.0925, on "one above rest below" (exact ε 0.0946 and 0.0927,
-so the search has to tell them apart: its finalists' scores differ by 0.0019 in expectation,
-and with 1.6·10⁷ calls each it picks the right one about 97 % of the time, by a normal approximation); SVT1 0.0870 and
-0.0863, SVT4 0.1706 and 0.1699 on "half above half below" and the X shape (DP-Sniper 0.0858
-and 0.1696).
+ε_lcb on 11 of the 12 mechanisms (ReportNoisyMax1 0.09395 against 0.09250, SVT6 0.395 with true
+ε ≤ 0.5, SVT3 0.237 against 0.182, SVT5 15.0 against 1.76). The twelfth is ReportNoisyMax3
+(0.24801 against 0.24881): the best event, {max ≤ t} on "all below", has a Clopper–Pearson bound
+whose expected value at 2·10⁸ calls per side is 0.2486, below the published value, so no audit
+that bounds the two masses separately at α/2 each (the audit's and DP-Sniper's rule) beats it
+except by chance. The close ones are close in expectation too (the tests compute each by
+quadrature): ReportNoisyMax1 0.0941 on "one below rest above" but 0.0922, below DP-Sniper's
+0.0925, on "one above rest below" (exact ε 0.0946 and 0.0927, so the search has to tell them
+apart: its finalists' scores differ by 0.0019 in expectation, and with 1.6·10⁷ calls each it
+picks the right one about 97 % of the time, by a normal approximation); SVT1 0.0870 and 0.0863,
+SVT4 0.1706 and 0.1699 on "half above half below" and the X shape (DP-Sniper 0.0858 and 0.1696).
 
 References
 ----------

@@ -297,22 +297,23 @@ def choose_designs(p_hats, weights, allocations, plain_calls: int, alpha_side: f
     fwd = _per_rate_flags(forward, g, "forward")
     predicted = []
     for side in (0, 1):
-        plain = predicted_side_bounds(SideDesign.PLAIN, p_hats[side], weights[side],
-                                      np.full(g, plain_calls), alpha_side)
-        stratified = predicted_side_bounds(SideDesign.STRATIFIED, p_hats[side],
-                                           weights[side], allocations[side], alpha_side)
-        predicted.append({SideDesign.PLAIN: plain, SideDesign.STRATIFIED: stratified})
-    best, best_value = (SideDesign.PLAIN, SideDesign.PLAIN), -np.inf
-    order = [(SideDesign.PLAIN, SideDesign.PLAIN), (SideDesign.PLAIN, SideDesign.STRATIFIED),
-             (SideDesign.STRATIFIED, SideDesign.PLAIN),
-             (SideDesign.STRATIFIED, SideDesign.STRATIFIED)]
-    for dp, dq in order:
-        (p_lo, p_hi), (q_lo, q_hi) = predicted[0][dp], predicted[1][dq]
-        eps = eps_from_bounds(np.where(fwd, p_lo, q_lo), np.where(fwd, q_hi, p_hi), delta)
-        value = float(np.sum(eps))
-        if value > best_value:
-            best, best_value = (dp, dq), value
-    return best
+        predicted.append({
+            SideDesign.PLAIN: predicted_side_bounds(SideDesign.PLAIN, p_hats[side],
+                                                    weights[side], np.full(g, plain_calls),
+                                                    alpha_side),
+            SideDesign.STRATIFIED: predicted_side_bounds(SideDesign.STRATIFIED, p_hats[side],
+                                                         weights[side], allocations[side],
+                                                         alpha_side)})
+    plain, stratified = SideDesign.PLAIN, SideDesign.STRATIFIED
+
+    def value(designs: tuple[SideDesign, SideDesign]) -> float:
+        (p_lo, p_hi), (q_lo, q_hi) = predicted[0][designs[0]], predicted[1][designs[1]]
+        return float(np.sum(eps_from_bounds(np.where(fwd, p_lo, q_lo),
+                                            np.where(fwd, q_hi, p_hi), delta)))
+
+    # max keeps the first of equal values: this order is the tie-break
+    return max([(plain, plain), (plain, stratified), (stratified, plain),
+                (stratified, stratified)], key=value)
 
 
 @dataclass(frozen=True, eq=False)

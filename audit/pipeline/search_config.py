@@ -69,12 +69,12 @@ class SearchConfig:
             raise ValueError(f"search.cap must be in [1, {MAX_CANDIDATES}], got "
                              f"search.cap={cap}")
         calls = check_positive_int(self.calls, "search.calls", minimum=100)
-        if search_cost(len(parsed) * cap, calls) > MAX_SEARCH_CALLS:
-            raise ValueError(f"search: the calls of all its rounds (families × cap × calls "
-                             f"in the first, as much in each later one) must be at most "
-                             f"{MAX_SEARCH_CALLS:.0e} per side, got "
-                             f"{search_cost(len(parsed) * cap, calls):,} for {len(parsed)} × "
-                             f"{cap} × {calls}")
+        cost = search_cost(len(parsed) * cap, calls)
+        if cost > MAX_SEARCH_CALLS:
+            raise ValueError(f"search: the calls of all its rounds (each round's candidates "
+                             f"× calls, audit.pipeline.search_config.schedule) must be at most "
+                             f"{MAX_SEARCH_CALLS:.0e} per side, got {cost:,} for families × cap "
+                             f"× calls = {len(parsed)} × {cap} × {calls}")
         pairs = self.pairs
         if not isinstance(pairs, list | tuple):
             raise ValueError(f"search.pairs must be a list of {{z, z_prime}} tables, got "

@@ -199,6 +199,16 @@ def test_design_rule_is_not_decided_by_a_rate_no_design_can_bound():
     assert np.log(lo_strat).sum() > np.log(np.maximum(lo_plain, 1e-300)).sum()
 
 
+def test_design_rule_refuses_bad_directions_and_probabilities():
+    w = stratum_weights(20, [0.1, 0.9])
+    p = np.full(21, 0.5)
+    allocs = [allocate(12_000, w, p, 20), allocate(12_000, w, p, 20, lower=False)]
+    with pytest.raises(ValueError, match="forward must be a bool or 2 bools"):
+        choose_designs([p, p], [w, w], allocs, 6_000, 0.025, [True] * 3)
+    with pytest.raises(ValueError, match="p_hat"):
+        choose_designs([p[:5], p], [w, w], allocs, 6_000, 0.025, True)
+
+
 def test_per_rate_probabilities_equal_to_one_region_give_the_same_allocation_and_design():
     w = stratum_weights(20, [0.1, 0.3, 0.5])
     p = np.linspace(0.9, 0.01, 21)

@@ -84,6 +84,13 @@ def test_successive_halving_keeps_a_quarter_and_ends_on_two(candidates, rounds):
     assert search_cost(candidates, 100) == sum(n * c for n, c in rounds)
 
 
+@pytest.mark.parametrize("candidates, calls, needle", [(0, 100, "candidates"),
+                                                       (8, 0, "calls"), (2.5, 100, "candidates")])
+def test_a_schedule_refuses_what_is_not_a_positive_count(candidates, calls, needle):
+    with pytest.raises(ValueError, match=needle):
+        schedule(candidates, calls)
+
+
 def _null_failures(audits: int, first_seed: int) -> int:
     """How many of ``audits`` searched audits of the ε = 1 sum exceed ε = 1."""
     impl = _sum_release()
