@@ -12,8 +12,8 @@ its mean held-out bound is larger by ``margin``; the chosen attack is refitted o
 pilot.
 
 The choice sees the pilot only (the fit part the runner hands to attacks), so the regions
-the score induces may still be used for a bound on the main run. Not the default attack:
-implementation audits default to ``density-ratio``.
+the score induces may still be used for a bound on the main run. The default attack of every
+black-box audit (``audit.policy.AuditPolicy.black_box_attack``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 import numpy as np
-from scipy.stats import beta
 
 from attacks.additive import AdditiveDensityRatio
 from attacks.categorical import Categorical, distinct_rows
@@ -30,12 +29,14 @@ from attacks.fitted import DensityRatio
 from attacks.isotonic import IsotonicSum
 from attacks.knn import NearestNeighbours
 from audit._validate import check_in_range, check_positive_int
+from audit.estimation.binomial import eps_from_counts
+from audit.policy import DEFAULT_POLICY
 from audit.protocols import BlackBoxAttack, Pilot, Score
 
 __all__ = ["Auto", "held_out_epsilon"]
 
-#: thresholds of the held-out comparison: quantiles of the pooled held-out scores
-HELD_OUT_LEVELS = 64
+#: thresholds of the held-out comparison (``AuditPolicy.held_out_levels``)
+HELD_OUT_LEVELS = DEFAULT_POLICY.held_out_levels
 
 
 def _scores(score: Score, x: np.ndarray) -> np.ndarray:
@@ -44,17 +45,19 @@ def _scores(score: Score, x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(s), -np.inf, s)  # as Statistic.bin_scores does
 
 
-def held_out_epsilon(score: Score, held: Pilot, alpha: float = 0.05) -> float:
-    """The largest Clopper–Pearson lower bound on ε (δ = 0, each side's rate at ``alpha``)
-    over the threshold regions {s ≥ t} (for z) and {s ≤ t} (for z') of ``score`` on held-out
-    draws, t at :data:`HELD_OUT_LEVELS` quantiles; 0 when no region shows more.
+def held_out_epsilon(score: Score, held: Pilot,
+                     alpha: float = DEFAULT_POLICY.held_out_alpha) -> float:
+    """The largest Clopper–Pearson lower bound on ε at ``alpha`` (δ = 0; the project's one
+    evaluator, :func:`audit.estimation.binomial.eps_from_counts`: each side at alpha/2) over
+    the threshold regions {s ≥ t} (for z) and {s ≤ t} (for z') of ``score`` on held-out draws,
+    t at :data:`HELD_OUT_LEVELS` quantiles; 0 when no region shows more.
 
     Raises
     ------
     ValueError
-        If ``alpha`` is not in (0, 0.5) or a side of ``held`` is empty.
+        If ``alpha`` is not in (0, 1) or a side of ``held`` is empty.
     """
-    check_in_range("alpha", alpha, 0.0, 0.5, lo_closed=False, hi_closed=False)
+    check_in_range("alpha", alpha, 0.0, 1.0, lo_closed=False, hi_closed=False)
     sp, sq = _scores(score, held.p), _scores(score, held.q)
     n_p, n_q = sp.size, sq.size
     if n_p == 0 or n_q == 0:
@@ -69,15 +72,9 @@ def held_out_epsilon(score: Score, held: Pilot, alpha: float = 0.05) -> float:
     ge_q = n_q - np.searchsorted(sq, ts, side="left")
     le_p = np.searchsorted(sp, ts, side="right")  # #{s ≤ t}
     le_q = np.searchsorted(sq, ts, side="right")
-    best = 0.0
-    for c_hi, n_hi, c_lo, n_lo in ((ge_p, n_p, ge_q, n_q), (le_q, n_q, le_p, n_p)):
-        lower = np.where(c_hi > 0, beta.ppf(alpha, np.maximum(c_hi, 1), n_hi - c_hi + 1), 0.0)
-        upper = np.where(c_lo < n_lo, beta.ppf(1 - alpha, c_lo + 1,
-                                               np.maximum(n_lo - c_lo, 1)), 1.0)
-        with np.errstate(divide="ignore"):
-            eps = np.log(lower) - np.log(upper)
-        best = max(best, float(np.max(np.where(np.isfinite(eps), eps, 0.0))))
-    return best
+    forward = eps_from_counts(ge_p, n_p, ge_q, n_q, 0.0, alpha)
+    backward = eps_from_counts(le_q, n_q, le_p, n_p, 0.0, alpha)
+    return float(max(np.max(forward), np.max(backward), 0.0))
 
 
 @dataclass(frozen=True)

@@ -319,6 +319,20 @@ def available_attacks() -> dict[str, object]:
     return {ep.name: ep for ep in entry_points(group=ATTACK_ENTRY_POINT_GROUP)}
 
 
+def black_box_attacks() -> list[str]:
+    """The names of the registered attacks that are black boxes (sorted): what an
+    implementation audit may run."""
+    names = []
+    for name, ep in sorted(available_attacks().items()):
+        try:
+            cls = ep.load()
+        except Exception:  # noqa: BLE001 - a broken plug-in is listed by load_attack's error
+            continue
+        if isinstance(cls, type) and issubclass(cls, BlackBoxAttack):
+            names.append(name)
+    return names
+
+
 def load_attack(name: str) -> Attack:
     """Instantiate the attack registered as ``name`` with its default settings.
 

@@ -32,6 +32,7 @@ from audit.pipeline.config import config_from_dict
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.results import AuditResult
 from audit.pipeline.runner import run_audit
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["assert_private"]
 
@@ -70,9 +71,9 @@ def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
 def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: float,
                    delta: float = 0.0, missingness=None, d: int | None = None,
                    n: int = 20, bound: float = 1.0, trials: int = 20_000,
-                   confidence: float = 0.95, mode: str = "fixed", seed: int = 0,
-                   jobs: int = 1, attack: str = "density-ratio", chunk: int = 1000,
-                   amplified: bool = False) -> AuditResult:
+                   confidence: float = DEFAULT_POLICY.confidence, mode: str = "fixed",
+                   seed: int = 0, jobs: int = 1, attack: str | None = None,
+                   chunk: int = 1000, amplified: bool = False) -> AuditResult:
     """Assert that ``mechanism`` is (ε, δ)-DP on the audited pair under ``missingness``.
 
     Parameters
@@ -94,9 +95,13 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
     d, n, bound : int, int, float
         Features, records and the value bound of the search (ignored with a ``pair``).
     trials : int
-        Calls per side of the main run (the pilot adds a fifth).
+        Calls per side of the main run; the pilot adds the black-box pilot rule's calls
+        (:mod:`audit.policy`: twice the main run up to 2·10⁴, so 2·10⁴ at the default 20,000).
     confidence : float
         Of the one-sided lower bound, in (0, 1).
+    attack : str, optional
+        A black-box attack of the ``audit.attacks`` group; default the policy's black-box
+        attack (``auto``).
     mode : {"fixed", "sequential"}
         Run the whole budget, or stop as soon as the claim is refuted (anytime-valid).
     amplified : bool
@@ -120,7 +125,7 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
     miss = {"kind": "mcar-iid", "rate": 0.0} if missingness is None else (
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))
     audit = {"trials": trials, "confidence": confidence, "seed": seed, "jobs": jobs,
-             "attack": attack}
+             "attack": DEFAULT_POLICY.black_box_attack if attack is None else attack}
     cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode)
     subject = ImplementationSubject.from_config(cfg, impl, chunk=chunk)
     result = run_audit(subject=subject)

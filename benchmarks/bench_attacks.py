@@ -22,7 +22,11 @@ differing record is the first one; the releases read it only.
   count above the noisy threshold (all zeros when none is); true ε by the same quadrature.
 
     python benchmarks/bench_attacks.py [--audits 20] [--trials 5000] [--pilot N] [--cases ...]
-        [--attacks density-ratio categorical additive isotonic knn auto] [--json out.json]
+        [--attacks default density-ratio categorical additive isotonic knn auto]
+        [--json out.json]
+
+``default`` names no attack: the config's default, the policy's black-box attack
+(``audit.policy.DEFAULT_POLICY.black_box_attack``), as a new user gets it.
 
 Needs the attacks registered (``pip install -e .`` after adding their entry points).
 """
@@ -129,7 +133,9 @@ def config(case: str, attack: str, trials: int, seed: int, pilot: int | None = N
            ) -> dict:
     record = CASES[case][1]
     zero = [0.0] * len(record)
-    audit = {"trials": trials, "seed": seed, "attack": attack}
+    audit = {"trials": trials, "seed": seed}
+    if attack != "default":  # else the policy's black-box attack, as a new user gets it
+        audit["attack"] = attack
     if pilot is not None:
         audit["pilot_trials"] = pilot
     return {"scenario": {"mechanism": "laplace", "epsilon": CASES[case][2], "query": "sum",
@@ -169,8 +175,8 @@ def main() -> None:
                     help="pilot calls per side (default: the audit's own rule)")
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--attacks", nargs="+",
-                    default=["density-ratio", "categorical", "additive", "isotonic", "knn",
-                             "auto"])
+                    default=["default", "density-ratio", "categorical", "additive",
+                             "isotonic", "knn", "auto"])
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.audits < 2 or args.trials < 1 or (args.pilot is not None and args.pilot < 2):

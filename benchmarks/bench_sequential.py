@@ -25,7 +25,7 @@ DEFAULT = ["LaplaceMechanism", "NoisyHist1", "NoisyHist2"]
 
 def _doc(bench, mode: str, seed: int) -> dict:
     audit = {"trials": tb.TRIALS["default"], "seed": seed, "confidence": tb.CONFIDENCE,
-             "attack": "categorical" if bench.discrete else "density-ratio", "mode": mode,
+             "attack": tb.ATTACKS[bench.discrete], "mode": mode,
              "jobs": 1}
     if mode == "sequential":
         audit["stop"] = "budget"

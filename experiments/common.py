@@ -85,8 +85,32 @@ def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
     return st, run_audit(cfg, progress=progress, plan=st)
 
 
+def provenance() -> dict:
+    """Where and when a result was produced: the git commit of the checkout the experiments
+    run from (``"unknown"`` outside a git checkout), whether its tracked files had uncommitted
+    changes, and the UTC date."""
+    import datetime
+    import subprocess
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+
+    def git(*args: str) -> str | None:
+        try:
+            out = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True,
+                                 timeout=10)
+        except (OSError, subprocess.SubprocessError):
+            return None
+        return out.stdout.strip() if out.returncode == 0 else None
+
+    commit = git("rev-parse", "--short=12", "HEAD")
+    status = git("status", "--porcelain", "--untracked-files=no")
+    return {"commit": commit or "unknown", "dirty": bool(status),
+            "date": datetime.datetime.now(datetime.UTC).date().isoformat()}
+
+
 def record(name: str, title: str, size: str, seed: int, **payload) -> dict:
-    """The JSON document of one experiment."""
+    """The JSON document of one experiment (with its :func:`provenance`)."""
     from audit.pipeline.results import package_versions
 
     return {
@@ -95,5 +119,6 @@ def record(name: str, title: str, size: str, seed: int, **payload) -> dict:
         "size": size,
         "seed": seed,
         "versions": package_versions(),
+        "produced": provenance(),
         **payload,
     }

@@ -59,10 +59,10 @@ side at default size: 10,000 for nanmean (its violation starts at about 1.1× th
 (diffprivlib) and 2,500 (OpenDP) for the two sums (no violation expected), 1,500 for the two
 NaN-propagating targets (the NaN event is all or nothing: at π = 0 any budget refutes the claim
 and ε_lower only measures the budget, at most ln of about calls/3, ``budget_ceiling``). Pilots
-are the stratified audit's default, six implementation-audit pilots (each a fifth of the
-per-rate budget, at least 1,000 calls; a smaller pilot leaves finite output bins unseen, which
-the density-ratio score rates above 0 when one side never releases a number, and the region
-then takes them in). ``full`` size is 10× each,
+are the stratified audit's default, six black-box pilots (the policy's rule, ``audit.policy``,
+on the per-rate budget; a smaller pilot leaves finite output bins unseen, which a density-ratio
+score rates above 0 when one side never releases a number, and the region then takes them
+in). The attack is the policy's black-box default, ``auto``. ``full`` size is 10× each,
 20× for the NaN-propagating targets (30,000 calls, so the event of probability 8·10⁻⁴ at
 π = 0.3 is seen about 24 times); ``smoke`` is 200 calls per side and rate with a 600-call
 pilot.
@@ -189,11 +189,17 @@ def _pair(kind: str, n: int) -> dict | None:
     raise ValueError(f"unknown pair kind {kind!r}")
 
 
-def budget_ceiling(calls: int, confidence: float = 0.95) -> float:
+def budget_ceiling(calls: int, confidence: float | None = None) -> float:
     """The largest ε_lower ``calls`` per side can show: every draw of one side in the region
-    and none of the other (one-sided Clopper–Pearson bounds α^(1/n) and 1 − α^(1/n))."""
-    q = (1.0 - confidence) ** (1.0 / calls)
-    return math.log(q / (1.0 - q))
+    and none of the other, bounded as every region is (the one evaluator,
+    :func:`audit.estimation.binomial.eps_from_counts`: one-sided Clopper–Pearson bounds at
+    α/2 each, (α/2)^(1/n) and 1 − (α/2)^(1/n)); ``confidence`` None: the policy's."""
+    from audit.estimation.binomial import eps_from_counts
+    from audit.policy import DEFAULT_POLICY
+
+    if confidence is None:
+        confidence = DEFAULT_POLICY.confidence
+    return float(eps_from_counts(calls, calls, 0, calls, 0.0, 1.0 - confidence))
 
 
 def _laplace_mixture_eps(left: list, right: list, b: float, lo: float, hi: float) -> float:
@@ -378,14 +384,14 @@ def _witness(r: dict) -> str:
     if r["witness"].get("kind") == "strata":  # one rate of a mask-stratified run
         w = r["witness"]
         num, den = ("z", "z′") if w["direction"] == "z_vs_zprime" else ("z′", "z")
-        return (f"region {num} vs {den} of the rate's density-ratio score: P({num}) ≥ "
+        return (f"region {num} vs {den} of the rate's score: P({num}) ≥ "
                 f"{w['p_lower']:.3g}, P({den}) ≤ {w['q_upper']:.3g} (z {w['design']['p']}, "
                 f"z′ {w['design']['q']})")
     w = bound_from_witness(r["witness"])
     if isinstance(w, SequentialBound):
         return f"sequential test, {w.calls_per_side:,} calls per side"
     return (f"region {w.direction.value.replace('_vs_', ' vs ').replace('zprime', 'z′')} of "
-            f"the density-ratio score: z in {w.k_p:,}/{w.n_p:,} calls, z′ in "
+            f"the attack's score: z in {w.k_p:,}/{w.n_p:,} calls, z′ in "
             f"{w.k_q:,}/{w.n_q:,}")
 
 

@@ -65,8 +65,8 @@ far below ε_pair at π = 0.5 and 0.7, while it exceeds Theorem 4.5 and the clai
 
 Audits: each reading is a plain-numpy :class:`audit.model.implementation.CallableImplementation`
 with a batched form (:func:`implementation`), audited as a black box on its explicit pair by
-:func:`audit.pipeline.runner.run_audit` (density-ratio attack, fixed mode, region chosen on a
-pilot of a fifth of the budget, one-sided Clopper–Pearson at 95 %). Calls per side:
+:func:`audit.pipeline.runner.run_audit` (the policy's black-box attack and pilot,
+``audit.policy``; fixed mode, one-sided Clopper–Pearson at 95 %). Calls per side:
 :data:`TRIALS` (default 400,000: the whole run takes 15–30 s on one core; ``full`` 10×).
 Every ε_lower must lie below its ε_pair.
 
@@ -316,8 +316,7 @@ def _audit(rd: Reading, rate: float, trials: int, seed: int, jobs: int, progress
                         "bound": max(abs(rd.lo), abs(rd.hi))},
            "pair": {"z": z, "z_prime": zp},
            "missingness": {"kind": "mcar-iid", "rate": rate},
-           "audit": {"trials": trials, "seed": seed, "confidence": 0.95,
-                     "attack": "density-ratio", "mode": "fixed", "jobs": jobs}}
+           "audit": {"trials": trials, "seed": seed, "mode": "fixed", "jobs": jobs}}
     cfg = config(doc, f"{NAME}[{rd.key}, π={rate:g}]")
     return run_audit(cfg, implementation=implementation(rd), progress=progress)
 

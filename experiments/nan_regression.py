@@ -74,8 +74,7 @@ def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
                         "d": 1, "bound": _bound(example.params), "query": "sum"},
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
            "search": {"families": ["nan"], "cap": 3, "calls": SEARCH_CALLS},
-           "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE,
-                     "attack": "density-ratio"}}
+           "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE}}
     return run_audit(config_from_dict(doc, name=f"{target} [{example.name}]"),
                      implementation=impl)
 

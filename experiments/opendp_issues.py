@@ -299,8 +299,7 @@ def run_case(case: Case, *, trials: int, seed: int) -> AuditResult | Refusal:
     doc = {"scenario": {"mechanism": "laplace", "epsilon": impl.claim.epsilon, "bound": 1.0,
                         "query": "sum"},
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
-           "audit": {"trials": trials, "confidence": 0.95, "seed": seed, "jobs": 1,
-                     "attack": "density-ratio"},
+           "audit": {"trials": trials, "seed": seed, "jobs": 1},
            "pair": {"z": z.tolist(), "z_prime": z_prime.tolist()}}
     cfg = config_from_dict(doc, name=impl.name)
     return run_audit(subject=ImplementationSubject.from_config(cfg, impl))
@@ -332,8 +331,9 @@ def report(rows: list[tuple[Case, AuditResult | Refusal, list[float]]], *, trial
              f"OpenDP {metadata.version('opendp')}, numpy {np.__version__}, Python "
              f"{platform.python_version()}; polars "
              f"{metadata.version('polars') if polars else 'not installed'}."
-             f" Budget: {trials} calls per side (plus the pilot's fifth), seed {seed}, "
-             "confidence 0.95, attack density-ratio, nothing masked (each pair carries its "
+             f" Budget: {trials} calls per side (plus the black-box pilot rule's), seed {seed}, "
+             "the policy's confidence (0.95) and attack (auto), nothing masked (each pair "
+             "carries its "
              "NaN). OpenDP is not seedable: the seed fixes the audit, not the noise.", "",
              "Produced by `experiments/opendp_issues.py`; causes with file and line: "
              "`audit/adapters/opendp.py`, \"Known NaN/null reports\".", "",

@@ -112,7 +112,7 @@ def _doc(scenario: dict, missingness: dict, k: int, masks: str, trials: int, see
          jobs: int, pair=None, **audit) -> dict:
     doc = {"scenario": scenario, "missingness": missingness,
            "releases": {"count": k, "masks": masks},
-           "audit": {"trials": trials, "seed": seed, "confidence": 0.95, "jobs": jobs, **audit}}
+           "audit": {"trials": trials, "seed": seed, "jobs": jobs, **audit}}
     if pair is not None:
         doc["pair"] = {"z": pair[0], "z_prime": pair[1]}
     return doc
@@ -220,8 +220,7 @@ def _diffprivlib_rows(trials: dict, seed: int, jobs: int, progress: bool):
     rows = []
     for i, k in enumerate(FEW_KS):
         doc = _doc(sc, miss, k, "shared", trials["diffprivlib"], seed + 200 + i, jobs,
-                   (z, zp), attack="density-ratio", mode="fixed",
-                   pilot_trials=max(100, trials["diffprivlib"] // 5))
+                   (z, zp), mode="fixed")
         res = run_audit(config(doc, f"{NAME}[diffprivlib-nansum, shared, k={k}]"),
                         implementation=impl, progress=progress)
         rows.append(_row(res, "diffprivlib-nansum", "black-box", k, "shared",

@@ -316,11 +316,21 @@ def _findings(name: str, doc: dict) -> list[str]:
 def _section(name: str, doc: dict) -> list[str]:
     module = EXPERIMENTS[name]
     lines = [f"## {module.TITLE}", "", caption(name, doc), "",
-             f"Size `{doc['size']}`, seed {doc['seed']}.", "",
+             f"Size `{doc['size']}`, seed {doc['seed']}{_produced(doc)}.", "",
              f"![{name}](figures/{name}.png) ([PDF](figures/{name}.pdf))", ""]
     findings = _findings(name, doc)
     lines += [*findings, ""] if findings else []
     return lines + [*_table(doc), ""]
+
+
+def _produced(doc: dict) -> str:
+    """``, commit abc, 2026-12-03`` from the document's provenance (nothing for results
+    written before it was recorded)."""
+    p = doc.get("produced")
+    if not isinstance(p, dict):
+        return ""
+    dirty = " with uncommitted changes" if p.get("dirty") else ""
+    return f", commit `{p.get('commit', 'unknown')}`{dirty}, {p.get('date', 'undated')}"
 
 
 def report_text(docs: dict[str, dict]) -> str:
@@ -331,9 +341,10 @@ def report_text(docs: dict[str, dict]) -> str:
     """
     lines = ["# Audit report", "",
              "Drawn by `python -m audit report` from the JSON files in this folder; every "
-             "number below traces to one of them (seed and package versions inside; run "
-             "times too, which this page leaves out so that a rerun of the seeded experiments "
-             "leaves it unchanged). Each figure is saved as PNG (shown here) and PDF.", "",
+             "number below traces to one of them (seed, commit, date and package versions "
+             "inside; run times too, which this page leaves out so that a rerun of the seeded "
+             "experiments on the same commit and day leaves it unchanged). Each figure is "
+             "saved as PNG (shown here) and PDF.", "",
              "Definitions, theorems and derivations: [docs/THEORY.md](../docs/THEORY.md) "
              "(§8 says what the audit's numbers mean). Glossary:", "", *GLOSSARY, ""]
     for name, doc in docs.items():

@@ -7,6 +7,7 @@ including those inside functions: a lazy import is still a dependency.
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -374,3 +375,86 @@ def test_the_mirror_rule_catches_a_module_without_tests(tmp_path):
     assert modules_without_mirror(tmp_path) == ["audit/_helpers.py", "audit/theory/pair/new.py"]
     assert mirror_of(tmp_path / "audit" / "_helpers.py", tmp_path) == \
         tmp_path / "tests" / "test_helpers.py"
+
+
+#: the first cell of a layer's row in docs/DESIGN.md's table, where it is not the layer's name
+DESIGN_ROWS = {"shared": "shared vocabulary", "facade": "entry points"}
+
+
+def _design_table_rows(design: str) -> dict[str, str]:
+    """The rows of the markdown table under ``## The layers``: first cell -> the whole row."""
+    section = design.split("\n## The layers", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in section.splitlines() if line.startswith("|")]
+    return {row.split("|")[1].strip(): row for row in rows[2:]}  # header and separator skipped
+
+
+def _module_row(rel: Path) -> str:
+    """The DESIGN row a module ``audit/...`` belongs to: its layer subpackage, else the entry
+    points (``FACADE``) or the shared vocabulary."""
+    inner = rel.relative_to("audit")
+    if len(inner.parts) > 1:
+        return DESIGN_ROWS.get(inner.parts[0], inner.parts[0])
+    return DESIGN_ROWS["facade" if inner.stem in FACADE else "shared"]
+
+
+def design_table_problems(root: Path) -> list[str]:
+    """Modules missing from docs/DESIGN.md's layer table, and ``.py`` paths it lists that do
+    not exist.
+
+    The rule: every ``audit/**/*.py`` but the ``__init__.py`` files must appear, in
+    backticks, in the row of its layer: a module of a layer subpackage by its path inside that
+    package (``runner.py`` in the pipeline row, ``pair/masses.py`` in the theory row) or by its
+    full path (``audit/pipeline/runner.py``); a top-level module (the shared vocabulary, or an
+    entry point of ``FACADE``) by its full path (``audit/enums.py``). A bare name elsewhere in
+    the row's prose does not count. Conversely, every backticked token of a row that ends in
+    ``.py`` must name an existing file, read the same way.
+    """
+    rows = _design_table_rows((root / "docs" / "DESIGN.md").read_text())
+    problems = []
+    for path in sorted((root / "audit").rglob("*.py")):
+        rel = path.relative_to(root)
+        if path.name == "__init__.py":
+            continue
+        row_name = _module_row(rel)
+        tokens = set(re.findall(r"`([^`]+)`", rows.get(row_name, "")))
+        inner = rel.relative_to("audit")
+        names = {rel.as_posix()} | ({Path(*inner.parts[1:]).as_posix()} if len(inner.parts) > 1
+                                    else set())
+        if not names & tokens:
+            problems.append(f"{rel.as_posix()} is not in the '{row_name}' row of docs/DESIGN.md")
+    layer_of_row = {v: k for k, v in DESIGN_ROWS.items()}
+    for first, row in rows.items():
+        package = "" if layer_of_row.get(first) in ("shared", "facade") else first
+        for token in re.findall(r"`([^`]+)`", row):
+            if not token.endswith(".py"):
+                continue
+            base = root if token.startswith("audit/") else root / "audit" / package
+            if not (base / token).is_file():
+                problems.append(
+                    f"the '{first}' row of docs/DESIGN.md lists {token}, which does not exist")
+    return problems
+
+
+def test_every_module_is_in_the_design_layer_table():
+    problems = design_table_problems(ROOT)
+    assert not problems, "\n".join(problems)
+
+
+def test_the_design_table_rule_catches_a_missing_module(tmp_path):
+    (tmp_path / "docs").mkdir(exist_ok=True)
+    (tmp_path / "docs" / "DESIGN.md").write_text(
+        "# Design\n\n## The layers\n\n"
+        "| layer | package | modules | may import |\n|---|---|---|---|\n"
+        "| shared vocabulary | `audit/` | `audit/enums.py` | numpy |\n"
+        "| theory | `audit/theory/` | `accountant.py`, `pair/gone.py`; fwl.py | shared |\n"
+        "\n## Next\n")
+    _write_package(tmp_path, {"audit/__init__.py": "", "audit/enums.py": "", "audit/testing.py": "",
+                              "audit/theory/__init__.py": "", "audit/theory/accountant.py": "",
+                              "audit/theory/fwl.py": "", "audit/theory/pair/__init__.py": "",
+                              "audit/theory/pair/masses.py": ""})
+    assert design_table_problems(tmp_path) == [
+        "audit/testing.py is not in the 'entry points' row of docs/DESIGN.md",
+        "audit/theory/fwl.py is not in the 'theory' row of docs/DESIGN.md",
+        "audit/theory/pair/masses.py is not in the 'theory' row of docs/DESIGN.md",
+        "the 'theory' row of docs/DESIGN.md lists pair/gone.py, which does not exist",
+    ]

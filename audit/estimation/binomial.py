@@ -14,19 +14,18 @@ from __future__ import annotations
 from numbers import Integral
 
 import numpy as np
-
-try:  # the Boost quantile scipy.stats.beta.ppf itself calls, without importing scipy.stats
-    from scipy.special._ufuncs import _beta_ppf as _beta_quantile
-except ImportError:  # pragma: no cover - a SciPy that moved it
-    from scipy.stats import beta as _beta
-
-    _beta_quantile = _beta.ppf
+from scipy.special import betaincinv
 
 from audit._validate import check_delta, check_in_range
 
 __all__ = ["beta_quantile", "cp_upper", "cp_lower", "cp_upper_array", "cp_lower_array",
-           "eps_from_bounds",
+           "SIDES", "log_ratio_of_bounds", "eps_from_bounds", "eps_from_counts", "eps_plug_in",
            "eps_lower_bound", "check_alpha", "check_count"]
+
+#: The one α split of every two-sided ε bound (δ = 0 or not): the numerator's lower and the
+#: denominator's upper Clopper–Pearson bound are each taken at ``alpha / SIDES`` (a union
+#: bound over the two sides), so the ε bound holds with probability ≥ 1 − ``alpha``.
+SIDES = 2
 
 
 def check_alpha(alpha: object) -> float:
@@ -50,9 +49,11 @@ def _check_kn(k: object, n: object, kname: str = "k", nname: str = "n") -> tuple
 
 
 def beta_quantile(q, a, b) -> np.ndarray:
-    """The q-quantile of Beta(a, b): ``scipy.stats.beta.ppf(q, a, b)``, bit for bit."""
+    """The q-quantile of Beta(a, b), by the public ``scipy.special.betaincinv(a, b, q)`` (the
+    Boost inverse ``scipy.stats.beta.ppf`` calls, bit for bit, without importing
+    scipy.stats)."""
     q, a, b = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (q, a, b)))
-    return np.asarray(_beta_quantile(q, a, b), dtype=np.float64)
+    return np.asarray(betaincinv(a, b, q), dtype=np.float64)
 
 
 def cp_upper_array(k, n, alpha: float) -> np.ndarray:
@@ -121,13 +122,56 @@ def cp_lower(k: int, n: int, alpha: float) -> float:
     return float(cp_lower_array(k, n, check_alpha(alpha)))
 
 
-def eps_from_bounds(num_lo, den_hi, delta: float) -> np.ndarray:
-    """ln((num_lo − δ)/den_hi), clipped to 0 where the numerator does not exceed δ or the
-    logarithm is negative (0 is always a valid lower bound)."""
+def log_ratio_of_bounds(num_lo, den_hi, delta: float) -> np.ndarray:
+    """ln((num_lo − δ)/den_hi), unfloored: −inf where the numerator does not exceed δ. What a
+    region choice ranks candidates by (a negative value still orders them); never a reported
+    bound (:func:`eps_from_bounds` floors it)."""
     num = np.asarray(num_lo, dtype=np.float64) - delta
     with np.errstate(divide="ignore", invalid="ignore"):
         val = np.log(num / np.asarray(den_hi, dtype=np.float64))
-    return np.where((num > 0) & (val > 0), val, 0.0)
+    return np.where(num > 0, val, -np.inf)
+
+
+def eps_from_bounds(num_lo, den_hi, delta: float) -> np.ndarray:
+    """ln((num_lo − δ)/den_hi), floored at 0 (the one floor convention: 0 is always a valid
+    lower bound, reported where the numerator does not exceed δ or the logarithm is
+    negative)."""
+    value = log_ratio_of_bounds(num_lo, den_hi, delta)
+    return np.where(value > 0, value, 0.0)
+
+
+def eps_from_counts(k_num, n_num, k_den, n_den, delta: float, alpha: float) -> np.ndarray:
+    """The one evaluator of ε from counts: ln((P_lo − δ)/Q_hi), P_lo the one-sided
+    Clopper–Pearson lower bound on the numerator's mass from ``k_num`` of ``n_num`` draws and
+    Q_hi the upper bound on the denominator's from ``k_den`` of ``n_den``, each at
+    ``alpha / SIDES``; floored at 0 (:func:`eps_from_bounds`).
+
+    Vectorised and unvalidated (the callers validate): counts may be fractional (the expected
+    counts of a predicted main run), arrays broadcast. Region bounds, the region choices'
+    predictions, the stratified bounds, ``auto``'s held-out comparison and the largest bound a
+    budget can show all evaluate here.
+
+    Examples
+    --------
+    >>> round(float(eps_from_counts(900, 1000, 100, 1000, 0.0, 0.05)), 4)
+    1.9897
+    >>> float(eps_from_counts(5, 1000, 5, 1000, 0.0, 0.05))  # no evidence: the floor
+    0.0
+    """
+    a = alpha / SIDES
+    return eps_from_bounds(cp_lower_array(k_num, n_num, a), cp_upper_array(k_den, n_den, a),
+                           delta)
+
+
+def eps_plug_in(k_num, n_num, k_den, n_den, delta: float) -> np.ndarray:
+    """The one plug-in convention: ln((k_num/n_num − δ)/(k_den/n_den)), NOT a bound; 0 where
+    the numerator does not exceed δ, +inf where the denominator count is 0 (a ranking that
+    must not prefer an empty denominator passes ``max(k_den, 1)``)."""
+    num = np.asarray(k_num, dtype=np.float64) / np.asarray(n_num, dtype=np.float64) - delta
+    den = np.asarray(k_den, dtype=np.float64) / np.asarray(n_den, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        val = np.where(den > 0, np.log(num / np.where(den > 0, den, 1.0)), np.inf)
+    return np.where(num > 0, val, 0.0)
 
 
 def eps_lower_bound(k_p: int, n_p: int, k_q: int, n_q: int, delta: float, alpha: float) -> float:
@@ -148,6 +192,4 @@ def eps_lower_bound(k_p: int, n_p: int, k_q: int, n_q: int, delta: float, alpha:
     k_q, n_q = _check_kn(k_q, n_q, "k_q", "n_q")
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
-    p_lo = cp_lower_array(k_p, n_p, alpha / 2)
-    q_hi = cp_upper_array(k_q, n_q, alpha / 2)
-    return float(eps_from_bounds(p_lo, q_hi, delta))
+    return float(eps_from_counts(k_p, n_p, k_q, n_q, delta, alpha))

@@ -9,8 +9,9 @@ from a finite family paid for by a Bonferroni union bound.
 
 - :func:`resolve_selection`: ``auto`` → ``model`` for a white-box attack on scalar outputs
   with known laws, else ``pilot``;
-- :class:`PilotRule` and :func:`pilot_design`: how many pilot draws are held raw (to fit the
-  attack and read the statistic's range) and how many are only counted (to choose the region);
+- :func:`pilot_design` (with the target kind's :class:`audit.policy.PilotRule`): how many
+  pilot draws are held raw (to fit the attack and read the statistic's range) and how many
+  are only counted (to choose the region);
 - :func:`grid_thresholds`: the Bonferroni grid, declared from pilot quantiles;
 - :func:`choose_region` and :func:`fixed_bound`: the region and its Clopper–Pearson bound;
 - :func:`sequential_claims`: the grid of claims a sequential audit tests at once.
@@ -27,6 +28,7 @@ from audit.enums import Selection
 from audit.estimation import regions
 from audit.estimation.regions import EpsLowerResult, Region
 from audit.estimation.strata import StratifiedCounts
+from audit.policy import DEFAULT_POLICY, PilotRule
 from audit.protocols import Attack, Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic
 
@@ -35,6 +37,7 @@ __all__ = [
     "SEQUENTIAL_FRACTIONS",
     "PilotRule",
     "PilotDesign",
+    "DEFAULT_POLICY",
     "resolve_selection",
     "pilot_design",
     "grid_thresholds",
@@ -43,43 +46,10 @@ __all__ = [
     "sequential_claims",
 ]
 
-#: Number of pilot quantiles a Bonferroni grid declares (thresholds; two directions each).
-GRID_QUANTILES = 41
-#: Grid of claimed ε a sequential audit tests: these fractions of the claim (and the amplified
-#: claim), so a refutation below the claim is reported too.
-SEQUENTIAL_FRACTIONS = np.arange(1, 9) / 8
-
-
-@dataclass(frozen=True)
-class PilotRule:
-    """How a subject's pilot is sized and drawn.
-
-    ``divisor``, ``lo`` and ``hi``: the default pilot is the main run's trials divided by
-    ``divisor``, clipped to [lo, hi] (``hi`` None: no upper clip; the subject bounds what it
-    holds in memory) (a subject that draws millions per second affords a larger
-    pilot than a library called thousands of times per second). ``whole``: the pilot is at
-    least min(trials, whole), the main run's own size up to ``whole`` calls (on small budgets
-    the attack's fit, not the main run's counts, limits the bound). ``raw_cap``: most raw
-    draws per side held in memory (None: the whole raw part). ``counted_selection``: the
-    selection part of the pilot is drawn separately and counted as drawn (cheap for kernels),
-    instead of being the tail of the raw draws. ``scale``: the pilot of as many audits at
-    once (a stratified grid of rates), still within ``hi``.
-    """
-
-    divisor: int
-    lo: int
-    hi: int | None
-    raw_cap: int | None
-    counted_selection: bool
-    scale: int = 1
-    whole: int = 0
-
-    def default_size(self, trials: int) -> int:
-        """The pilot size when ``audit.pilot_trials`` is not set."""
-        size = max(trials // self.divisor, min(trials, self.whole))
-        one = max(self.lo, size if self.hi is None else min(size, self.hi))
-        return one * self.scale if self.hi is None else max(one, min(one * self.scale,
-                                                                     self.hi))
+#: Number of pilot quantiles a Bonferroni grid declares (``AuditPolicy.grid_quantiles``).
+GRID_QUANTILES = DEFAULT_POLICY.grid_quantiles
+#: Grid of claimed ε a sequential audit tests (``AuditPolicy.claim_fractions``).
+SEQUENTIAL_FRACTIONS = np.asarray(DEFAULT_POLICY.claim_fractions)
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,6 @@ memory.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +27,17 @@ import numpy as np
 from audit._validate import check_delta, check_positive_int
 from audit.enums import Direction
 from audit.estimation.binomial import (
+    SIDES,
     check_alpha,
     cp_lower_array,
     cp_upper_array,
     eps_from_bounds,
+    eps_from_counts,
+    eps_plug_in,
+    log_ratio_of_bounds,
 )
 from audit.mixture import Mixture
+from audit.policy import DEFAULT_POLICY
 
 __all__ = [
     "Direction",
@@ -53,13 +57,14 @@ __all__ = [
     "MODEL_PESSIMISM_SD",
 ]
 
-# Guard level of region selection: a candidate is ranked by the bound it would give with its
-# counts moved this many standard deviations against it (model), or by its Clopper–Pearson
-# bound at this level (pilot). Without it, the maximum over thousands of candidate regions
-# picks tail regions whose few counts happened to (or are expected to) look good, and whose
-# bound on the main run is then 0 (the winner's curse).
-MODEL_PESSIMISM_SD = 1.0
-PILOT_GUARD_ALPHA = 1e-3
+# Guard level of region selection (``audit.policy.AuditPolicy``: ``pessimism_sd``,
+# ``guard_alpha``): a candidate is ranked by the bound it would give with its counts moved
+# this many standard deviations against it (model), or by its Clopper–Pearson bound at this
+# level (pilot). Without it, the maximum over thousands of candidate regions picks tail
+# regions whose few counts happened to (or are expected to) look good, and whose bound on the
+# main run is then 0 (the winner's curse).
+MODEL_PESSIMISM_SD = DEFAULT_POLICY.pessimism_sd
+PILOT_GUARD_ALPHA = DEFAULT_POLICY.guard_alpha
 
 _DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
 
@@ -180,13 +185,10 @@ class EpsLowerResult:
         0 when the numerator does not exceed δ; ``inf`` when the denominator count is 0.
         """
         if self.direction is Direction.Z_VS_ZPRIME:
-            num, den = self.k_p / self.n_p, self.k_q / self.n_q
+            counts = (self.k_p, self.n_p, self.k_q, self.n_q)
         else:
-            num, den = self.k_q / self.n_q, self.k_p / self.n_p
-        num -= self.delta
-        if num <= 0:
-            return 0.0
-        return math.inf if den == 0 else math.log(num / den)
+            counts = (self.k_q, self.n_q, self.k_p, self.n_p)
+        return float(eps_plug_in(*counts, self.delta))
 
     @property
     def region_text(self) -> str:
@@ -238,7 +240,7 @@ class _Candidates:
 
 def _candidates(rc: RegionCounts, delta: float, alpha_each: float) -> _Candidates:
     # z_vs_zprime: numerator P on {score ≥ t}; zprime_vs_z: numerator Q on {score ≤ t}.
-    a = alpha_each / 2
+    a = alpha_each / SIDES
     num_lo = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
     den_hi = np.stack([cp_upper_array(rc.q_ge, rc.n_q, a), cp_upper_array(rc.p_le, rc.n_p, a)])
     return _Candidates(eps_from_bounds(num_lo, den_hi, delta), num_lo, den_hi,
@@ -273,10 +275,12 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
                          f"guard={guard!r}")
     thresholds = np.unique(sc)
     rc = region_counts(cp_, cq_, sc, thresholds)
-    num = np.stack([rc.p_ge / rc.n_p, rc.q_le / rc.n_q]) - delta
-    den = np.stack([np.maximum(rc.q_ge, 1) / rc.n_q, np.maximum(rc.p_le, 1) / rc.n_p])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        plug = np.where(num > 0, np.log(num / den), -np.inf)
+    # the plug-in with the denominator at least one count; -inf (not the reported 0) where the
+    # numerator does not exceed delta, so that such candidates rank last
+    k_num, n_num = np.stack([rc.p_ge, rc.q_le]), np.array([[rc.n_p], [rc.n_q]])
+    k_den, n_den = np.stack([rc.q_ge, rc.p_le]), np.array([[rc.n_q], [rc.n_p]])
+    plug = np.where(k_num / n_num - delta > 0,
+                    eps_plug_in(k_num, n_num, np.maximum(k_den, 1), n_den, delta), -np.inf)
     # Ties (equal bound and plug-in value: the same pilot counts) go to the region of fewer
     # bins: bins the pilot never reached add only main-run draws of the wrong side.
     s_sorted = np.sort(sc)
@@ -319,8 +323,7 @@ def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials:
     # pilot denominator is empty is not predicted an empty one on the main run
     den_rate = np.stack([(rc.q_ge + 1) / rc.n_q, (rc.p_le + 1) / rc.n_p]).clip(max=1.0)
     n = float(trials)
-    return eps_from_bounds(cp_lower_array(num_rate * n, n, alpha / 2),
-                           cp_upper_array(den_rate * n, n, alpha / 2), delta)
+    return eps_from_counts(num_rate * n, n, den_rate * n, n, delta, alpha)
 
 
 def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
@@ -357,15 +360,14 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     p_ge, q_ge = np.cumsum(mp[::-1])[::-1], np.cumsum(mq[::-1])[::-1]
     p_le, q_le = np.cumsum(mp), np.cumsum(mq)
     n = float(trials)
-    a = alpha / 2.0
+    a = alpha / SIDES
     best, region = -np.inf, Region(Direction.Z_VS_ZPRIME, float(thresholds[-1]))
     for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
                                 (Direction.ZPRIME_VS_Z, q_le, p_le)):
         k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
         k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
         lo, hi = cp_lower_array(k_num, n, a), cp_upper_array(k_den, n, a)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            pred = np.where(lo > delta, np.log((lo - delta) / hi), -np.inf)
+        pred = log_ratio_of_bounds(lo, hi, delta)  # unfloored: ranks below-zero regions too
         i = int(np.argmax(pred))
         if pred[i] > best:
             best, region = pred[i], Region(direction, float(thresholds[i]))

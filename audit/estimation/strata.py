@@ -28,10 +28,12 @@ import numpy as np
 from audit._validate import check_delta, check_positive_int
 from audit.enums import Direction, SideDesign
 from audit.estimation.binomial import (
+    SIDES,
     check_alpha,
     cp_lower_array,
     cp_upper_array,
     eps_from_bounds,
+    eps_plug_in,
 )
 from audit.estimation.strata_looks import over_looks
 
@@ -409,16 +411,13 @@ class StratifiedCounts:
             scores = np.asarray(bin_scores, dtype=np.float64)
             masks = np.stack([r.mask(scores) for r in regions])
         forward = np.array([r.direction is Direction.Z_VS_ZPRIME for r in regions])
-        p_lo, p_hi = self.p.bounds(masks, alpha / 2)
-        q_lo, q_hi = self.q.bounds(masks, alpha / 2)
+        p_lo, p_hi = self.p.bounds(masks, alpha / SIDES)
+        q_lo, q_hi = self.q.bounds(masks, alpha / SIDES)
         num_lo, den_hi = np.where(forward, p_lo, q_lo), np.where(forward, q_hi, p_hi)
         eps = eps_from_bounds(num_lo, den_hi, delta)
         p_pt, q_pt = self.p.plug_in(masks), self.q.plug_in(masks)
-        n_point = np.where(forward, p_pt, q_pt) - delta
-        d_point = np.where(forward, q_pt, p_pt)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            point = np.where(n_point <= 0, 0.0,
-                             np.where(d_point > 0, np.log(n_point / d_point), np.inf))
+        point = eps_plug_in(np.where(forward, p_pt, q_pt), 1.0, np.where(forward, q_pt, p_pt),
+                            1.0, delta)
         return StratifiedBound(
             rates=tuple(float(r) for r in self.rates), main=self.main,
             eps=tuple(float(v) for v in eps), p_lower=tuple(float(v) for v in num_lo),

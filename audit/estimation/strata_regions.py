@@ -19,7 +19,14 @@ import numpy as np
 
 from audit._validate import check_delta
 from audit.enums import Direction, SideDesign
-from audit.estimation.binomial import check_alpha, cp_lower_array, cp_upper_array
+from audit.estimation.binomial import (
+    SIDES,
+    check_alpha,
+    cp_lower_array,
+    cp_upper_array,
+    eps_from_bounds,
+    eps_plug_in,
+)
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
 
@@ -52,13 +59,13 @@ def _ranked(num, n_num, den, n_den, n_bins, delta: float, guard_alpha: float) ->
     """Per rate, the candidate of the largest guarded ε (Clopper–Pearson on the effective
     counts at ``guard_alpha`` / 2 per side, floored at 0), ties to the larger plug-in value
     (the denominator at least one pseudo-call), then to fewer bins."""
-    a = guard_alpha / 2  # per side, as the pilot's own choice splits it
-    lo = cp_lower_array(num * n_num, n_num, a) - delta
-    hi = cp_upper_array(den * n_den, n_den, a)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        eps = np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
-        point = num - delta
-        plug = np.where(point > 0, np.log(point / np.maximum(den, 1.0 / n_den)), -np.inf)
+    a = guard_alpha / SIDES  # per side, as the pilot's own choice splits it
+    eps = eps_from_bounds(cp_lower_array(num * n_num, n_num, a),
+                          cp_upper_array(den * n_den, n_den, a), delta)
+    # the plug-in with the denominator at least one pseudo-call; -inf (not 0) where the
+    # numerator does not exceed delta, so that such candidates rank last
+    plug = np.where(num - delta > 0, eps_plug_in(num, 1.0, np.maximum(den, 1.0 / n_den), 1.0,
+                                                 delta), -np.inf)
     return [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
 
 
@@ -167,7 +174,4 @@ def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,
         strat = predicted_side_bounds(SideDesign.STRATIFIED, p, w, even, alpha_side)
         return np.maximum(plain[0], strat[0]) if lower else np.minimum(plain[1], strat[1])
 
-    lo = best(p_num, w_num, True) - delta
-    hi = best(p_den, w_den, False)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(lo > 0, np.log(lo / np.maximum(hi, 1e-300)), 0.0).clip(min=0.0)
+    return eps_from_bounds(best(p_num, w_num, True), best(p_den, w_den, False), delta)

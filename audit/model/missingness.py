@@ -110,6 +110,16 @@ class MCARIid(IndependentFeatures):
         return np.full(x.shape, self.rate)
 
     def p_star(self, d: int) -> float:
+        """p* = 1 − rate^d: the probability that a record of ``d`` features has at least one
+        observed entry.
+
+        Examples
+        --------
+        >>> MCARIid(rate=0.5).p_star(3)
+        0.875
+        >>> make_missingness("mcar-iid", rate=0.3).p_star(10)
+        0.99999...
+        """
         d = check_positive_int(d, "d")
         return 1.0 - self.rate**d
 
@@ -257,6 +267,14 @@ class MCARFixed(Mechanism):
         return d
 
     def p_star(self, d: int) -> float:
+        """p* = ``p_star_value``, whatever ``d`` (at least ``observed``).
+
+        Examples
+        --------
+        >>> mech = make_missingness("mcar-fixed", observed=3, p_star=0.5)
+        >>> mech.p_star(10), mech.rho(10)
+        (0.5, 0.3)
+        """
         self._check_d(d)
         return self.p_star_value
 

@@ -351,6 +351,21 @@ def make_query(name: str, **params) -> Query:
     ------
     ValueError
         Unknown name, unknown parameter, missing required parameter or a bad value.
+
+    Examples
+    --------
+    A missing entry (NaN) is read as 0:
+
+    >>> import numpy as np
+    >>> x = np.array([[1.0, np.nan], [0.5, -0.25]])
+    >>> make_query("sum").evaluate(x)
+    array([1.25])
+    >>> make_query("vector-sum").evaluate(x), make_query("vector-sum").output_dim(2)
+    (array([ 1.5 , -0.25]), 2)
+    >>> make_query("linear", weights=[1.0, 0.0]).evaluate(x)
+    array([1.5])
+    >>> make_query("sum").fwl_constants(2, 2, 1.0).lipschitz
+    array([1., 1.])
     """
     return build(QUERY_KINDS, name, params, what="query", param="query",
                  config_keys=_CONFIG_KEYS)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from audit.enums import CeilingKind
 from audit.estimation.sequential import SequentialBound
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["Ceiling", "Violation", "violations", "CeilingKind"]
 
@@ -66,7 +67,7 @@ class Violation:
     label: str = ""
     sequential: bool = False
     calls: int = 0
-    confidence: float = 0.95
+    confidence: float = DEFAULT_POLICY.confidence
 
     def describe(self) -> str:
         """The one line printed after ``VIOLATION:`` (and stored in the result's JSON)."""

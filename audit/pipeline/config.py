@@ -3,7 +3,8 @@
 A config has three tables (README, "Config schema"):
 
 ``[scenario]``
-    ``mechanism`` ("laplace" | "gaussian"), ``epsilon`` (> 0), ``delta`` (Gaussian only, in
+    ``noise`` ("laplace" | "gaussian"; ``mechanism``, its former name, is accepted),
+    ``epsilon`` (> 0), ``delta`` (Gaussian only, in
     (0, 1)), ``calibration`` ("classical" | "analytic", Gaussian only), ``query`` (a name
     from :func:`audit.model.queries.make_query`), ``d`` (features), ``n`` (records),
     ``bound`` (B), and an optional ``[scenario.query_params]`` table.
@@ -44,7 +45,8 @@ from audit.enums import (
 )
 from audit.noise import noise_of
 from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
-from audit.pipeline.strata_config import StrataConfig, check_strata_setting, strata_from_table
+from audit.pipeline.strata_config import StrataConfig, strata_from_table
+from audit.policy import DEFAULT_POLICY
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
@@ -84,9 +86,11 @@ def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
 
 @dataclass(frozen=True)
 class ScenarioConfig:
-    """The released statistic: query, data domain and DP mechanism."""
+    """The released statistic: query, data domain and the noise of its release (``noise``;
+    the config's former key ``mechanism`` is read as ``noise``, and ``mechanism`` remains as a
+    read-only alias of the field: "mechanism" means the missingness mechanism elsewhere)."""
 
-    mechanism: NoiseKind
+    noise: NoiseKind
     epsilon: float
     delta: float | None = None
     calibration: Calibration = Calibration.CLASSICAL
@@ -97,13 +101,12 @@ class ScenarioConfig:
     query_params: dict = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mechanism",
-                           NoiseKind.parse(self.mechanism, "scenario.mechanism"))
+        object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "scenario.noise"))
         check_positive(self.epsilon, "scenario.epsilon")
         object.__setattr__(self, "calibration",
                            Calibration.parse(self.calibration, "scenario.calibration"))
-        kind = self.mechanism.value
-        if not noise_of(self.mechanism).pure:
+        kind = self.noise.value
+        if not noise_of(self.noise).pure:
             if self.delta is None:
                 raise ValueError(f"scenario.delta is required for the {kind} mechanism")
             check_in_range("scenario.delta", self.delta, 0.0, 1.0, lo_closed=False,
@@ -122,6 +125,12 @@ class ScenarioConfig:
         check_positive(self.bound, "scenario.bound")
         if not isinstance(self.query, str):
             raise ValueError(f"scenario.query must be a string, got {self.query!r}")
+
+
+    @property
+    def mechanism(self) -> NoiseKind:
+        """The former name of :attr:`noise` (read-only)."""
+        return self.noise
 
 
 @dataclass(frozen=True)
@@ -157,8 +166,9 @@ class AuditSettings:
     trials: int = 1_000_000
     pilot_trials: int | None = None
     seed: int = 0
-    confidence: float = 0.95
-    attack: str = "exact-lr"
+    confidence: float = DEFAULT_POLICY.confidence
+    #: None: the target kind's default (:meth:`attack_for`; ``audit.policy``)
+    attack: str | None = None
     delta: float | None = None
     bins: int = 4000
     selection: Selection = Selection.AUTO
@@ -179,7 +189,7 @@ class AuditSettings:
         check_positive_int(self.seed, "audit.seed", minimum=0)
         check_in_range("audit.confidence", self.confidence, 0.0, 1.0, lo_closed=False,
                        hi_closed=False)
-        if not isinstance(self.attack, str):
+        if self.attack is not None and not isinstance(self.attack, str):
             raise ValueError(f"audit.attack must be a string, got {self.attack!r}")
         if self.delta is not None:
             check_in_range("audit.delta", self.delta, 0.0, 1.0, hi_closed=False)
@@ -198,6 +208,12 @@ class AuditSettings:
             raise ValueError(f"audit.backend must be one of {', '.join(BACKENDS)}, got "
                              f"audit.backend={self.backend!r}")
         object.__setattr__(self, "backend", self.backend.lower())
+
+    def attack_for(self, *, black_box: bool) -> str:
+        """The attack this audit runs on a target of that kind: ``attack`` when set, else the
+        policy's default (the exact likelihood ratio for the model, ``auto`` for a black
+        box)."""
+        return self.attack or DEFAULT_POLICY.default_attack(black_box=black_box)
 
     @property
     def alpha(self) -> float:
@@ -290,11 +306,9 @@ class AuditConfig:
     releases: ReleasesConfig | None = None
     strata: StrataConfig | None = None
     search: SearchConfig | None = None
-
-    def __post_init__(self) -> None:
-        if self.implementation is not None and self.audit.backend == "cuda":
-            raise ValueError("audit.backend = 'cuda' applies to white-box audits; an "
-                             "implementation audit calls the implementation on the CPU")
+    #: the plug-in designs of the config's tables (``audit.designs``, in document order;
+    #: :mod:`audit.pipeline.parts`), each applied to the subject by the factory
+    designs: tuple = ()
 
     @property
     def engine_backend(self) -> Backend:
@@ -347,10 +361,12 @@ class AuditConfig:
             out["strata"] = self.strata.to_dict()
         if self.search is not None:
             out["search"] = self.search.to_dict()
+        for design in self.designs:
+            out[design.table] = design.to_dict()
         return out
 
 
-_SCENARIO_KEYS = {f for f in ScenarioConfig.__dataclass_fields__}
+_SCENARIO_KEYS = {f for f in ScenarioConfig.__dataclass_fields__} | {"mechanism"}
 _AUDIT_KEYS = {f for f in AuditSettings.__dataclass_fields__}
 _IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}
 
@@ -361,26 +377,33 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     The missingness kind and its parameters, the query and its parameters are checked here
     too (by constructing them), so a bad config fails before any work starts.
     """
+    from audit.pipeline.parts import RESERVED_TABLES, available_designs, check_config, design_class
+
     if not isinstance(data, dict):
         raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
-    _check_keys("config", data, {"name", "scenario", "missingness", "audit", "implementation",
-                                 "pair", "releases", "strata", "search"})
+    plug_ins = [key for key in data if key in available_designs()]
+    _check_keys("config", data, set(RESERVED_TABLES) | set(plug_ins))
+    designs = tuple(design_class(key).from_table(data[key]) for key in plug_ins)
     implementation = _implementation(data.get("implementation"))
     sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)
     if "query_params" in sc and not isinstance(sc["query_params"], dict):
         raise ValueError(f"[scenario.query_params] must be a table, got "
                          f"scenario.query_params={sc['query_params']!r}")
+    noise_key = _noise_key(sc)
     if implementation is not None:
         # The scenario's release only ranks candidate pairs for the search; by default a
         # Laplace release at the claimed ε.
-        sc.setdefault("mechanism", "laplace")
+        sc.setdefault("noise", "laplace")
         sc.setdefault("epsilon", implementation.epsilon)
-    for key in ("mechanism", "epsilon"):
+    for key in ("noise", "epsilon"):
         if key not in sc:
             raise ValueError(f"config is missing the key scenario.{key}")
     pair = _pair(data.get("pair"), sc)
-    scenario = ScenarioConfig(**sc)
+    try:
+        scenario = ScenarioConfig(**sc)
+    except ValueError as exc:  # named as the user wrote it
+        raise ValueError(str(exc).replace("scenario.noise", f"scenario.{noise_key}")) from None
     miss = _table(data, "missingness")
     if "kind" not in miss:
         raise ValueError("config is missing the key missingness.kind")
@@ -388,26 +411,31 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     missingness = MissingnessConfig(kind, miss)
     au = _integral(_table(data, "audit", required=False), "audit", _INT_KEYS)
     _check_keys("audit", au, _AUDIT_KEYS)
-    if implementation is not None:
-        au.setdefault("attack", "density-ratio")
     audit = AuditSettings(**au)
     cfg = AuditConfig(scenario, missingness, audit, name=str(data.get("name", name)),
                       implementation=implementation, pair=pair, releases=_releases(data),
                       strata=None if "strata" not in data else strata_from_table(
                           data["strata"]),
                       search=None if "search" not in data else search_from_table(
-                          data["search"]))
-    validate_components(cfg)
+                          data["search"]), designs=designs)
     if cfg.search is not None:
-        check_search_setting(cfg.search, pair=pair is not None, strata=cfg.strata is not None,
-                             n=scenario.n)
-    if cfg.strata is not None:
-        mech = cfg.components()[0]
-        check_strata_setting(cfg.strata, implementation=implementation is not None,
-                             kind=mech.kind, rate=mech.params().get("rate"),
-                             n=scenario.n, d=scenario.d, releases=cfg.releases is not None,
-                             sequential=cfg.audit.mode is AuditMode.SEQUENTIAL)
+        check_search_setting(cfg.search, pair=pair is not None)
+    validate_components(cfg)
+    check_config(cfg)
     return cfg
+
+
+def _noise_key(sc: dict) -> str:
+    """Read the former key ``scenario.mechanism`` as ``scenario.noise`` (in place); the key
+    the user wrote."""
+    if "mechanism" not in sc:
+        return "noise"
+    if "noise" in sc:
+        raise ValueError(f"scenario.noise and scenario.mechanism (its former name) are the same "
+                         f"setting: give one, got scenario.noise={sc['noise']!r} and "
+                         f"scenario.mechanism={sc['mechanism']!r}")
+    sc["noise"] = sc.pop("mechanism")
+    return "mechanism"
 
 
 #: Keys whose values are integers: an integral float (``trials = 1e6``) is accepted for them.
@@ -517,33 +545,21 @@ def _components(cfg: AuditConfig):
 
 
 def validate_components(cfg: AuditConfig) -> None:
-    """Construct the query, missingness mechanism and attack so their own checks run now,
-    and check that the region selection fits the attack and the output."""
+    """Construct the query, the missingness mechanism, the attack and the implementation so
+    their own checks run now (whether they fit together is the parts' answer,
+    :func:`audit.pipeline.parts.check_config`)."""
     from audit.protocols import load_attack
 
-    _, query = cfg.components()
+    cfg.components()
     try:
-        attack = load_attack(cfg.audit.attack)
+        load_attack(cfg.audit.attack_for(black_box=cfg.implementation is not None))
     except ValueError as exc:
         raise ValueError(f"[audit] {exc}") from None
     if cfg.implementation is not None:
-        if attack.white_box:
-            raise ValueError(f"an implementation is a black box: audit.attack must be a "
-                             f"black-box attack (density-ratio, logistic, threshold), got "
-                             f"audit.attack={cfg.audit.attack!r}")
         try:
             cfg.implementation.build()
         except ValueError as exc:
             raise ValueError(f"[implementation] {exc}") from None
-    if cfg.audit.selection is Selection.MODEL:
-        if not attack.white_box:
-            raise ValueError(f"audit.selection='model' needs a white-box attack (the region is "
-                             f"chosen from the exact laws), got audit.attack="
-                             f"{cfg.audit.attack!r}; use 'pilot' or 'grid'")
-        if query.output_dim(cfg.scenario.d) != 1:
-            raise ValueError("audit.selection='model' needs a scalar output, got query "
-                             f"{cfg.scenario.query!r} with output dimension "
-                             f"{query.output_dim(cfg.scenario.d)}; use 'pilot' or 'grid'")
 
 
 def load_config(path: str | Path) -> AuditConfig:

@@ -21,14 +21,12 @@ refuted (``audit.estimation.sequential``, anytime-valid).
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from audit.enums import CeilingKind, MaskRegime, MissingnessClass
-from audit.estimation.policy import PilotRule
 from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.repeated import RepeatedReleases
@@ -42,6 +40,7 @@ from audit.pipeline.subject import (
     Setting,
     pilot_size,
 )
+from audit.policy import DEFAULT_POLICY, PilotRule
 from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, edges_for_pilot
 from audit.theory import accountant as acc
@@ -49,13 +48,9 @@ from audit.theory import accountant as acc
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
            "PILOT_RULE", "DEFAULT_CHUNK"]
 
-#: As many calls as the main run up to 10^4 per side, at least 10^4 above, a fifth of the
-#: budget from 5·10^4 on, with no fixed cap (a pilot capped at 5·10^4 loses most of the power
-#: of a 10^7-call audit; one of 1,000 calls, that of a 5,000-call vector audit); held raw, its
-#: second half chooses the region, so its size is bounded by memory (:data:`MAX_PILOT_BYTES`)
-#: instead.
-PILOT_RULE = PilotRule(divisor=5, lo=1_000, hi=None, raw_cap=None, counted_selection=False,
-                       whole=10_000)
+#: A black box's pilot rule (``audit.policy.BLACK_BOX_PILOT``), bounded by the memory of its
+#: raw outputs (:data:`MAX_PILOT_BYTES`).
+PILOT_RULE = DEFAULT_POLICY.black_box_pilot
 #: Calls per side in one chunk when neither the config nor the caller sets it.
 DEFAULT_CHUNK = 1000
 #: Most bytes of raw pilot outputs (both sides) an implementation audit holds in memory.
@@ -241,8 +236,8 @@ class ImplementationSubject(PlannedSubject):
 
     @property
     def pilot_rule(self) -> PilotRule:
-        """:data:`PILOT_RULE`, capped where the raw pilot would exceed the memory bound."""
-        return dataclasses.replace(PILOT_RULE, hi=self._most_pilot_calls())
+        """The black-box rule, capped where the raw pilot would exceed the memory bound."""
+        return DEFAULT_POLICY.pilot_rule(black_box=True, most=self._most_pilot_calls())
 
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:

@@ -15,22 +15,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit.enums import Backend, CeilingKind
-from audit.estimation.policy import PilotRule
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.subject import PlannedSubject, Setting
+from audit.policy import DEFAULT_POLICY, PilotRule
 from audit.protocols import Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic, edges_spanning
 
 __all__ = ["ModelSubject", "MAX_RAW_PILOT", "PILOT_RULE"]
 
+#: The model's pilot rule (``audit.policy.MODEL_PILOT``).
+PILOT_RULE = DEFAULT_POLICY.model_pilot
 #: Most raw pilot draws per side a model audit keeps in memory (attack fit, statistic range,
 #: grid quantiles); the rest of the pilot is counted by the kernels.
-MAX_RAW_PILOT = 100_000
-#: A tenth of the main run, at least 10^5 and at most 10^7 draws per side (the kernels draw
-#: tens of millions per second); the selection part is counted as drawn.
-PILOT_RULE = PilotRule(divisor=10, lo=100_000, hi=10_000_000, raw_cap=MAX_RAW_PILOT,
-                       counted_selection=True)
+MAX_RAW_PILOT = PILOT_RULE.raw_cap
 
 
 @dataclass(frozen=True, eq=False)
@@ -53,7 +51,7 @@ class ModelSubject(PlannedSubject):
 
     @property
     def pilot_rule(self) -> PilotRule:
-        return PILOT_RULE
+        return DEFAULT_POLICY.pilot_rule(black_box=False)
 
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:

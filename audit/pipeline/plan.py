@@ -21,6 +21,7 @@ from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.release import Release
 from audit.noise import noise_of
 from audit.pipeline.config import AuditConfig
+from audit.pipeline.parts import check_parts
 from audit.theory import accountant as acc
 from audit.theory.noise_theory import theory_of
 from audit.theory.pair import pair_epsilon
@@ -66,7 +67,7 @@ class AuditPlan:
 def _release_and_constants(cfg: AuditConfig, query):
     """The calibrated release and the FWL constants in the norm its theorem needs."""
     sc = cfg.scenario
-    noise = noise_of(sc.mechanism)
+    noise = noise_of(sc.noise)
     # as_norm refuses an ℓ2-only FWL query for Laplace: Theorem 4.5 needs ℓ1
     consts = query.fwl_constants(sc.n, sc.d, sc.bound).as_norm(noise.norm)
     release = Release.calibrated(noise, consts.sensitivity(), sc.epsilon, sc.delta,
@@ -85,7 +86,7 @@ def _reduces_to_one(cfg: AuditConfig) -> bool:
     (Gaussian) are exactly one release at scale/√k (docs/THEORY.md §9.2)."""
     rel = cfg.releases
     return (rel is not None and rel.masks is MaskRegime.SHARED
-            and noise_of(cfg.scenario.mechanism).mean_is_sufficient)
+            and noise_of(cfg.scenario.noise).mean_is_sufficient)
 
 
 def _law_release(cfg: AuditConfig, release: Release) -> Release:
@@ -122,10 +123,7 @@ def _k_release_theory(cfg: AuditConfig, curve, p_star: float, audit_delta: float
     rel = cfg.releases
     if mclass is MissingnessClass.MNAR:
         return "no theorem (MNAR)", None, {}
-    k, shared = rel.count, rel.masks is MaskRegime.SHARED
-    if not shared and k > MAX_PLD_RELEASES:
-        raise ValueError(f"releases.count must be at most {MAX_PLD_RELEASES} for a model audit "
-                         f"with fresh masks (its bound is a PLD composition), got {k}")
+    k, shared = rel.count, rel.masks is MaskRegime.SHARED  # (fresh k: the design's answer)
     bound = acc.releases_epsilon(curve, p_star, k, audit_delta, rel.masks)
     name = (f"Proposition 9.{1 if shared else 2} ({rel.masks.value} masks, k = {k}): "
             f"{bound.rule}")
@@ -160,7 +158,7 @@ def _audit_delta(cfg: AuditConfig, p_star: float) -> float:
     (Theorem 4.7)."""
     if cfg.audit.delta is not None:
         return float(cfg.audit.delta)
-    if noise_of(cfg.scenario.mechanism).pure:
+    if noise_of(cfg.scenario.noise).pure:
         return 0.0
     return p_star * cfg.scenario.delta
 
@@ -175,7 +173,7 @@ def _theory(cfg: AuditConfig, p_star: float, ratio: float, audit_delta: float,
     labelled as not a bound.
     """
     sc = cfg.scenario
-    name, value, theory_delta = theory_of(sc.mechanism).rps_bound(
+    name, value, theory_delta = theory_of(sc.noise).rps_bound(
         sc.epsilon, sc.delta, sc.calibration, p_star, ratio)
     if audit_delta < theory_delta:
         return name + f" (gives δ'={theory_delta:.3g} > audit δ)", None, None
@@ -189,14 +187,14 @@ def _fdp(cfg: AuditConfig, sens_tilde: float, scale: float, p_star: float, scala
     """The §7 curve and its ε at the audited δ (None for MNAR)."""
     if mclass is MissingnessClass.MNAR:
         return None, None
-    curve = theory_of(cfg.scenario.mechanism).fdp_missing(sens_tilde, scale, p_star, scalar)
+    curve = theory_of(cfg.scenario.noise).fdp_missing(sens_tilde, scale, p_star, scalar)
     return curve, float(acc.epsilon_for_delta(curve, audit_delta))
 
 
 def _base(cfg: AuditConfig, mu: float, scalar: bool, audit_delta: float) -> float:
     """ε at the audit's δ of the base mechanism A (no missingness) on complete neighbours,
     k-fold composed for ``[releases]`` (:func:`audit.theory.accountant.composed_epsilon`)."""
-    theory = theory_of(cfg.scenario.mechanism)
+    theory = theory_of(cfg.scenario.noise)
     if cfg.releases is None:
         return float(theory.base_epsilon(cfg.scenario.epsilon, mu, audit_delta))
     curve = theory.base_curve(mu, scalar)
@@ -224,7 +222,15 @@ def _worst_case_pair(cfg: AuditConfig, query, mech, law_release, audit_delta: fl
 
 
 def plan_audit(cfg: AuditConfig) -> AuditPlan:
-    """Build the worst-case pair and evaluate every ceiling for this config (no sampling)."""
+    """Build the worst-case pair and evaluate every ceiling for this config (no sampling).
+
+    Raises
+    ------
+    ValueError
+        When the parts refuse the combination for the model
+        (:func:`audit.pipeline.parts.check_parts`), or a theorem's hypotheses fail.
+    """
+    check_parts(cfg, black_box=False)
     t0 = time.perf_counter()
     sc = cfg.scenario
     mech, query = cfg.components()
@@ -243,7 +249,7 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     comparisons = {}
     curve = eps_fdp = None
     if cfg.releases is not None:
-        per_release = theory_of(sc.mechanism).base_curve(sens_tilde / release.scale,
+        per_release = theory_of(sc.noise).base_curve(sens_tilde / release.scale,
                                                          P1.is_scalar)
         theory, eps_theory, comparisons = _k_release_theory(cfg, per_release, p_star,
                                                             audit_delta, mclass)

@@ -29,6 +29,7 @@ from audit.estimation.sequential import SequentialBound
 from audit.estimation.strata import StratifiedBound
 from audit.pipeline.ceilings import Ceiling, Violation
 from audit.pipeline.ceilings import violations as find_violations
+from audit.pipeline.schema import SCHEMA_VERSION
 from audit.pipeline.subject import Setting
 
 __all__ = [
@@ -219,7 +220,7 @@ def load_json(path: str | Path) -> dict:
         raise ValueError(f"result file {path} is not valid JSON: {exc}") from None
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class AuditResult:
     """What one audit found, with every ceiling beside it (JSON via :meth:`to_dict`).
 
@@ -270,7 +271,8 @@ class AuditResult:
                    setting=subject.setting, attack=attack, selection=selection,
                    trials=int(trials), pilot_trials=int(pilot_trials),
                    confidence=cfg.audit.confidence, seed=cfg.audit.seed,
-                   config=cfg.to_dict(), timings=dict(timings), claim=subject.claim,
+                   config=cfg.with_overrides(attack=attack).to_dict(),  # the attack that ran
+                   timings=dict(timings), claim=subject.claim,
                    attack_note=attack_note, comparisons=dict(subject.comparisons),
                    search=dict(subject.search))
 
@@ -368,9 +370,12 @@ class AuditResult:
         return self.bound.describe()
 
     def to_dict(self) -> dict:
-        """The JSON document (README, "What an audit reports")."""
+        """The JSON document (docs/guide/cli.md, "What an audit reports"): the keys of
+        :func:`audit.pipeline.schema.result_schema`, ``schema_version``
+        :data:`audit.pipeline.schema.SCHEMA_VERSION`."""
         st = self.setting
         doc = {
+            "schema_version": SCHEMA_VERSION,
             "name": self.name, "eps_lower": self.eps_lower, "eps_point": self.eps_point,
             "eps_pair": self.eps_pair, "eps_pair_error": self.eps_pair_error,
             "eps_theory": self.eps_theory, "theory": self.theory, "eps_fdp": self.eps_fdp,

@@ -175,7 +175,8 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     timer = _Timer()
     timer.phases["plan"] = subject.seconds  # measured where it was built
     seeds = _streams(au.seed)
-    attack = load_attack(au.attack)
+    attack_name = au.attack_for(black_box=subject.laws is None)
+    attack = load_attack(attack_name)
     prep = _prepare(subject, attack, seeds, timer, progress)
     monitor = _monitor(subject, prep)
     with timer.phase("main run"):
@@ -191,7 +192,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     label = prep.selection.value
     if subject.supports_sequential:
         label += f" ({au.mode.value})"
-    return AuditResult.from_run(subject, bound, attack=au.attack, selection=label,
+    return AuditResult.from_run(subject, bound, attack=attack_name, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note)
 

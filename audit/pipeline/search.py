@@ -5,7 +5,8 @@ A black box has no output law to rank pairs with (the model's search,
 :func:`audit.model.neighbours.worst_case_pair`, ranks them exactly). Here every candidate of the
 declared families (:func:`audit.model.pair_families.candidate_pairs`) is scored by a short
 implementation audit of its own at confidence :data:`SEARCH_CONFIDENCE` (a lower bound that
-penalises sparse regions: a ranking score, not a result), on random streams no other part of the
+penalises sparse regions: a ranking score, not a result; its pilot the black-box rule of
+:mod:`audit.policy` on the candidate's calls), on random streams no other part of the
 audit uses (:func:`search_key`). The calls go where the ranking is in doubt, by successive
 halving (:func:`audit.pipeline.search_config.schedule`; Karnin, Koren and Somekh 2013): round 0
 scores every candidate with ``search.calls`` calls per side (plus that audit's pilot); while a
@@ -37,14 +38,13 @@ from audit.model.pair_families import Candidate, candidate_pairs
 from audit.pipeline.config import AuditConfig, PairConfig
 from audit.pipeline.factory import implementation_of
 from audit.pipeline.search_config import ETA, schedule
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["SEARCH_CONFIDENCE", "search_key", "pilot_calls", "search_pair", "searched_config",
            "first_candidate_config", "SearchOutcome"]
 
-#: The confidence of the candidates' scores (ranking only: the audit's own bound is at
-#: ``audit.confidence`` on fresh calls). A lower confidence ranks by noise: at 0.5 a region
-#: holding 3 of 1,000 calls on one side and none on the other scores ln 3.9.
-SEARCH_CONFIDENCE = 0.95
+#: The confidence of the candidates' scores (``AuditPolicy.search_confidence``).
+SEARCH_CONFIDENCE = DEFAULT_POLICY.search_confidence
 #: Mixed into the search streams' keys (no audit stream is keyed by a list containing it).
 _SEARCH_TAG = 0x5EA2C4
 
@@ -60,9 +60,9 @@ def search_key(seed: int, index: int, round_: int = 0) -> int:
 
 
 def pilot_calls(calls: int) -> int:
-    """A candidate audit's pilot: half its calls, at least 200 (enough to rank candidates,
-    and below the implementation audit's default minimum of 1,000 calls)."""
-    return max(200, calls // 2)
+    """A candidate audit's pilot: the black-box pilot rule on its ``calls``
+    (:meth:`audit.policy.AuditPolicy.pilot_size`)."""
+    return DEFAULT_POLICY.pilot_size(calls, black_box=True)
 
 
 @dataclasses.dataclass(frozen=True)

@@ -24,7 +24,7 @@ from audit._validate import check_positive_int, check_table
 from audit.enums import PairFamily
 
 __all__ = ["SearchConfig", "search_from_table", "check_search_setting", "ETA", "schedule",
-           "search_cost", "MAX_SEARCH_CALLS", "DEFAULT_FAMILIES", "NEEDS_IMPLEMENTATION"]
+           "search_cost", "MAX_SEARCH_CALLS", "DEFAULT_FAMILIES"]
 
 #: The families searched when ``[search]`` names none (a table of records: values and NA).
 DEFAULT_FAMILIES = (PairFamily.CORNERS, PairFamily.NAN, PairFamily.NAN_POSITION)
@@ -131,21 +131,9 @@ def search_from_table(table: object) -> SearchConfig:
     return SearchConfig(**table)
 
 
-#: Why a model audit refuses ``[search]`` (raised by the subject factory, before any work).
-NEEDS_IMPLEMENTATION = ("[search] searches the pair of a black box: it needs an implementation "
-                        "(a model audit's pair search is exact)")
-
-
-def check_search_setting(search: SearchConfig, *, pair: bool, strata: bool, n: int) -> None:
-    """Refuse, before any work, a ``[search]`` the rest of the config cannot run: with
-    ``[pair]`` (a given pair skips the search), with ``[strata]``, or the ``tester`` family on
-    more than one record. (A model audit with ``[search]`` is refused by the subject factory:
-    an implementation may be handed to the audit without an ``[implementation]`` table.)"""
+def check_search_setting(search: SearchConfig, *, pair: bool) -> None:
+    """Refuse a config that names two pair sources: ``[search]`` and ``[pair]`` (a given pair
+    skips the search). What a searched pair cannot run with is its part's answer
+    (:class:`audit.pipeline.parts.SearchedPair`)."""
     if pair:
         raise ValueError("[search] and [pair] are exclusive: a given pair skips the search")
-    if strata:
-        raise ValueError("[search] with [strata] is not supported: search the pair first, "
-                         "then stratify its audit with [pair]")
-    if PairFamily.TESTER in search.families and n != 1:
-        raise ValueError(f"search.families 'tester' needs a one-record dataset (its record is "
-                         f"the query vector): scenario.n must be 1, got n={n}")

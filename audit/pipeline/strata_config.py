@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from audit._validate import check_positive_int, check_table
 from audit.enums import StrataBy, StrataSides
 
-__all__ = ["StrataConfig", "strata_from_table", "check_strata_setting", "DEFAULT_FLOOR",
+__all__ = ["StrataConfig", "strata_from_table", "DEFAULT_FLOOR",
            "DEFAULT_LOOKS"]
 
 #: Calls per sampled stratum at least, by default.
@@ -94,35 +94,3 @@ def strata_from_table(table: object) -> StrataConfig:
     if "rates" not in table:
         raise ValueError("config is missing the key strata.rates (the grid of missing rates)")
     return StrataConfig(**table)
-
-
-def check_strata_setting(strata: StrataConfig, *, implementation: bool, kind: str,
-                         rate: object, n: int, d: int, releases: bool,
-                         sequential: bool = False) -> None:
-    """Refuse, before any work, a ``[strata]`` table the rest of the config cannot run:
-    without an implementation, a mechanism other than MCAR iid, a config rate not on the
-    grid, more than MAX_ENTRIES entries, with ``[releases]``, or ``looks`` in fixed mode."""
-    from audit.estimation.strata import MAX_ENTRIES
-
-    if not implementation:
-        raise ValueError("[strata] stratifies the masks of an implementation audit: it needs "
-                         "an [implementation] table")
-    if kind != "mcar-iid":
-        raise ValueError(f"strata.by='missing-count' with a grid of rates needs "
-                         f"missingness.kind='mcar-iid' (its strata do not depend on the "
-                         f"rate; other mechanisms need one audit per parameter), got "
-                         f"missingness.kind={kind!r}")
-    if rate not in strata.rates:
-        raise ValueError(f"strata.rates must hold the config's missingness.rate={rate!r} (the "
-                         f"rate the result reports), got strata.rates={list(strata.rates)}")
-    if n * d > MAX_ENTRIES:
-        raise ValueError(f"strata.by='missing-count' needs at most {MAX_ENTRIES} entries "
-                         f"per dataset ({MAX_ENTRIES + 1} strata), got scenario.n * "
-                         f"scenario.d = {n * d}")
-    if releases:
-        raise ValueError("[strata] and [releases] cannot be combined (k releases mask their "
-                         "own tables)")
-    if strata.looks is not None and not sequential:
-        raise ValueError(f"strata.looks sets the looks of a sequential run: it needs "
-                         f"audit.mode='sequential', got strata.looks={strata.looks} in fixed "
-                         "mode")

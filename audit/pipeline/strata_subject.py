@@ -52,6 +52,7 @@ import numpy as np
 from audit.enums import AuditMode, Direction, Selection, SideDesign, StopRule, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
+from audit.estimation.binomial import SIDES
 from audit.estimation.regions import PILOT_GUARD_ALPHA
 from audit.estimation.strata_looks import look_calls
 from audit.estimation.strata_regions import (
@@ -61,6 +62,7 @@ from audit.estimation.strata_regions import (
 )
 from audit.pipeline.implementation import ImplementationSubject, _bar
 from audit.pipeline.subject import Monitor, SampleCounts
+from audit.policy import DEFAULT_POLICY
 from audit.protocols import Pilot, Score
 from audit.statistics import Statistic
 from audit.theory import accountant as acc
@@ -163,13 +165,14 @@ class StratifiedImplementationSubject(ImplementationSubject):
     @property
     def alpha_side(self) -> float:
         """The level of each side's bounds at each look: alpha / (2 · looks)."""
-        return self.config.audit.alpha / (2 * self.looks)
+        return self.config.audit.alpha / (SIDES * self.looks)
 
     @property
     def pilot_rule(self):
         """The pilot of as many separate audits as the grid has rates (within the memory
         bound of the raw pilot)."""
-        return dataclasses.replace(super().pilot_rule, scale=len(self.rates))
+        return DEFAULT_POLICY.pilot_rule(black_box=True, settings=len(self.rates),
+                                         most=self._most_pilot_calls())
 
     def data(self, side: int) -> np.ndarray:
         return self.plan.z if side == 0 else self.plan.z_prime

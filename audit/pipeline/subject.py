@@ -26,8 +26,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from audit.estimation.policy import PilotRule
 from audit.pipeline.ceilings import Ceiling
+from audit.policy import PilotRule
 from audit.protocols import Laws, Pilot, Score
 from audit.statistics import Statistic
 

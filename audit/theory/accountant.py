@@ -27,6 +27,31 @@ This module only re-exports; each result has one home:
 
 Callers look the functions up on this module at call time (``acc.amplify(...)``), so a test
 may replace one here and reach every such caller.
+
+Examples
+--------
+[RPS] Theorem 3.2 for a (3, 0.1)-DP release whose differing record is observed with
+probability p* = 0.2, and the same setting through f-DP ([DRS] Corollary 4.3):
+
+>>> from audit.theory import accountant as acc
+>>> acc.amplify(3.0, 0.1, 0.2)
+(1.5721..., 0.0200...)
+>>> f = acc.tradeoff_dp(3.0, 0.1)
+>>> round(acc.min_error_sum(f), 4), round(acc.min_error_sum(acc.amplify_tradeoff(f, 0.2)), 4)
+(0.0854, 0.8171)
+
+p* of i.i.d. MCAR masks (rate 0.3 on 10 features), and Theorem 4.5 for a Laplace release of
+ε = 1 whose FWL ratio C̃/C is 0.5 at p* = 0.5:
+
+>>> acc.p_star_mcar_iid(0.3, 10)
+0.99999...
+>>> acc.laplace_fwl_bound(1.0, 0.5, 0.5)
+0.28092...
+
+Basic composition of ten (1, 1e-5)-DP releases:
+
+>>> acc.basic_composition(1.0, 1e-5, 10)
+(10.0, 0.0001)
 """
 
 from __future__ import annotations

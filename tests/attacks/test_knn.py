@@ -117,7 +117,7 @@ def test_held_out_epsilon_sees_separation_and_not_noise():
     apart = Pilot(RNG.normal(3.0, 1.0, 2000), RNG.normal(size=2000))
     assert held_out_epsilon(ident, apart) > 3.0
     with pytest.raises(ValueError, match="alpha"):
-        held_out_epsilon(ident, same, alpha=0.7)
+        held_out_epsilon(ident, same, alpha=1.5)
 
 
 def _checkerboard(m, odd, r=10):

@@ -97,11 +97,20 @@ def test_exact_epsilon_reference():
         e("nonsense", 20, 0.3, 1.0)
 
 
-def test_budget_ceiling_is_the_all_or_nothing_clopper_pearson_bound():
-    c = library_audit.budget_ceiling(1500)
-    q = 0.05 ** (1 / 1500)
-    assert c == pytest.approx(math.log(q / (1 - q)))
-    assert 6.0 < c < 6.5  # ln of about calls/3
+@pytest.mark.parametrize("calls", [1_000, 1_500, 10**4, 10**5])
+def test_budget_ceiling_is_the_all_or_nothing_clopper_pearson_bound(calls):
+    # independently: statsmodels' two-sided Clopper-Pearson interval at alpha has alpha/2 in
+    # each tail, the one-sided bounds at alpha/2 that every region bound uses
+    from statsmodels.stats.proportion import proportion_confint
+
+    lo = proportion_confint(calls, calls, alpha=0.05, method="beta")[0]
+    hi = proportion_confint(0, calls, alpha=0.05, method="beta")[1]
+    c = library_audit.budget_ceiling(calls)
+    assert c == pytest.approx(math.log(lo / hi), rel=1e-12)
+    # the former alpha-per-side formula overstated it by ln(ln 40 / ln 20) = 0.208 here
+    q = 0.05 ** (1 / calls)
+    assert math.log(q / (1 - q)) - c == pytest.approx(math.log(math.log(40) / math.log(20)),
+                                                      abs=1e-3)
 
 
 def test_committed_results_flag_exactly_the_libraries_the_sources_predict():

@@ -486,3 +486,19 @@ def test_versions_list_the_audited_dp_libraries():
     partial = report_text({"library_audit": {**doc, "library_versions": without}})
     assert "| python-dp | not recorded | — |" in partial
     assert "DP libraries audited" not in report_text({"mar_mnar": _doc("mar_mnar")})
+
+
+def test_the_committed_report_is_the_one_the_committed_results_give():
+    """results/REPORT.md and the results JSON come from the same run: redrawing the text from
+    the committed JSON gives the committed page, byte for byte."""
+    from experiments.report import _load, report_text
+
+    committed = (ROOT / "results" / "REPORT.md").read_text(encoding="utf-8")
+    assert report_text(_load(ROOT / "results")) == committed.rstrip("\n")
+
+
+def test_each_experiment_records_where_and_when_it_was_produced():
+    from experiments.common import record
+
+    p = record("x", "X", "smoke", 1)["produced"]
+    assert set(p) == {"commit", "dirty", "date"} and len(p["date"]) == 10

@@ -145,7 +145,34 @@ def test_an_implementation_audit_refuses_the_cuda_backend():
     import dataclasses
 
     from audit.pipeline.config import ImplementationConfig
+    from audit.pipeline.factory import make_subject
 
-    cfg = config_from_dict(_doc(audit={"backend": "cuda"}))
+    cfg = config_from_dict(_doc(audit={"backend": "cuda"}))  # the model: fine
+    impl = {"target": "tests.adapters.example_mechanisms:noisy_sum", "epsilon": 1.0,
+            "params": {"bound": 1.0, "scale": 2.0}}
     with pytest.raises(ValueError, match="applies to white-box audits"):
-        dataclasses.replace(cfg, implementation=ImplementationConfig("python:test", 1.0))
+        config_from_dict(_doc(audit={"backend": "cuda"}) | {"implementation": impl})
+    # the parts' answer, wherever the config was put together
+    with pytest.raises(ValueError, match="applies to white-box audits"):
+        make_subject(dataclasses.replace(cfg, implementation=ImplementationConfig(**impl)))
+
+
+def _scenario(**keys) -> dict:
+    doc = _doc()
+    doc["scenario"] = {k: v for k, v in doc["scenario"].items() if k != "mechanism"} | keys
+    return doc
+
+
+def test_the_noise_key_and_its_former_name():
+    new = config_from_dict(_scenario(noise="gaussian", delta=1e-5))
+    old = config_from_dict(_scenario(mechanism="gaussian", delta=1e-5))
+    assert new.scenario.noise is old.scenario.noise is old.scenario.mechanism
+    assert new.to_dict()["scenario"]["noise"] == "gaussian"
+    assert "mechanism" not in new.to_dict()["scenario"]
+    # an error names the key the user wrote
+    with pytest.raises(ValueError, match="scenario.mechanism"):
+        config_from_dict(_scenario(mechanism="exponential"))
+    with pytest.raises(ValueError, match="scenario.noise"):
+        config_from_dict(_scenario(noise="exponential"))
+    with pytest.raises(ValueError, match="are the same setting: give one"):
+        config_from_dict(_scenario(noise="laplace", mechanism="laplace"))

@@ -42,7 +42,7 @@ def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
     best = s["candidates"][s["chosen"]]
     assert best["family"] == "nan-position" and "feature 1 NA" in best["label"]
     # successive halving: 16 candidates at 1,000 calls, the best 4 at 4,000, the best 2 at
-    # 16,000 (each with a pilot of half its calls)
+    # 16,000 (each with the black-box pilot rule's pilot: 2,000, 8,000 and 20,000 calls)
     assert s["rounds"] == [{"candidates": 16, "calls": 1000}, {"candidates": 4, "calls": 4000},
                            {"candidates": 2, "calls": 16000}]
     cands = s["candidates"]
@@ -56,7 +56,7 @@ def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
     assert best in finalists and best["score"] == max(c["score"] for c in finalists)
     top = [c for c in finalists if c["score"] == best["score"]]
     assert best["eps_point"] == max(c["eps_point"] for c in top)  # ties: the plug-in value
-    assert s["calls_per_side"] == 16 * 1500 + 4 * 6000 + 2 * 24000
+    assert s["calls_per_side"] == 16 * 3000 + 4 * 12000 + 2 * 36000
     assert res.violations and res.eps_lower > 1.0  # shift 6 at b = 4: ε = 1.5
     assert best["z_prime0"][1] is None  # record 0's feature 1 NA on z′
     # the result's config is the audit that ran: rerunning it audits the same pair

@@ -60,7 +60,11 @@ def test_runner_gives_one_result_from_config_plan_or_subject():
     b = run_audit(subject=make_subject(plan=plan_audit(cfg)))
     assert a.witness == b.witness and a.eps_lower == b.eps_lower
     with pytest.raises(ValueError, match="audit.attack must be a black-box attack"):
-        run_audit(cfg, implementation=IMPL)  # the config's default attack is exact-lr
+        run_audit(cfg.with_overrides(attack="exact-lr"), implementation=IMPL)
+    # no attack named: each target kind's default (audit.policy), recorded in the result
+    assert a.attack == "exact-lr" and a.config["audit"]["attack"] == "exact-lr"
+    black = run_audit(cfg.with_overrides(trials=2_000), implementation=IMPL)
+    assert black.attack == "auto" and black.config["audit"]["attack"] == "auto"
     cfg = cfg.with_overrides(attack="density-ratio")
     c = run_audit(cfg, implementation=IMPL)
     d = run_audit(subject=ImplementationSubject.from_config(cfg, IMPL))
@@ -90,9 +94,9 @@ def test_the_implementation_pilot_has_no_fixed_cap_but_a_memory_bound():
     s = make_subject(cfg, implementation=IMPL)
     assert s.pilot_rule.default_size(10**7) == 2 * 10**6  # a fifth, not 5·10^4
     assert s.pilot_rule.default_size(10**12) == 2**31 // 16  # 2 GiB of scalar outputs
-    # small budgets: the main run's own size up to 10^4 calls, then at least 10^4
+    # small budgets: twice the main run up to 2·10^4 calls, then at least 2·10^4
     assert [s.pilot_rule.default_size(t) for t in (500, 5_000, 20_000, 60_000)] == \
-        [1_000, 5_000, 10_000, 12_000]
+        [1_000, 10_000, 20_000, 20_000]
     with pytest.raises(ValueError, match="audit.pilot_trials must be at most"):
         make_subject(cfg.with_overrides(pilot_trials=10**9), implementation=IMPL)
 
