@@ -87,8 +87,8 @@ def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
 
 def provenance() -> dict:
     """Where and when a result was produced: the git commit of the checkout the experiments
-    run from (``"unknown"`` outside a git checkout), whether its tracked files had uncommitted
-    changes, and the UTC date."""
+    run from (``"unknown"`` outside a git checkout), whether its tracked files outside
+    ``results/`` had uncommitted changes, and the UTC date."""
     import datetime
     import subprocess
     from pathlib import Path
@@ -104,7 +104,8 @@ def provenance() -> dict:
         return out.stdout.strip() if out.returncode == 0 else None
 
     commit = git("rev-parse", "--short=12", "HEAD")
-    status = git("status", "--porcelain", "--untracked-files=no")
+    # the code's changes, not the results the suite is writing
+    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results")
     return {"commit": commit or "unknown", "dirty": bool(status),
             "date": datetime.datetime.now(datetime.UTC).date().isoformat()}
 
