@@ -66,7 +66,12 @@ def draw(doc: dict, fig) -> None:
     ax.set_xlabel("trials per side")
     ax.set_ylabel("ε_lower (95 % one-sided CP)")
     sc, miss = rows[0]["config"]["scenario"], rows[0]["config"]["missingness"]
-    ax.set_title(f"Attack comparison ({sc['mechanism'].capitalize()}, ε = {sc['epsilon']:g}, "
+    ax.set_title(f"Attack comparison ({_noise(sc)}, ε = {sc['epsilon']:g}, "
                  f"{miss['kind']} k = {miss['observed']}, p* = {miss['p_star']:g})")
     ax.grid(alpha=0.3)
     legend_below(fig, ncol=3)
+
+
+def _noise(scenario: dict) -> str:
+    """The release's noise, capitalised (results before 0.3 name it ``mechanism``)."""
+    return str(scenario.get("noise", scenario.get("mechanism", ""))).capitalize()

@@ -43,5 +43,10 @@ def draw(doc: dict, fig) -> None:
                   [("eps_theory", "Theorem 3.2 = Theorem 4.5 (ρ = 1)"),
                    ("eps_fdp", "f-DP bound (§7), equal to both here")],
                   ratio_log=True, xlabel="per-feature missing rate r",
-                  title=f"{sc['mechanism'].capitalize()}, ε = {sc['epsilon']:g}, mcar-iid, "
+                  title=f"{_noise(sc)}, ε = {sc['epsilon']:g}, mcar-iid, "
                         f"d = {sc['d']}: ε against r")
+
+
+def _noise(scenario: dict) -> str:
+    """The release's noise, capitalised (results before 0.3 name it ``mechanism``)."""
+    return str(scenario.get("noise", scenario.get("mechanism", ""))).capitalize()
