@@ -414,7 +414,9 @@ def test_report_text_does_not_depend_on_run_times():
     assert text == report_text(second) == report_text(docs)
     for name in NAMES:  # the old "Size `default`, seed 4, 8 s." line had the time in it
         doc = docs[name]
-        assert f"Size `{doc['size']}`, seed {doc['seed']}.\n" in text
+        p = doc["produced"]  # the provenance, but no run time
+        assert (f"Size `{doc['size']}`, seed {doc['seed']}, commit `{p['commit']}`, "
+                f"{p['date']}.\n") in text
         assert f"{num(doc['seconds']):.0f} s." not in text.split(f"## {EXPERIMENTS[name].TITLE}")[1]
 
 
@@ -494,7 +496,7 @@ def test_the_committed_report_is_the_one_the_committed_results_give():
     from experiments.report import _load, report_text
 
     committed = (ROOT / "results" / "REPORT.md").read_text(encoding="utf-8")
-    assert report_text(_load(ROOT / "results")) == committed.rstrip("\n")
+    assert report_text(_load(ROOT / "results")) == committed
 
 
 def test_each_experiment_records_where_and_when_it_was_produced():
