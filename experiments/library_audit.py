@@ -378,7 +378,6 @@ def _g(v: float) -> str:
 
 
 def _witness(r: dict) -> str:
-    from audit.estimation.sequential import SequentialBound
     from audit.pipeline.results import bound_from_witness
 
     if r["witness"].get("kind") == "strata":  # one rate of a mask-stratified run
@@ -388,7 +387,7 @@ def _witness(r: dict) -> str:
                 f"{w['p_lower']:.3g}, P({den}) ≤ {w['q_upper']:.3g} (z {w['design']['p']}, "
                 f"z′ {w['design']['q']})")
     w = bound_from_witness(r["witness"])
-    if isinstance(w, SequentialBound):
+    if w.kind == "sequential":
         return f"sequential test, {w.calls_per_side:,} calls per side"
     return (f"region {w.direction.value.replace('_vs_', ' vs ').replace('zprime', 'z′')} of "
             f"the attack's score: z in {w.k_p:,}/{w.n_p:,} calls, z′ in "

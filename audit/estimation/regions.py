@@ -20,7 +20,9 @@ memory.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,6 +38,7 @@ from audit.estimation.binomial import (
     eps_plug_in,
     log_ratio_of_bounds,
 )
+from audit.estimation.witness import register_bound
 from audit.mixture import Mixture
 from audit.policy import DEFAULT_POLICY
 
@@ -152,6 +155,7 @@ def region_counts(cp: np.ndarray, cq: np.ndarray, score: np.ndarray, thresholds)
                         n_p, n_q)
 
 
+@register_bound
 @dataclass(frozen=True)
 class EpsLowerResult:
     """An empirical lower bound on ε, valid with probability ≥ 1 − ``alpha``.
@@ -162,6 +166,7 @@ class EpsLowerResult:
     ``n_regions`` is the number of regions the confidence level was split over.
     """
 
+    kind: ClassVar[str] = "region"
     eps_lower: float
     direction: Direction
     threshold: float
@@ -206,10 +211,37 @@ class EpsLowerResult:
 
     def to_dict(self) -> dict:
         """The witness as JSON: every field, the direction by its value."""
-        out = {f: getattr(self, f) for f in self.__dataclass_fields__}
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["direction"] = self.direction.value
-        out["kind"] = "region"
+        out["kind"] = self.kind
         return out
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> EpsLowerResult:
+        """The bound a :meth:`to_dict` document describes (non-finite floats written as
+        ``"inf"``/``"nan"`` read back).
+
+        Raises
+        ------
+        ValueError
+            If a required field is missing.
+        """
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values = {k: doc[k] for k in fields if k in doc}
+        missing = sorted(k for k, f in fields.items()
+                         if f.default is dataclasses.MISSING and k not in values)
+        if missing:
+            raise ValueError(f"witness is not a region bound (missing {', '.join(missing)})")
+        numbers = {k: float(v) for k, v in values.items()
+                   if isinstance(v, str) and v in ("inf", "-inf", "nan")}
+        return cls(**{**values, **numbers})
+
+    def refutes(self, epsilon: float) -> bool:
+        """A fixed bound refutes nothing by itself (the ceilings compare ε_lower)."""
+        return False
+
+    def result_keys(self) -> dict:
+        return {}
 
 
 #: A region bound is the typed witness of a fixed-size audit (the name the pipeline uses).

@@ -31,14 +31,17 @@ betting. JRSS-B 86(1). Ville, J. (1939). Étude critique de la notion de collect
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from audit._validate import check_delta, check_in_range
 from audit.enums import Direction, StopRule
 from audit.estimation.binomial import check_alpha
+from audit.estimation.witness import register_bound
 
 __all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
            "SequentialMonitor", "estimation_grid"]
@@ -241,6 +244,7 @@ def estimation_grid(claim: float, above: int = 32, below: int = 12,
     return kept if kept.size else grid[:1]
 
 
+@register_bound
 @dataclass(frozen=True)
 class SequentialBound:
     """The typed witness of a sequential audit: the anytime-valid bound of a
@@ -253,6 +257,7 @@ class SequentialBound:
     the run followed.
     """
 
+    kind: ClassVar[str] = "sequential"
     eps_lower: float
     direction: Direction
     threshold: float
@@ -304,7 +309,32 @@ class SequentialBound:
                 "claims_tested": list(self.claims_tested), "stopped_at": list(self.stopped_at),
                 "max_log_wealth": list(self.max_log_wealth), "estimated": list(self.estimated),
                 "estimated_stopped_at": list(self.estimated_stopped_at), "stop": self.stop,
-                "kind": "sequential"}
+                "kind": self.kind}
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> SequentialBound:
+        """The bound a :meth:`to_dict` document describes.
+
+        Raises
+        ------
+        ValueError
+            If a required field is missing.
+        """
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items()
+                  if k in fields}
+        missing = sorted(k for k, f in fields.items()
+                         if f.default is dataclasses.MISSING and k not in values)
+        if missing:
+            raise ValueError(f"witness is not a sequential bound (missing {', '.join(missing)})")
+        return cls(**values)
+
+    def refutes(self, epsilon: float) -> bool:
+        """Whether the test refuted the claim ``epsilon`` (False off its grid of claims)."""
+        return epsilon in self.claims_tested and self.refuted(epsilon)
+
+    def result_keys(self) -> dict:
+        return {}
 
 
 class SequentialMonitor:

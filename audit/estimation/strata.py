@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
@@ -36,6 +37,7 @@ from audit.estimation.binomial import (
     eps_plug_in,
 )
 from audit.estimation.strata_looks import over_looks
+from audit.estimation.witness import register_bound
 
 __all__ = [
     "MAX_ENTRIES",
@@ -431,6 +433,7 @@ class StratifiedCounts:
             own_scores=self.masks is not None)
 
 
+@register_bound
 @dataclass(frozen=True)
 class StratifiedBound:
     """ε_lower at every rate of the grid from one stratified run (docs/THEORY.md §8.5).
@@ -444,6 +447,7 @@ class StratifiedBound:
     result reports is the one at ``rates[main]``.
     """
 
+    kind: ClassVar[str] = "strata"
     rates: tuple
     main: int
     eps: tuple
@@ -536,9 +540,17 @@ class StratifiedBound:
                 f"eps_lower by rate {{{grid}}}, {sum(self.calls_p):,} and "
                 f"{sum(self.calls_q):,} calls")
 
+    def refutes(self, epsilon: float) -> bool:
+        """The per-rate bounds refute nothing by themselves (the ceilings compare them)."""
+        return False
+
+    def result_keys(self) -> dict:
+        """ε_lower at every rate of the grid, as the result's ``strata`` entry."""
+        return {"strata": self.to_dict()}
+
     def to_dict(self) -> dict:
         """The witness as JSON (``kind`` = ``"strata"``)."""
-        return {"kind": "strata", "eps_lower": self.eps_lower, "rate": self.rates[self.main],
+        return {"kind": self.kind, "eps_lower": self.eps_lower, "rate": self.rates[self.main],
                 "direction":
                 self.direction.value, "threshold": self.threshold, "alpha": self.alpha,
                 "delta": self.delta, "design": {"p": self.design_p.value,

@@ -13,7 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from audit.enums import CeilingKind
-from audit.estimation.sequential import SequentialBound
 from audit.policy import DEFAULT_POLICY
 
 __all__ = ["Ceiling", "Violation", "violations", "CeilingKind"]
@@ -90,15 +89,16 @@ class Violation:
 def violations(eps_lower: float, ceilings: tuple[Ceiling, ...], bound=None, *,
                confidence: float) -> tuple[Violation, ...]:
     """Every ceiling ``eps_lower`` exceeds, then every claim the sequential ``bound`` refuted
-    (a :class:`audit.estimation.sequential.SequentialBound`; None or a region bound: none).
+    (any :class:`audit.estimation.witness.Bound`: a sequential test refutes; None: none).
     """
     out = [Violation(c.kind, eps_lower, c.value, c.label, confidence=confidence)
            for c in ceilings if c.exceeded_by(eps_lower)]
-    if isinstance(bound, SequentialBound):
-        claims = [c for kind in (CeilingKind.CLAIM, CeilingKind.AMPLIFIED_CLAIM)
-                  for c in ceilings if c.kind is kind]
-        for c in claims:
-            if c.value is not None and c.value > 0 and bound.refuted(c.value):
-                out.append(Violation(c.kind, eps_lower, c.value, c.label, sequential=True,
-                                     calls=bound.calls_per_side, confidence=confidence))
+    if bound is None:
+        return tuple(out)
+    claims = [c for kind in (CeilingKind.CLAIM, CeilingKind.AMPLIFIED_CLAIM)
+              for c in ceilings if c.kind is kind]
+    for c in claims:  # a bound whose own test refuted a claim (a sequential test)
+        if c.value is not None and c.value > 0 and bound.refutes(c.value):
+            out.append(Violation(c.kind, eps_lower, c.value, c.label, sequential=True,
+                                 calls=bound.calls_per_side, confidence=confidence))
     return tuple(out)

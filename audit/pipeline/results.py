@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import json
 import math
@@ -24,9 +23,10 @@ from pathlib import Path
 import numpy as np
 
 from audit.enums import CeilingKind
-from audit.estimation.regions import RegionBound
-from audit.estimation.sequential import SequentialBound
-from audit.estimation.strata import StratifiedBound
+
+# (imported for their registration under their witness kind)
+from audit.estimation import regions, sequential, strata  # noqa: F401
+from audit.estimation.witness import Bound, bound_kind
 from audit.pipeline.ceilings import Ceiling, Violation
 from audit.pipeline.ceilings import violations as find_violations
 from audit.pipeline.schema import SCHEMA_VERSION
@@ -183,30 +183,18 @@ def atomic_write(path: str | Path, write) -> Path:
     return path
 
 
-def bound_from_witness(witness: dict) -> RegionBound | SequentialBound | StratifiedBound:
-    """The typed bound a result's JSON ``witness`` describes (results written before the
-    ``kind`` key existed are told apart here, in one place, by their fields).
+def bound_from_witness(witness: dict) -> Bound:
+    """The typed bound a result's JSON ``witness`` describes: the class registered for its
+    ``kind`` (:mod:`audit.estimation.witness`; results written before the ``kind`` key
+    existed are told apart here, in one place, by their fields).
 
-    Raises ``ValueError`` when ``witness`` is neither a region nor a sequential witness.
+    Raises ``ValueError`` when ``witness`` is not an object, names no registered kind, or
+    lacks a field of its kind.
     """
     if not isinstance(witness, dict):
         raise ValueError(f"witness must be a JSON object, got {type(witness).__name__}")
     kind = witness.get("kind", "sequential" if "claims_tested" in witness else "region")
-    if kind == "strata":
-        return StratifiedBound.from_dict(witness)
-    fields = (SequentialBound if kind == "sequential" else RegionBound).__dataclass_fields__
-    values = {k: witness[k] for k in fields if k in witness}
-    required = {k for k, f in fields.items() if f.default is dataclasses.MISSING}
-    missing = sorted(required - set(values))
-    if kind not in ("region", "sequential") or missing:
-        raise ValueError(f"witness is not a {kind} bound (missing {', '.join(missing)})")
-    if kind == "sequential":
-        values.update({k: tuple(v) for k, v in values.items() if isinstance(v, list)})
-        return SequentialBound(**values)
-    # non-finite floats were written as "inf"/"nan" (to_jsonable)
-    numbers = {k: float(v) for k, v in values.items()
-               if isinstance(v, str) and v in ("inf", "-inf", "nan")}
-    return RegionBound(**{**values, **numbers})
+    return bound_kind(kind).from_dict(witness)
 
 
 def load_json(path: str | Path) -> dict:
@@ -243,7 +231,7 @@ class AuditResult:
     name: str
     eps_lower: float
     eps_point: float | None
-    bound: RegionBound | SequentialBound | StratifiedBound
+    bound: Bound
     ceilings: tuple[Ceiling, ...]
     delta: float
     setting: Setting
@@ -392,8 +380,7 @@ class AuditResult:
             "comparisons": self.comparisons,
             "violations": self.ceiling_violations(),
         }
-        if isinstance(self.bound, StratifiedBound):  # ε_lower at every rate of the grid
-            doc["strata"] = self.bound.to_dict()
+        doc.update(self.bound.result_keys())  # a stratified bound: ε_lower at every rate
         if self.search:  # how a black-box pair search found the pair
             doc["search"] = self.search
         return to_jsonable(doc)
