@@ -28,7 +28,7 @@ import numpy as np
 
 from audit.enums import AuditMode, CeilingKind
 from audit.model.implementation import CallableImplementation, Claim
-from audit.pipeline.config import config_from_dict
+from audit.pipeline.config import check_chunk, config_from_dict
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.results import AuditResult
 from audit.pipeline.runner import run_audit
@@ -121,6 +121,7 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
         On bad input, or when the mechanism raises or releases something that is not a number
         on its first call.
     """
+    check_chunk(chunk, "chunk")
     impl = _implementation(mechanism, epsilon, delta)
     miss = {"kind": "mcar-iid", "rate": 0.0} if missingness is None else (
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))

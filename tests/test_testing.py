@@ -59,3 +59,13 @@ def test_bad_input_is_a_value_error():
         assert_private(noisy_sum, query="sum", epsilon=1.0)
     with pytest.raises(ValueError, match="non-numeric"):
         assert_private(lambda data, rng: "x", query="sum", d=2, epsilon=1.0)
+
+
+def test_bad_chunk_is_refused_with_its_name():
+    import pytest
+
+    from audit.testing import assert_private
+
+    for chunk in (0, 10**7):
+        with pytest.raises(ValueError, match="chunk must be"):
+            assert_private(lambda data, rng: 0.0, query="sum", d=1, epsilon=1.0, chunk=chunk)

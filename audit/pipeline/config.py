@@ -253,10 +253,7 @@ class ImplementationConfig:
         if not isinstance(self.batch, bool):
             raise ValueError(f"implementation.batch must be true or false, got "
                              f"implementation.batch={self.batch!r}")
-        check_positive_int(self.chunk, "implementation.chunk")
-        if self.chunk > MAX_CHUNK_CALLS:
-            raise ValueError(f"implementation.chunk must be in [1, {MAX_CHUNK_CALLS}], got "
-                             f"implementation.chunk={self.chunk}")
+        check_chunk(self.chunk, "implementation.chunk")
 
     def build(self):
         """The :class:`audit.model.implementation.Implementation` this names."""
@@ -264,6 +261,15 @@ class ImplementationConfig:
 
         return make_implementation(self.target, epsilon=self.epsilon, delta=self.delta,
                                    params=self.params)
+
+
+def check_chunk(value: object, name: str) -> int:
+    """Calls per side in one chunk: an integer in [1, :data:`MAX_CHUNK_CALLS`] (the config's
+    ``implementation.chunk`` and ``assert_private``'s ``chunk``)."""
+    check_positive_int(value, name)
+    if value > MAX_CHUNK_CALLS:
+        raise ValueError(f"{name} must be in [1, {MAX_CHUNK_CALLS}], got {name}={value}")
+    return int(value)
 
 
 @dataclass(frozen=True)

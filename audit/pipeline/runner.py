@@ -148,9 +148,10 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
 
     Parameters
     ----------
-    cfg : AuditConfig, optional
-        Validated configuration (:func:`audit.pipeline.config.load_config`); not needed when
-        a ``subject`` is given.
+    cfg : AuditConfig, dict, str or Path, optional
+        Validated configuration (:func:`audit.pipeline.config.load_config`), a config
+        document (read by :func:`audit.pipeline.config.config_from_dict`) or the path of a
+        TOML config; not needed when a ``subject`` is given.
     progress : bool
         Show labelled progress bars over the pilot's and the main run's chunks.
     plan : AuditPlan or ImplementationPlan, optional
@@ -163,7 +164,15 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     Returns
     -------
     AuditResult
+
+    Raises
+    ------
+    TypeError
+        If ``cfg`` is none of the above.
+    ValueError
+        On a bad config, before any work.
     """
+    cfg = _as_config(cfg)
     if subject is None:
         if cfg is not None and cfg.search is not None and plan is None:
             # the pair, found on calls of its own; then an audit like any with a given pair
@@ -195,6 +204,23 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     return AuditResult.from_run(subject, bound, attack=attack_name, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note)
+
+
+def _as_config(cfg) -> AuditConfig | None:
+    """``cfg`` as an :class:`AuditConfig`: a config document or a TOML path read as the
+    command line reads them."""
+    from pathlib import Path
+
+    from audit.pipeline.config import config_from_dict, load_config
+
+    if cfg is None or isinstance(cfg, AuditConfig):
+        return cfg
+    if isinstance(cfg, dict):
+        return config_from_dict(cfg)
+    if isinstance(cfg, str | Path):
+        return load_config(cfg)
+    raise TypeError(f"cfg must be an AuditConfig, a config document (dict) or the path of a "
+                    f"TOML config, got {type(cfg).__name__}")
 
 
 @dataclass(frozen=True, eq=False)

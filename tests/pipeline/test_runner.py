@@ -205,3 +205,16 @@ def test_pilot_is_histogrammed_on_the_kernels_scale_for_transformed_scores():
     assert not np.allclose(score.projection.evaluate(xp), score(xp))
     res = run_audit(cfg, plan=st)
     assert res.eps_lower > 0.3  # 0.44 at 10^6 trials; ≈ 0.18 with the misaligned bins
+
+
+def test_run_audit_takes_a_document_or_a_path_and_refuses_anything_else(tmp_path):
+    doc = _doc(**{"audit.trials": 20_000})
+    a = run_audit(doc)
+    b = run_audit(config_from_dict(doc))
+    assert a.eps_lower == b.eps_lower
+    path = tmp_path / "c.toml"
+    path.write_text('[scenario]\nnoise = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 1\n'
+                    '[missingness]\nkind = "mcar-iid"\nrate = 0.1\n[audit]\ntrials = 20000\n')
+    assert run_audit(str(path)).trials == 20_000
+    with pytest.raises(TypeError, match="cfg must be an AuditConfig, a config document"):
+        run_audit(42)
