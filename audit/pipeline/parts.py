@@ -138,6 +138,10 @@ class ImplementationTarget:
         if au.selection is Selection.MODEL:
             return (f"audit.selection='model' needs a white-box attack (the region is chosen "
                     f"from the exact laws), got audit.attack={name!r}; use 'pilot' or 'grid'")
+        if au.delta is not None:
+            return (f"audit.delta sets the δ of the model's audited claim; an implementation is "
+                    f"audited at the δ of its own claim (implementation.delta, or the "
+                    f"adapter's), got audit.delta={au.delta!r}: remove it")
         return None
 
 
@@ -161,9 +165,14 @@ NEEDS_BLACK_BOX = frozenset({NEEDS_IMPLEMENTATION, _SEQUENTIAL_NEEDS, _STRATA_NE
 
 @dataclass(frozen=True)
 class GivenPair:
-    """The pair of ``[pair]``."""
+    """The pair of ``[pair]``: the neighbours a black box is called on (the model's pair is
+    the exact worst case of its setting, so a model audit refuses one)."""
 
     def supports(self, parts: AuditParts) -> str | None:
+        if not parts.black_box:
+            return ("[pair] gives the neighbours of an implementation audit; a model audit "
+                    "searches its exact worst-case pair (remove [pair], or audit the release "
+                    "as an implementation)")
         return None
 
 

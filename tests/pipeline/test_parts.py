@@ -131,6 +131,10 @@ def test_a_registered_design_runs_through_the_command_line(registered, tmp_path)
      "audit.selection='model' needs a white-box attack"),
     (_model(releases={"count": 20_000, "masks": "fresh"}), False, pt.RepeatedDesign,
      "releases.count must be at most"),
+    (_model(pair={"z": [[1.0], [0.0], [0.0]], "z_prime": [[-1.0], [0.0], [0.0]]}), False,
+     pt.GivenPair, "[pair] gives the neighbours of an implementation audit"),
+    (_implementation(audit={"delta": 1e-6}), True, pt.ImplementationTarget,
+     "audit.delta sets the δ of the model's audited claim"),
 ])
 def test_every_refusal_of_a_combination_is_a_supports_answer(doc, black_box, part, needle):
     # build the config's parts without the loader's check, then ask each part
