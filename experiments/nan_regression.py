@@ -25,7 +25,8 @@ record are the installed ones and that they cover every registered example (upgr
 library or adding a target makes it fail until this script is rerun), and a slow test reruns
 it and compares the verdicts.
 
-Run (not part of ``python -m audit suite``; about 4 minutes on one core)::
+Run (not part of ``python -m audit suite``; a quarter of an hour on one core, see
+docs/measurements.md)::
 
     PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
 """
