@@ -98,8 +98,7 @@ def cause(summary: str, example) -> str:
 def row(target: str, example, res) -> dict:
     library, function = target.split(":")
     adapter = registry.get_adapter(library)
-    s = res.search
-    chosen = s["candidates"][s["chosen"]]
+    chosen = res.search.best
     return {"target": target, "example": example.name, "doc": example.doc,
             "nan": adapter.target(function).nan_semantics(example.params).value,
             "cause": cause(adapter.target(function).summary, example),

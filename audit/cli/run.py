@@ -82,12 +82,12 @@ def format_result(result) -> str:
                          "per-release amplified guarantees understates this release's epsilon")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
-    if result.search:
+    if result.search is not None:
         s = result.search
-        best = s["candidates"][s["chosen"]]
+        best = s.best
         lines.append(f"  pair       searched: {best['family']} {best['label']} (score "
-                     f"{_fmt(best['score'])}, best of {len(s['candidates'])} candidates in "
-                     f"{len(s.get('rounds', [1]))} round(s), {s['calls_per_side']:,} calls "
+                     f"{_fmt(best['score'])}, best of {len(s.candidates)} candidates in "
+                     f"{len(s.rounds)} round(s), {s.calls_per_side:,} calls "
                      f"per side on their own streams)")
     return "\n".join(lines)
 

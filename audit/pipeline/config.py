@@ -289,13 +289,11 @@ class ReleasesConfig:
 @dataclass(frozen=True, eq=False)
 class PairConfig:
     """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
-    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing.
-    ``found_by``: the report of the black-box pair search that chose them (``[search]``,
-    :mod:`audit.pipeline.search`), None for a pair the user gave."""
+    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing (a pair
+    the ``[search]`` chose too: its report is the result's, not the config's)."""
 
     z: list
     z_prime: list
-    found_by: dict | None = None
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,6 @@ class ImplementationPlan:
     dim: int
     seconds: float
     comparisons: dict = field(default_factory=dict)
-    search: dict = field(default_factory=dict)
 
 
 def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
@@ -128,8 +127,7 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     comparisons = _per_release_accounting(impl, p_star, mech.missing_class)
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
-                              time.perf_counter() - t0, comparisons,
-                              dict(cfg.pair.found_by or {}) if cfg.pair is not None else {})
+                              time.perf_counter() - t0, comparisons)
 
 
 def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass) -> dict:
@@ -263,10 +261,6 @@ class ImplementationSubject(PlannedSubject):
     @property
     def comparisons(self) -> dict:
         return dict(self.plan.comparisons)
-
-    @property
-    def search(self) -> dict:
-        return dict(self.plan.search)
 
     @property
     def supports_sequential(self) -> bool:

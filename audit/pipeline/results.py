@@ -30,6 +30,7 @@ from audit.estimation.witness import Bound, bound_kind
 from audit.pipeline.ceilings import Ceiling, Violation
 from audit.pipeline.ceilings import violations as find_violations
 from audit.pipeline.schema import SCHEMA_VERSION
+from audit.pipeline.search import SearchReport
 from audit.pipeline.subject import Setting
 
 __all__ = [
@@ -246,12 +247,14 @@ class AuditResult:
     claim: dict | None = None
     attack_note: str = ""
     comparisons: dict = field(default_factory=dict)
-    search: dict = field(default_factory=dict)
+    #: how a black-box pair search chose the pair (``[search]``); None for a given pair
+    search: SearchReport | None = None
     versions: dict = field(default_factory=package_versions)
 
     @classmethod
     def from_run(cls, subject, bound, *, attack: str, selection: str, trials: int,
-                 pilot_trials: int, timings: dict, attack_note: str = "") -> AuditResult:
+                 pilot_trials: int, timings: dict, attack_note: str = "",
+                 search: SearchReport | None = None) -> AuditResult:
         """The result of an audit of ``subject`` whose main run gave ``bound``."""
         cfg = subject.config
         return cls(name=cfg.name, eps_lower=float(bound.eps_lower), eps_point=bound.plug_in(),
@@ -262,7 +265,7 @@ class AuditResult:
                    config=cfg.with_overrides(attack=attack).to_dict(),  # the attack that ran
                    timings=dict(timings), claim=subject.claim,
                    attack_note=attack_note, comparisons=dict(subject.comparisons),
-                   search=dict(subject.search))
+                   search=search)
 
     # -- the flat view the JSON document and earlier callers use
     def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
@@ -381,6 +384,6 @@ class AuditResult:
             "violations": self.ceiling_violations(),
         }
         doc.update(self.bound.result_keys())  # a stratified bound: ε_lower at every rate
-        if self.search:  # how a black-box pair search found the pair
-            doc["search"] = self.search
+        if self.search is not None:  # how a black-box pair search found the pair
+            doc["search"] = self.search.to_dict()
         return to_jsonable(doc)

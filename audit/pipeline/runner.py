@@ -36,10 +36,10 @@ from audit.estimation.tradeoff_points import (
     tradeoff_violation,
 )
 from audit.pipeline.config import AuditConfig
-from audit.pipeline.factory import check_subject, make_subject
+from audit.pipeline.factory import check_subject, implementation_of, make_subject
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
-from audit.pipeline.search import searched_config
+from audit.pipeline.search import CandidateScore, searched_config
 from audit.pipeline.subject import SampleCounts, Subject, pilot_size
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic
@@ -173,10 +173,11 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         On a bad config, before any work.
     """
     cfg = _as_config(cfg)
+    report = None
     if subject is None:
         if cfg is not None and cfg.search is not None and plan is None:
             # the pair, found on calls of its own; then an audit like any with a given pair
-            cfg = searched_config(cfg, implementation, run_audit)
+            cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
         check_subject(subject)
@@ -203,7 +204,15 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         label += f" ({au.mode.value})"
     return AuditResult.from_run(subject, bound, attack=attack_name, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
-                                timings=timer.phases, attack_note=prep.score.note)
+                                timings=timer.phases, attack_note=prep.score.note,
+                                search=report)
+
+
+def _candidate_scorer(cfg: AuditConfig, implementation):
+    """What the pair search scores a candidate with: a short audit of the implementation (the
+    one ``cfg`` names, built once, unless one is handed in) on the candidate's config."""
+    impl = implementation_of(cfg, implementation)
+    return lambda candidate: CandidateScore.of(run_audit(candidate, implementation=impl))
 
 
 def _as_config(cfg) -> AuditConfig | None:

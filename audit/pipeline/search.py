@@ -30,18 +30,18 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 
 import numpy as np
 
 from audit.enums import AuditMode
 from audit.model.pair_families import Candidate, candidate_pairs
 from audit.pipeline.config import AuditConfig, PairConfig
-from audit.pipeline.factory import implementation_of
 from audit.pipeline.search_config import ETA, schedule
 from audit.policy import DEFAULT_POLICY
 
 __all__ = ["SEARCH_CONFIDENCE", "search_key", "pilot_calls", "search_pair", "searched_config",
-           "first_candidate_config", "SearchOutcome"]
+           "first_candidate_config", "SearchOutcome", "SearchReport", "CandidateScore"]
 
 #: The confidence of the candidates' scores (``AuditPolicy.search_confidence``).
 SEARCH_CONFIDENCE = DEFAULT_POLICY.search_confidence
@@ -66,12 +66,61 @@ def pilot_calls(calls: int) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
+class CandidateScore:
+    """A candidate's score in one round: its ε_lower at the search's confidence, its plug-in
+    estimate (the tie-break) and the calls per side the score cost (pilot included)."""
+
+    eps_lower: float
+    eps_point: float | None
+    calls: int
+
+    @classmethod
+    def of(cls, result) -> CandidateScore:
+        """The score an :class:`audit.pipeline.results.AuditResult` of the candidate gives."""
+        return cls(float(result.eps_lower), result.eps_point,
+                   int(result.trials + result.pilot_trials))
+
+
+@dataclasses.dataclass(frozen=True)
+class SearchReport:
+    """How the search chose the pair: the result's JSON ``search`` entry (:meth:`to_dict`, the
+    keys the docs list). ``candidates`` are the rows of every candidate (family, label, the
+    pair's differing records, ``scores`` per round reached, the last ``score`` and its
+    ``eps_point``); ``chosen`` the index of the pair audited."""
+
+    families: tuple
+    cap: int
+    calls: int
+    rounds: tuple
+    candidates: tuple
+    chosen: int
+    calls_per_side: int
+    seconds: float
+    eta: int = ETA
+    confidence: float = SEARCH_CONFIDENCE
+    validity: str = "the chosen pair is audited on fresh calls (a split)"
+
+    @property
+    def best(self) -> dict:
+        """The chosen candidate's row."""
+        return self.candidates[self.chosen]
+
+    def to_dict(self) -> dict:
+        return {"families": list(self.families), "cap": self.cap, "calls": self.calls,
+                "rounds": [{"candidates": n, "calls": c} for n, c in self.rounds],
+                "eta": self.eta, "confidence": self.confidence,
+                "candidates": [dict(c) for c in self.candidates], "chosen": self.chosen,
+                "calls_per_side": self.calls_per_side, "seconds": self.seconds,
+                "validity": self.validity}
+
+
+@dataclasses.dataclass(frozen=True)
 class SearchOutcome:
     """The chosen pair and the report (see the module docstring)."""
 
     z: np.ndarray
     z_prime: np.ndarray
-    report: dict
+    report: SearchReport
 
 
 def _candidates(cfg: AuditConfig) -> list[Candidate]:
@@ -96,28 +145,27 @@ def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int, calls: int) -
                                name=f"{cfg.name} [search: {cand.label}]")
 
 
-def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
+def search_pair(cfg: AuditConfig, score: Callable[[AuditConfig], CandidateScore]
+                ) -> SearchOutcome:
     """Score every candidate of ``cfg.search`` on the search split and return the best.
 
     Parameters
     ----------
     cfg : AuditConfig
         A validated config with ``[search]``.
-    implementation : Implementation or None
-        The implementation (default: the one ``cfg`` names, built once for every candidate).
-    run : callable
-        ``run(cfg, implementation=...) -> AuditResult``: the runner scoring each candidate
-        (:func:`audit.pipeline.runner.run_audit`, handed in: the runner calls this module).
+    score : callable
+        ``score(candidate_cfg) -> CandidateScore``: a candidate's short audit on its own
+        streams (the runner hands in one that audits the implementation; the search never
+        calls the runner itself).
 
     Raises
     ------
     ValueError
-        If ``cfg`` has no ``[search]`` table, or no implementation to call.
+        If ``cfg`` has no ``[search]`` table.
     """
     s = cfg.search
     if s is None:
         raise ValueError("search_pair needs a config with a [search] table")
-    implementation = implementation_of(cfg, implementation)
     t0 = time.perf_counter()
     cands = _candidates(cfg)
     rounds = schedule(len(cands), s.calls)
@@ -128,17 +176,14 @@ def search_pair(cfg: AuditConfig, implementation, run) -> SearchOutcome:
         if r:  # the previous round's best go on
             alive = sorted(alive, key=lambda i: _rank(rows, i), reverse=True)[:rounds[r][0]]
         for i in alive:
-            res = run(_candidate_config(cfg, cands[i], search_key(cfg.audit.seed, i, r),
-                                        round_calls), implementation=implementation)
-            calls += res.trials + res.pilot_trials
-            rows[i]["scores"].append(res.eps_lower)
-            rows[i].update(score=res.eps_lower, eps_point=res.eps_point)
+            got = score(_candidate_config(cfg, cands[i], search_key(cfg.audit.seed, i, r),
+                                          round_calls))
+            calls += got.calls
+            rows[i]["scores"].append(got.eps_lower)
+            rows[i].update(score=got.eps_lower, eps_point=got.eps_point)
     best = max(alive, key=lambda i: _rank(rows, i))
-    report = {"families": [f.value for f in s.families], "cap": s.cap, "calls": s.calls,
-              "rounds": [{"candidates": n, "calls": c} for n, c in rounds], "eta": ETA,
-              "confidence": SEARCH_CONFIDENCE, "candidates": rows, "chosen": best,
-              "calls_per_side": calls, "seconds": time.perf_counter() - t0,
-              "validity": "the chosen pair is audited on fresh calls (a split)"}
+    report = SearchReport(tuple(f.value for f in s.families), s.cap, s.calls, tuple(rounds),
+                          tuple(rows), best, calls, time.perf_counter() - t0)
     return SearchOutcome(cands[best].z, cands[best].z_prime, report)
 
 
@@ -156,10 +201,11 @@ def first_candidate_config(cfg: AuditConfig) -> AuditConfig:
                                search=None)
 
 
-def searched_config(cfg: AuditConfig, implementation, run) -> AuditConfig:
+def searched_config(cfg: AuditConfig, score: Callable[[AuditConfig], CandidateScore]
+                    ) -> tuple[AuditConfig, SearchReport]:
     """``cfg`` with the pair its ``[search]`` finds (:func:`search_pair`): a config with that
-    ``[pair]`` (its ``found_by`` the search report) and no ``[search]``, audited like any
-    config with a given pair."""
-    found = search_pair(cfg, implementation, run)
-    pair = PairConfig(found.z.tolist(), found.z_prime.tolist(), found_by=found.report)
-    return dataclasses.replace(cfg, pair=pair, search=None)
+    ``[pair]`` and no ``[search]``, audited like any config with a given pair, and the
+    search's report (the runner puts it in the result)."""
+    found = search_pair(cfg, score)
+    pair = PairConfig(found.z.tolist(), found.z_prime.tolist())
+    return dataclasses.replace(cfg, pair=pair, search=None), found.report

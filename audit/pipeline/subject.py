@@ -103,11 +103,6 @@ class Subject(Protocol):
         releases with shared masks); empty when there are none."""
 
     @property
-    def search(self) -> dict:
-        """How a black-box pair search ([search]) found the subject's pair (its report);
-        empty when the pair was given or searched exactly."""
-
-    @property
     def supports_sequential(self) -> bool: ...
 
     @property
@@ -147,10 +142,6 @@ class PlannedSubject:
     @property
     def seconds(self) -> float:
         return self.plan.seconds
-
-    @property
-    def search(self) -> dict:
-        return {}
 
     def fit_rates(self, fit, pilot, bins: int) -> None:
         """One setting, one score: nothing more to fit."""

@@ -9,7 +9,7 @@ from scipy import stats
 from audit.model.implementation import CallableImplementation, Claim
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.runner import run_audit
-from audit.pipeline.search import search_key, search_pair
+from audit.pipeline.search import CandidateScore, search_key, search_pair
 from audit.pipeline.search_config import schedule, search_cost
 
 
@@ -66,10 +66,20 @@ def test_the_search_finds_the_pair_that_leaks_and_the_audit_refutes_the_claim():
 
 def test_the_search_is_reproducible_and_on_streams_of_its_own():
     cfg = config_from_dict(_doc(cap=3))
-    a = search_pair(cfg, _sum_release(), run_audit)
-    b = search_pair(cfg, _sum_release(), run_audit)
-    assert [c["score"] for c in a.report["candidates"]] == \
-        [c["score"] for c in b.report["candidates"]]
+    impl = _sum_release()
+    seen = []
+
+    def score(candidate):  # the search is handed a scoring function, not the runner
+        seen.append(candidate)
+        return CandidateScore.of(run_audit(candidate, implementation=impl))
+
+    a = search_pair(cfg, score)
+    b = search_pair(cfg, score)
+    assert [c["score"] for c in a.report.candidates] == \
+        [c["score"] for c in b.report.candidates]
+    assert len(seen) == 2 * sum(n for n, _ in a.report.rounds)
+    assert all(c.search is None and c.pair is not None for c in seen)
+    assert a.report.to_dict()["candidates"][a.report.chosen] == a.report.best
     keys = {search_key(1, i, r) for i in range(100) for r in range(3)}
     assert len(keys) == 300 and 1 not in keys and search_key(1, 0) == search_key(1, 0, 0)
     assert search_key(2, 0) != search_key(1, 0)
