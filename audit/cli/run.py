@@ -66,18 +66,18 @@ def format_result(result) -> str:
         f"  eps_lower  {_fmt(result.eps_lower)}   (empirical: {result.describe()})",
     ]
     for c in result.ceilings:
-        where = (f"{c.label}, delta = {result.claim['delta']:.3g}"
+        where = (f"{c.label}, delta = {result.claim.delta:.3g}"
                  if c.kind is CeilingKind.CLAIM else c.label)
         lines.append(f"  {c.key:<10} {_fmt(c.value)}   ({where})")
     if result.claim is None:
         lines.append(f"  eps_base   {_fmt(st.eps_base)}   (the mechanism without missingness)")
     if st.eps_mar_formula is not None:
         lines.append(f"  MAR formula {_fmt(st.eps_mar_formula)}   (not a bound: MNAR)")
-    fresh = result.comparisons.get("eps_fresh_composed")
-    if fresh is not None:
-        lines.append(f"  per-release {_fmt(fresh)}   ({result.comparisons['rule']}; NOT a bound "
+    comp = result.comparison
+    if comp is not None:
+        lines.append(f"  per-release {_fmt(comp.value)}   ({comp.rule}; NOT a bound "
                      "for shared masks)")
-        if result.eps_lower > fresh:
+        if comp.exceeded_by(result.eps_lower):
             lines.append("  finding: eps_lower exceeds the per-release accounting: composing "
                          "per-release amplified guarantees understates this release's epsilon")
     if result.attack_note:

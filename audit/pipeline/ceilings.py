@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from audit.enums import CeilingKind
 from audit.policy import DEFAULT_POLICY
 
-__all__ = ["Ceiling", "Violation", "violations", "CeilingKind"]
+__all__ = ["Ceiling", "Violation", "violations", "CeilingKind", "Comparison", "ClaimReport"]
 
 #: The JSON key each ceiling kind is reported under (an implementation's amplified claim
 #: stands where a model audit's theorem does: both are "the theory" of the audit).
@@ -53,6 +53,42 @@ class Ceiling:
     def to_dict(self) -> dict:
         return {"kind": self.kind.value, "value": self.value, "label": self.label,
                 "error": self.error}
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A value printed beside the ceilings that is NOT a bound: the per-release accounting of
+    k releases with shared masks (the per-release amplified guarantee composed as if the masks
+    were fresh), which an ε_lower above it shows to understate the release's ε. JSON: the
+    result's ``comparisons`` (``eps_fresh_composed``, ``rule``, ``note``)."""
+
+    value: float
+    rule: str
+    note: str = "not a bound for shared masks"
+
+    def to_dict(self) -> dict:
+        return {"eps_fresh_composed": self.value, "rule": self.rule, "note": self.note}
+
+    def exceeded_by(self, eps_lower: float) -> bool:
+        """Whether ``eps_lower`` refutes the per-release accounting (a finding, not a
+        violation)."""
+        return eps_lower > self.value
+
+
+@dataclass(frozen=True)
+class ClaimReport:
+    """An implementation's claim as the result reports it: (ε, δ) per substituted record,
+    where it comes from (``note``) and the implementation's name. JSON: the result's
+    ``claim``."""
+
+    epsilon: float
+    delta: float
+    note: str
+    implementation: str
+
+    def to_dict(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta, "note": self.note,
+                "implementation": self.implementation}
 
 
 @dataclass(frozen=True)

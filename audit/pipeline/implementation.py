@@ -22,7 +22,7 @@ refuted (``audit.estimation.sequential``, anytime-valid).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,7 +30,7 @@ from audit.enums import CeilingKind, MaskRegime, MissingnessClass
 from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.repeated import RepeatedReleases
-from audit.pipeline.ceilings import Ceiling
+from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import ranking_release
 from audit.pipeline.subject import (
@@ -74,7 +74,7 @@ class ImplementationPlan:
     theory: str
     dim: int
     seconds: float
-    comparisons: dict = field(default_factory=dict)
+    comparison: Comparison | None = None
 
 
 def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
@@ -124,20 +124,21 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     else:
         amplified = acc.amplify(claim.epsilon, claim.delta, p_star)[0]
         theory = f"the claim amplified by RPS Theorem 3.2 (p* = {p_star:.4g})"
-    comparisons = _per_release_accounting(impl, p_star, mech.missing_class)
+    comparison = _per_release_accounting(impl, p_star, mech.missing_class)
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
-                              time.perf_counter() - t0, comparisons)
+                              time.perf_counter() - t0, comparison)
 
 
-def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass) -> dict:
+def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass
+                            ) -> Comparison | None:
     """For k releases with shared masks: what accounting per release would say, the
     per-release amplified claim composed k times as if the masks were fresh. NOT a bound for
     shared masks (docs/THEORY.md §9): an ε_lower above it refutes that accounting. Empty in
     every other case."""
     if not (isinstance(impl, RepeatedReleases) and impl.masks is MaskRegime.SHARED
             and mclass is not MissingnessClass.MNAR):
-        return {}
+        return None
     c, k = impl.inner.claim, impl.count
     if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
         value = impl.amplified(p_star, MaskRegime.FRESH)[0]
@@ -147,10 +148,10 @@ def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass) -> di
             value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p_star, k,
                                             k * c.delta)
         except ValueError:  # no PLD of this curve here: no comparison, rather than a guess
-            return {}
+            return None
         rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
-    return {"eps_fresh_composed": float(value), "rule": rule,
-            "note": "not a bound for shared masks: the per-release accounting"}
+    return Comparison(float(value), rule,
+                      "not a bound for shared masks: the per-release accounting")
 
 
 def _with_releases(cfg: AuditConfig, impl, mech):
@@ -253,14 +254,13 @@ class ImplementationSubject(PlannedSubject):
         return Setting(p.p_star, p.rho, p.missing_class.name, None, p.claim.epsilon)
 
     @property
-    def claim(self) -> dict:
+    def claim(self) -> ClaimReport:
         c = self.plan.claim
-        return {"epsilon": c.epsilon, "delta": c.delta, "note": c.note,
-                "implementation": self.name}
+        return ClaimReport(c.epsilon, c.delta, c.note, self.name)
 
     @property
-    def comparisons(self) -> dict:
-        return dict(self.plan.comparisons)
+    def comparison(self) -> Comparison | None:
+        return self.plan.comparison
 
     @property
     def supports_sequential(self) -> bool:

@@ -71,8 +71,8 @@ class ModelSubject(PlannedSubject):
         return None
 
     @property
-    def comparisons(self) -> dict:
-        return dict(self.plan.comparisons)
+    def comparison(self):
+        return self.plan.comparison
 
     @property
     def supports_sequential(self) -> bool:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from audit.enums import MaskRegime, MissingnessClass
 from audit.laws import Law, fresh_releases, shared_releases
@@ -20,6 +20,7 @@ from audit.mixture import Mixture
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.model.release import Release
 from audit.noise import noise_of
+from audit.pipeline.ceilings import Comparison
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.parts import check_parts
 from audit.theory import accountant as acc
@@ -56,7 +57,7 @@ class AuditPlan:
     eps_fdp: float | None
     seconds: float = 0.0
     releases: int = 1
-    comparisons: dict = field(default_factory=dict)
+    comparison: Comparison | None = None
     pair_method: str = "exact privacy of the audited pair"
 
     @property
@@ -115,25 +116,24 @@ def _k_laws(cfg: AuditConfig, P: Law, Q: Law) -> tuple[Law, Law]:
 
 
 def _k_release_theory(cfg: AuditConfig, curve, p_star: float, audit_delta: float,
-                      mclass: MissingnessClass) -> tuple[str, float | None, dict]:
+                      mclass: MissingnessClass
+                      ) -> tuple[str, float | None, Comparison | None]:
     """The regime's bound for k releases of one release whose curve (FWL-refined) is
     ``curve``: Proposition 9.1 (shared masks: C_p* of the k-fold composition) or 9.2 (fresh
     masks: C_p*(f) composed k times); with shared masks, the per-release accounting (what 9.2
     would say) as a comparison, NOT a bound."""
     rel = cfg.releases
     if mclass is MissingnessClass.MNAR:
-        return "no theorem (MNAR)", None, {}
+        return "no theorem (MNAR)", None, None
     k, shared = rel.count, rel.masks is MaskRegime.SHARED  # (fresh k: the design's answer)
     bound = acc.releases_epsilon(curve, p_star, k, audit_delta, rel.masks)
     name = (f"Proposition 9.{1 if shared else 2} ({rel.masks.value} masks, k = {k}): "
             f"{bound.rule}")
     if not shared or k > MAX_PLD_RELEASES:
-        return name, float(bound.epsilon), {}
+        return name, float(bound.epsilon), None
     fresh = acc.fresh_masks_epsilon(curve, p_star, k, audit_delta)
-    return name, float(bound.epsilon), {
-        "eps_fresh_composed": float(fresh),
-        "rule": "C_p*(f) composed k times by PLD: the per-release accounting",
-        "note": "not a bound for shared masks"}
+    return name, float(bound.epsilon), Comparison(
+        float(fresh), "C_p*(f) composed k times by PLD: the per-release accounting")
 
 
 def _k_release_pair(cfg: AuditConfig, P: Mixture, Q: Mixture, audit_delta: float
@@ -246,12 +246,12 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
     eps_base = _base(cfg, sens / release.scale, P1.is_scalar, audit_delta)
     eps_pair, eps_pair_error, pair_method = _k_release_pair(cfg, P1, Q1, audit_delta)
     theory, eps_theory, eps_mar = _theory(cfg, p_star, sens_tilde / sens, audit_delta, mclass)
-    comparisons = {}
+    comparison = None
     curve = eps_fdp = None
     if cfg.releases is not None:
         per_release = theory_of(sc.noise).base_curve(sens_tilde / release.scale,
                                                          P1.is_scalar)
-        theory, eps_theory, comparisons = _k_release_theory(cfg, per_release, p_star,
+        theory, eps_theory, comparison = _k_release_theory(cfg, per_release, p_star,
                                                             audit_delta, mclass)
     if cfg.releases is None or cfg.releases.count == 1 or _reduces_to_one(cfg):
         curve, eps_fdp = _fdp(cfg, sens_tilde, law_release.scale, p_star, P.is_scalar, mclass,
@@ -260,5 +260,5 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
                      law_release.scale, audit_delta, eps_base, eps_pair,
                      eps_pair_error, eps_theory, theory, eps_mar, curve, eps_fdp,
                      time.perf_counter() - t0,
-                     cfg.releases.count if cfg.releases is not None else 1, comparisons,
+                     cfg.releases.count if cfg.releases is not None else 1, comparison,
                      pair_method)

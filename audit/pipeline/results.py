@@ -27,7 +27,7 @@ from audit.enums import CeilingKind
 # (imported for their registration under their witness kind)
 from audit.estimation import regions, sequential, strata  # noqa: F401
 from audit.estimation.witness import Bound, bound_kind
-from audit.pipeline.ceilings import Ceiling, Violation
+from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison, Violation
 from audit.pipeline.ceilings import violations as find_violations
 from audit.pipeline.schema import SCHEMA_VERSION
 from audit.pipeline.search import SearchReport
@@ -244,9 +244,10 @@ class AuditResult:
     seed: int
     config: dict
     timings: dict = field(default_factory=dict)
-    claim: dict | None = None
+    claim: ClaimReport | None = None
     attack_note: str = ""
-    comparisons: dict = field(default_factory=dict)
+    #: a value beside the ceilings that is NOT a bound (JSON ``comparisons``), or None
+    comparison: Comparison | None = None
     #: how a black-box pair search chose the pair (``[search]``); None for a given pair
     search: SearchReport | None = None
     versions: dict = field(default_factory=package_versions)
@@ -264,7 +265,7 @@ class AuditResult:
                    confidence=cfg.audit.confidence, seed=cfg.audit.seed,
                    config=cfg.with_overrides(attack=attack).to_dict(),  # the attack that ran
                    timings=dict(timings), claim=subject.claim,
-                   attack_note=attack_note, comparisons=dict(subject.comparisons),
+                   attack_note=attack_note, comparison=subject.comparison,
                    search=search)
 
     # -- the flat view the JSON document and earlier callers use
@@ -277,6 +278,11 @@ class AuditResult:
     def _value(self, *kinds: CeilingKind) -> float | None:
         c = self._ceiling(*kinds)
         return None if c is None else c.value
+
+    @property
+    def comparisons(self) -> dict:
+        """The comparison as the JSON's ``comparisons`` (empty when there is none)."""
+        return {} if self.comparison is None else self.comparison.to_dict()
 
     @property
     def seconds(self) -> float:
@@ -378,7 +384,8 @@ class AuditResult:
             "pilot_trials": self.pilot_trials, "seconds": self.seconds,
             "confidence": self.confidence, "seed": self.seed, "witness": self.witness,
             "config": self.config, "timings": self.timings, "eps_claim": self.eps_claim,
-            "claim": self.claim, "refutations": self.refutations, "versions": self.versions,
+            "claim": None if self.claim is None else self.claim.to_dict(),
+            "refutations": self.refutations, "versions": self.versions,
             "ceilings": [c.to_dict() for c in self.ceilings],
             "comparisons": self.comparisons,
             "violations": self.ceiling_violations(),

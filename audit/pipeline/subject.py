@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 
-from audit.pipeline.ceilings import Ceiling
+from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
 from audit.policy import PilotRule
 from audit.protocols import Laws, Pilot, Score
 from audit.statistics import Statistic
@@ -94,13 +94,13 @@ class Subject(Protocol):
     def setting(self) -> Setting: ...
 
     @property
-    def claim(self) -> dict | None:
-        """The implementation's claim (JSON), None for the model."""
+    def claim(self) -> ClaimReport | None:
+        """The implementation's claim, None for the model."""
 
     @property
-    def comparisons(self) -> dict:
-        """Values beside the ceilings that are NOT bounds (e.g. per-release accounting of k
-        releases with shared masks); empty when there are none."""
+    def comparison(self) -> Comparison | None:
+        """A value beside the ceilings that is NOT a bound (the per-release accounting of k
+        releases with shared masks); None when there is none."""
 
     @property
     def supports_sequential(self) -> bool: ...

@@ -48,7 +48,7 @@ def test_ceilings_are_the_shared_mask_bounds_at_k_100():
     assert plan.eps_theory == pytest.approx(6.937, abs=1e-3)  # docs/THEORY.md §9 check table
     assert plan.eps_base == pytest.approx(10.394, abs=1e-3)
     assert plan.eps_pair <= plan.eps_fdp <= plan.eps_theory + 1e-9
-    assert plan.comparisons["eps_fresh_composed"] == pytest.approx(0.822, rel=0.05)
+    assert plan.comparison.value == pytest.approx(0.822, rel=0.05)
 
 
 @pytest.mark.statistical
@@ -79,7 +79,7 @@ def test_laplace_shared_releases_are_the_mixture_of_k_fold_products():
     assert plan.eps_base == pytest.approx(6.0, rel=1e-12)
     assert plan.eps_pair is None and "no low-dimensional form" in plan.pair_method
     # the per-release accounting: k ln(1 + p*(e^ε − 1)), below the shared-mask bound
-    assert plan.comparisons["eps_fresh_composed"] == pytest.approx(
+    assert plan.comparison.value == pytest.approx(
         6 * math.log1p(p * math.expm1(1.0)), rel=1e-9)
 
 
@@ -95,7 +95,7 @@ def test_laplace_fresh_releases_are_the_k_fold_product_with_an_exact_ceiling():
     p = one.p_star
     assert plan.eps_theory == pytest.approx(5 * math.log1p(p * math.expm1(1.0)), rel=1e-12)
     assert plan.eps_pair <= plan.eps_theory
-    assert plan.comparisons == {}
+    assert plan.comparison is None
 
 
 def test_gaussian_fresh_releases_have_the_pld_of_the_pair_as_ceiling():

@@ -49,7 +49,8 @@ def test_implementation_subject_from_an_object_and_its_ceilings():
     assert s.laws is None and s.unit == "calls" and s.supports_sequential
     kinds = {c.kind: c.value for c in s.ceilings}
     assert kinds[CeilingKind.CLAIM] == 1.0 and 0 < kinds[CeilingKind.AMPLIFIED_CLAIM] < 1.0
-    assert s.claim["implementation"] == "laplace-sum"
+    assert s.claim.implementation == "laplace-sum"
+    assert s.claim.to_dict()["implementation"] == "laplace-sum"
     plan = plan_implementation_audit(cfg, IMPL)
     assert make_subject(plan=plan).plan is plan
 
