@@ -37,6 +37,7 @@ from audit.estimation.tradeoff_points import (
 )
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.factory import check_subject, implementation_of, make_subject
+from audit.pipeline.parts import check_parts
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
@@ -177,6 +178,9 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     if subject is None:
         if cfg is not None and cfg.search is not None and plan is None:
             # the pair, found on calls of its own; then an audit like any with a given pair
+            # (the parts are asked first: a searched pair is a black box's, before any call)
+            check_parts(cfg, black_box=implementation is not None or
+                        cfg.implementation is not None)
             cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
