@@ -178,9 +178,9 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     if subject is None:
         if cfg is not None and cfg.search is not None and plan is None:
             # the pair, found on calls of its own; then an audit like any with a given pair
-            # (the parts are asked first: a searched pair is a black box's, before any call)
-            check_parts(cfg, black_box=implementation is not None or
-                        cfg.implementation is not None)
+            # (the parts asked first, for the black box a searched pair needs, before any
+            # call; with no implementation to call, _candidate_scorer refuses)
+            check_parts(cfg, black_box=True)
             cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
