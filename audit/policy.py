@@ -23,9 +23,10 @@ isotonic and k-NN scores). Measured on 20 seeds of 5,000 calls per side of a 3-c
 Laplace release (ε = 1), ``auto`` reaches 0.72 of the true ε where ``density-ratio`` reaches
 0.44, and it refutes the (Laplace, Gaussian) against (Laplace, Laplace) release at 10⁴ calls
 on 20 of 20 seeds where ``density-ratio`` refutes it on 1 (``benchmarks/bench_attacks.py``,
-docs/measurements.md); where ``auto`` is weaker, a user names the attack
-(``audit.attack``): it spends half the pilot judging the other half, so on a scalar release
-whose best score is the density ratio it fits on half the draws ``density-ratio`` fits on.
+docs/measurements.md). It costs time: it fits every candidate twice, on halves of the fit
+pilot, before refitting the one it picks on the whole of it; where that is too slow or
+``auto`` measured weaker, a user (or an experiment) names the attack (``audit.attack``):
+``experiments/tester_benchmark.py`` does, and says why.
 
 Examples
 --------
