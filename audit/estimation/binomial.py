@@ -163,15 +163,17 @@ def eps_from_counts(k_num, n_num, k_den, n_den, delta: float, alpha: float) -> n
                            delta)
 
 
-def eps_plug_in(k_num, n_num, k_den, n_den, delta: float) -> np.ndarray:
-    """The one plug-in convention: ln((k_num/n_num − δ)/(k_den/n_den)), NOT a bound; 0 where
-    the numerator does not exceed δ, +inf where the denominator count is 0 (a ranking that
-    must not prefer an empty denominator passes ``max(k_den, 1)``)."""
+def eps_plug_in(k_num, n_num, k_den, n_den, delta: float, *,
+                undefined: float = 0.0) -> np.ndarray:
+    """The one plug-in convention: ln((k_num/n_num − δ)/(k_den/n_den)), NOT a bound;
+    ``undefined`` (0, as reported) where the numerator does not exceed δ, +inf where the
+    denominator count is 0. A ranking passes ``undefined=-inf`` (such candidates rank last)
+    and ``max(k_den, 1)`` (it must not prefer an empty denominator)."""
     num = np.asarray(k_num, dtype=np.float64) / np.asarray(n_num, dtype=np.float64) - delta
     den = np.asarray(k_den, dtype=np.float64) / np.asarray(n_den, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         val = np.where(den > 0, np.log(num / np.where(den > 0, den, 1.0)), np.inf)
-    return np.where(num > 0, val, 0.0)
+    return np.where(num > 0, val, undefined)
 
 
 def eps_lower_bound(k_p: int, n_p: int, k_q: int, n_q: int, delta: float, alpha: float) -> float:

@@ -38,7 +38,7 @@ from audit.estimation.binomial import (
     eps_plug_in,
     log_ratio_of_bounds,
 )
-from audit.estimation.witness import register_bound
+from audit.estimation.witness import field_values, register_bound
 from audit.mixture import Mixture
 from audit.policy import DEFAULT_POLICY
 
@@ -226,12 +226,7 @@ class EpsLowerResult:
         ValueError
             If a required field is missing.
         """
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        values = {k: doc[k] for k in fields if k in doc}
-        missing = sorted(k for k, f in fields.items()
-                         if f.default is dataclasses.MISSING and k not in values)
-        if missing:
-            raise ValueError(f"witness is not a region bound (missing {', '.join(missing)})")
+        values = field_values(cls, doc)
         numbers = {k: float(v) for k, v in values.items()
                    if isinstance(v, str) and v in ("inf", "-inf", "nan")}
         return cls(**{**values, **numbers})
@@ -307,12 +302,10 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
                          f"guard={guard!r}")
     thresholds = np.unique(sc)
     rc = region_counts(cp_, cq_, sc, thresholds)
-    # the plug-in with the denominator at least one count; -inf (not the reported 0) where the
-    # numerator does not exceed delta, so that such candidates rank last
-    k_num, n_num = np.stack([rc.p_ge, rc.q_le]), np.array([[rc.n_p], [rc.n_q]])
-    k_den, n_den = np.stack([rc.q_ge, rc.p_le]), np.array([[rc.n_q], [rc.n_p]])
-    plug = np.where(k_num / n_num - delta > 0,
-                    eps_plug_in(k_num, n_num, np.maximum(k_den, 1), n_den, delta), -np.inf)
+    # the plug-in as a ranking: the denominator at least one count
+    plug = eps_plug_in(np.stack([rc.p_ge, rc.q_le]), np.array([[rc.n_p], [rc.n_q]]),
+                       np.maximum(np.stack([rc.q_ge, rc.p_le]), 1),
+                       np.array([[rc.n_q], [rc.n_p]]), delta, undefined=-np.inf)
     # Ties (equal bound and plug-in value: the same pilot counts) go to the region of fewer
     # bins: bins the pilot never reached add only main-run draws of the wrong side.
     s_sorted = np.sort(sc)

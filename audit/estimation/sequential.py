@@ -31,7 +31,6 @@ betting. JRSS-B 86(1). Ville, J. (1939). Étude critique de la notion de collect
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -41,7 +40,7 @@ import numpy as np
 from audit._validate import check_delta, check_in_range
 from audit.enums import Direction, StopRule
 from audit.estimation.binomial import check_alpha
-from audit.estimation.witness import register_bound
+from audit.estimation.witness import field_values, register_bound
 
 __all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
            "SequentialMonitor", "estimation_grid"]
@@ -320,14 +319,8 @@ class SequentialBound:
         ValueError
             If a required field is missing.
         """
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in doc.items()
-                  if k in fields}
-        missing = sorted(k for k, f in fields.items()
-                         if f.default is dataclasses.MISSING and k not in values)
-        if missing:
-            raise ValueError(f"witness is not a sequential bound (missing {', '.join(missing)})")
-        return cls(**values)
+        return cls(**{k: tuple(v) if isinstance(v, list) else v
+                      for k, v in field_values(cls, doc).items()})
 
     def refutes(self, epsilon: float) -> bool:
         """Whether the test refuted the claim ``epsilon`` (False off its grid of claims)."""

@@ -62,10 +62,8 @@ def _ranked(num, n_num, den, n_den, n_bins, delta: float, guard_alpha: float) ->
     a = guard_alpha / SIDES  # per side, as the pilot's own choice splits it
     eps = eps_from_bounds(cp_lower_array(num * n_num, n_num, a),
                           cp_upper_array(den * n_den, n_den, a), delta)
-    # the plug-in with the denominator at least one pseudo-call; -inf (not 0) where the
-    # numerator does not exceed delta, so that such candidates rank last
-    plug = np.where(num - delta > 0, eps_plug_in(num, 1.0, np.maximum(den, 1.0 / n_den), 1.0,
-                                                 delta), -np.inf)
+    # the plug-in as a ranking: the denominator at least one pseudo-call
+    plug = eps_plug_in(num, 1.0, np.maximum(den, 1.0 / n_den), 1.0, delta, undefined=-np.inf)
     return [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
 
 

@@ -11,9 +11,10 @@ and one decorator.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import ClassVar, Protocol, runtime_checkable
 
-__all__ = ["Bound", "register_bound", "bound_kind", "bound_kinds"]
+__all__ = ["Bound", "register_bound", "bound_kind", "bound_kinds", "field_values"]
 
 
 @runtime_checkable
@@ -82,6 +83,24 @@ def bound_kind(kind: str) -> type:
         raise ValueError(f"witness kind must be one of {', '.join(sorted(_KINDS))}, got "
                          f"kind={kind!r}")
     return _KINDS[kind]
+
+
+def field_values(cls: type, doc: dict) -> dict:
+    """The values of dataclass ``cls``'s fields in a witness document ``doc`` (keys that are
+    not fields, ``kind`` among them, left out), for a ``from_dict``.
+
+    Raises
+    ------
+    ValueError
+        If a field without a default is missing (``witness is not a <kind> bound``).
+    """
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    values = {k: doc[k] for k in fields if k in doc}
+    missing = sorted(k for k, f in fields.items()
+                     if f.default is dataclasses.MISSING and k not in values)
+    if missing:
+        raise ValueError(f"witness is not a {cls.kind} bound (missing {', '.join(missing)})")
+    return values
 
 
 def bound_kinds() -> tuple[str, ...]:

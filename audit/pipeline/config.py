@@ -385,9 +385,10 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
 
     if not isinstance(data, dict):
         raise ValueError(f"config must be a table (a dict), got {type(data).__name__}")
-    plug_ins = [key for key in data if key in available_designs()]
+    registered = available_designs()
+    plug_ins = [key for key in data if key in registered]
     _check_keys("config", data, set(RESERVED_TABLES) | set(plug_ins))
-    designs = tuple(design_class(key).from_table(data[key]) for key in plug_ins)
+    designs = tuple(design_class(key, registered).from_table(data[key]) for key in plug_ins)
     implementation = _implementation(data.get("implementation"))
     sc = _integral(_table(data, "scenario"), "scenario", _INT_KEYS)
     _check_keys("scenario", sc, _SCENARIO_KEYS)

@@ -60,7 +60,7 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
     subject = _build(cfg, plan, implementation, black_box)
     for design in cfg.designs:  # the plug-in designs, in the config's order
         subject = design.wrap(subject)
-    return check_subject(subject)
+    return subject  # (its parts were asked above; check_subject is for subjects handed in)
 
 
 def implementation_of(cfg: AuditConfig, implementation=None):
@@ -87,21 +87,14 @@ def _build(cfg: AuditConfig, plan, implementation, black_box: bool) -> Subject:
 def check_subject(subject: Subject) -> Subject:
     """Refuse, before any work, what the subject cannot run under its config: the parts'
     answers for its target kind (:func:`audit.pipeline.parts.check_parts`), and a config with
-    ``[strata]`` handed a subject that does not stratify. :func:`make_subject` and the runner
-    (for a subject handed to it) call it."""
+    ``[strata]`` handed a subject that does not stratify (its optional ``stratified`` member).
+    The runner calls it for a subject handed to it (:func:`make_subject` asks the parts
+    itself, before building)."""
     cfg = subject.config
     check_parts(cfg, black_box=subject.laws is None)
-    if cfg.strata is not None and not _stratifies(subject):
+    # (an optional member, read through a plug-in design's wrapper too)
+    if cfg.strata is not None and not getattr(subject, "stratified", False):
         raise ValueError("a config with [strata] is audited by mask stratum: build its "
                          "subject with make_subject (a StratifiedImplementationSubject), got "
                          f"{type(subject).__name__}")
     return subject
-
-
-def _stratifies(subject) -> bool:
-    inner = subject
-    while not isinstance(inner, StratifiedImplementationSubject):
-        inner = getattr(inner, "_inner", None)  # a plug-in design's wrapper
-        if inner is None:
-            return False
-    return True

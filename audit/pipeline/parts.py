@@ -311,15 +311,16 @@ def available_designs() -> dict[str, Callable]:
             if ep.name not in RESERVED_TABLES}
 
 
-def design_class(table: str) -> type:
-    """The design class registered for config table ``table``.
+def design_class(table: str, registered: dict | None = None) -> type:
+    """The design class registered for config table ``table`` (among ``registered``, the
+    :func:`available_designs` a caller already read; default: read them now).
 
     Raises
     ------
     ValueError
         If none is, or the registered object has no ``from_table``/``supports``/``wrap``.
     """
-    eps = available_designs()
+    eps = available_designs() if registered is None else registered
     if table not in eps:
         raise ValueError(f"no design is registered for the table [{table}] (registered: "
                          f"{', '.join(sorted(eps)) or 'none'})")

@@ -152,6 +152,12 @@ class StratifiedImplementationSubject(ImplementationSubject):
         return True
 
     @property
+    def stratified(self) -> bool:
+        """Draws its calls by mask stratum (what a config with ``[strata]`` needs; an
+        optional member of the subject protocol, False where absent)."""
+        return True
+
+    @property
     def tests_at_looks(self) -> bool:
         """The sequential mode is this subject's own (looks; the runner's monitor is not
         used)."""

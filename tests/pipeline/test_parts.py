@@ -4,6 +4,7 @@ part's ``supports`` answer."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -173,3 +174,18 @@ def _impl():
 
     return CallableImplementation(lambda data, rng: noisy_sum(data, rng, bound=1.0, scale=2.0),
                                   Claim(1.0, 0.0, "noisy sum"), name="noisy sum")
+
+
+def test_a_wrapped_stratified_subject_is_still_one_for_the_runner():
+    from audit.pipeline.factory import check_subject, make_subject
+    from tests.pipeline.split_design import SplitSubject
+
+    doc = _implementation(strata={"rates": [0.0, 0.2]})
+    stratified = make_subject(config_from_dict(doc))
+    assert check_subject(SplitSubject(stratified, 2)) is not None  # read through the wrapper
+    # a plain implementation subject under the [strata] config: refused, wrapped or not
+    plain = make_subject(config_from_dict(_implementation()))
+    unstratified = type(plain)(dataclasses.replace(plain.plan, config=config_from_dict(doc)))
+    for subject in (unstratified, SplitSubject(unstratified, 2)):
+        with pytest.raises(ValueError, match="audited by mask stratum"):
+            check_subject(subject)
