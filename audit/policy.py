@@ -46,6 +46,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from audit._validate import check_in_range, check_positive_int
+
 __all__ = ["AuditPolicy", "PilotRule", "DEFAULT_POLICY", "MODEL_PILOT", "BLACK_BOX_PILOT"]
 
 
@@ -145,6 +147,23 @@ class AuditPolicy:
     model_attack: str = "exact-lr"
     black_box_attack: str = "auto"
 
+    def __post_init__(self) -> None:
+        for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):
+            check_in_range(name, getattr(self, name), 0.0, 1.0, lo_closed=False,
+                           hi_closed=False)
+        check_in_range("pessimism_sd", self.pessimism_sd, 0.0, np.inf, hi_closed=False)
+        check_positive_int(self.grid_quantiles, "grid_quantiles", minimum=2)
+        check_positive_int(self.held_out_levels, "held_out_levels", minimum=2)
+        fractions = np.asarray(self.claim_fractions, dtype=np.float64)
+        if fractions.ndim != 1 or not fractions.size or np.any(fractions <= 0) \
+                or np.any(fractions > 1):
+            raise ValueError(f"claim_fractions must be fractions in (0, 1], got "
+                             f"claim_fractions={self.claim_fractions!r}")
+        for name in ("model_attack", "black_box_attack"):
+            if not isinstance(getattr(self, name), str) or not getattr(self, name):
+                raise ValueError(f"{name} must be an attack's name, got "
+                                 f"{name}={getattr(self, name)!r}")
+
     def default_attack(self, *, black_box: bool) -> str:
         """The attack an audit of this target kind runs when none is named."""
         return self.black_box_attack if black_box else self.model_attack
@@ -163,7 +182,15 @@ class AuditPolicy:
 
     def pilot_size(self, trials: int, *, black_box: bool, settings: int = 1,
                    most: int | None = None) -> int:
-        """Pilot draws (or calls) per side of a main run of ``trials`` (the one rule)."""
+        """Pilot draws (or calls) per side of a main run of ``trials`` (the one rule).
+
+        Raises
+        ------
+        ValueError
+            If ``trials`` or ``settings`` is not a positive integer.
+        """
+        check_positive_int(trials, "trials")
+        check_positive_int(settings, "settings")
         return self.pilot_rule(black_box=black_box, settings=settings,
                                most=most).default_size(int(trials))
 

@@ -194,11 +194,14 @@ def budget_ceiling(calls: int, confidence: float | None = None) -> float:
     and none of the other, bounded as every region is (the one evaluator,
     :func:`audit.estimation.binomial.eps_from_counts`: one-sided Clopper–Pearson bounds at
     α/2 each, (α/2)^(1/n) and 1 − (α/2)^(1/n)); ``confidence`` None: the policy's."""
+    from audit._validate import check_in_range, check_positive_int
     from audit.estimation.binomial import eps_from_counts
     from audit.policy import DEFAULT_POLICY
 
+    check_positive_int(calls, "calls")
     if confidence is None:
         confidence = DEFAULT_POLICY.confidence
+    check_in_range("confidence", confidence, 0.0, 1.0, lo_closed=False, hi_closed=False)
     return float(eps_from_counts(calls, calls, 0, calls, 0.0, 1.0 - confidence))
 
 

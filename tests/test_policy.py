@@ -95,3 +95,20 @@ def test_a_policy_is_frozen():
     with pytest.raises(dataclasses.FrozenInstanceError):
         DEFAULT_POLICY.confidence = 0.5  # type: ignore[misc]
     assert AuditPolicy(black_box_attack="knn").default_attack(black_box=True) == "knn"
+
+
+@pytest.mark.parametrize(("field", "value"), [
+    ("confidence", 1.5), ("confidence", 0.0), ("search_confidence", -0.1),
+    ("guard_alpha", 1.0), ("held_out_alpha", 0.0), ("pessimism_sd", -1.0),
+    ("grid_quantiles", 1), ("held_out_levels", 0), ("claim_fractions", (0.5, 1.5)),
+    ("claim_fractions", ()), ("black_box_attack", ""),
+])
+def test_a_policy_refuses_values_outside_its_ranges(field, value):
+    with pytest.raises(ValueError, match=field):
+        AuditPolicy(**{field: value})
+
+
+@pytest.mark.parametrize("trials", [0, -5, 2.5])
+def test_the_pilot_size_of_no_trials_is_refused(trials):
+    with pytest.raises(ValueError, match="trials"):
+        DEFAULT_POLICY.pilot_size(trials, black_box=True)

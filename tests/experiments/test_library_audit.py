@@ -136,3 +136,11 @@ def test_committed_results_flag_exactly_the_libraries_the_sources_predict():
 def test_committed_findings_are_those_of_the_committed_rows():
     doc = json.loads((ROOT / "results" / "library_audit.json").read_text())
     assert library_audit.findings(doc["rows"]) == doc["findings"]
+
+
+@pytest.mark.parametrize(("calls", "confidence", "name"), [
+    (0, 0.95, "calls"), (2.5, 0.95, "calls"), (100, 1.5, "confidence"), (100, 0.0, "confidence"),
+])
+def test_budget_ceiling_refuses_what_is_not_a_budget(calls, confidence, name):
+    with pytest.raises(ValueError, match=name):
+        library_audit.budget_ceiling(calls, confidence)
