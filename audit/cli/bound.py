@@ -6,6 +6,7 @@ Example::
     python -m audit bound --mechanism gaussian --epsilon 1 --delta 1e-5 --p-star 0.5 --json
     python -m audit bound --mechanism gaussian --epsilon 1 --delta 1e-5 --p-star 0.1 \
         --releases 100 --masks shared --target-delta 1e-5
+    python -m audit bound --config experiments/configs/accountant_sum.toml
 
 Bad parameters print one line ``error: ...`` on stderr and exit with status 2.
 """
@@ -32,8 +33,18 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
             "/epsilon, epsilon in (0, 1]."
         ),
     )
-    p.add_argument("--mechanism", required=True, help="laplace or gaussian")
-    p.add_argument("--epsilon", required=True, type=float, help="calibration epsilon")
+    p.add_argument(
+        "--config",
+        default=None,
+        help="an audit config (TOML): the theorem rows of its setting and the exact worst "
+        "case of its query, domain, missing-value reading, noise and missingness "
+        "(docs/THEORY.md §10); replaces --mechanism, --epsilon, --delta, --p-star and the "
+        "release options",
+    )
+    p.add_argument("--mechanism", default=None, help="laplace or gaussian (required without "
+                   "--config)")
+    p.add_argument("--epsilon", default=None, type=float, help="calibration epsilon (required "
+                   "without --config)")
     p.add_argument(
         "--delta",
         type=float,
@@ -41,7 +52,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         help="Gaussian: calibration delta in (0, 1) (required). Laplace: also report the §7 "
         "epsilon at this delta.",
     )
-    p.add_argument("--p-star", dest="p_star", required=True, type=float, help="p* in [0, 1]")
+    p.add_argument("--p-star", dest="p_star", default=None, type=float,
+                   help="p* in [0, 1] (required without --config)")
     p.add_argument("--rho", type=float, default=None, help="max observed fraction, in (0, 1]")
     p.add_argument("--ratio", type=float, default=None, help="C~/C in (0, 1] (overrides rho)")
     p.add_argument("--d", type=int, default=None, help="number of features")
@@ -64,8 +76,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--masks",
-        default="shared",
-        help="shared (one table, k releases) or fresh (missingness redrawn per release)",
+        default=None,
+        help="shared (one table, k releases; the default) or fresh (missingness redrawn per "
+        "release); needs --releases",
     )
     p.add_argument(
         "--target-delta",
@@ -113,55 +126,112 @@ def format_table(rows, *, releases: bool = False) -> str:
 def main(args: argparse.Namespace) -> int:
     """Run the ``bound`` subcommand; return the exit status (0 ok, 2 bad parameters)."""
     from audit.pipeline.results import to_jsonable
-    from audit.theory.accountant import bound_table
 
     try:
-        releases = None if args.releases is None else _parse_releases(args.releases)
-        table = bound_table(
-            args.epsilon,
-            args.delta,
-            args.p_star,
-            args.mechanism,
-            rho=args.rho,
-            ratio=args.ratio,
-            d=args.d,
-            scalar_output=not args.vector_output,
-            missingness_class=args.missingness_class,
-            releases=releases,
-            masks=args.masks,
-            target_delta=args.target_delta,
-        )
+        parameters, table, worst = (_from_config(args) if args.config is not None
+                                    else _from_flags(args))
     except ValueError as exc:
         msg = " ".join(str(exc).split())
         print(f"error: {msg}", file=sys.stderr)
         return 2
     if args.json:
+        bounds = [to_jsonable(r.to_dict()) for r in table.bounds]
+        if worst is not None:
+            bounds.append(to_jsonable(worst))
         payload = {
-            "parameters": {
-                "mechanism": str(args.mechanism).lower(),
-                "epsilon": args.epsilon,
-                "delta": args.delta,
-                "p_star": args.p_star,
-                "rho": args.rho,
-                "ratio": args.ratio,
-                "d": args.d,
-                "scalar_output": not args.vector_output,
-                "missingness_class": str(args.missingness_class).lower(),
-                "releases": table.releases,
-                "masks": table.masks.value,
-                "target_delta": table.target_delta,
-            },
-            "bounds": [to_jsonable(r.to_dict()) for r in table.bounds],
+            "parameters": to_jsonable(parameters),
+            "bounds": bounds,
             "comparisons": [to_jsonable(r.to_dict()) for r in table.comparisons],
         }
         print(json.dumps(payload, indent=2, allow_nan=False))
-    else:
-        k_mode = table.target_delta is not None
-        print(format_table(table.bounds, releases=k_mode))
-        if table.comparisons:
-            print("\ncomparisons (NOT bounds):")
-            print(format_table(table.comparisons, releases=True))
+        return 0
+    k_mode = table.target_delta is not None
+    print(format_table(table.bounds, releases=k_mode))
+    if worst is not None:
+        print(f"\n{_worst_line(worst)}")
+    if table.comparisons:
+        print("\ncomparisons (NOT bounds):")
+        print(format_table(table.comparisons, releases=True))
     return 0
+
+
+_FLAG_ONLY = ("mechanism", "epsilon", "delta", "p_star", "rho", "ratio", "d", "releases",
+              "masks")
+
+
+def _from_flags(args: argparse.Namespace):
+    from audit.theory.accountant import bound_table
+
+    for name in ("mechanism", "epsilon", "p_star"):
+        if getattr(args, name) is None:
+            flag = "--" + name.replace("_", "-")
+            raise ValueError(f"{flag} is required (or give --config FILE.toml)")
+    releases = None if args.releases is None else _parse_releases(args.releases)
+    if args.masks is not None and releases is None:
+        raise ValueError(f"--masks applies to k releases: give --releases K with "
+                         f"--masks {args.masks}")
+    table = bound_table(
+        args.epsilon, args.delta, args.p_star, args.mechanism, rho=args.rho, ratio=args.ratio,
+        d=args.d, scalar_output=not args.vector_output,
+        missingness_class=args.missingness_class, releases=releases,
+        masks=args.masks or "shared", target_delta=args.target_delta)
+    parameters = {
+        "mechanism": str(args.mechanism).lower(), "epsilon": args.epsilon,
+        "delta": args.delta, "p_star": args.p_star, "rho": args.rho, "ratio": args.ratio,
+        "d": args.d, "scalar_output": not args.vector_output,
+        "missingness_class": str(args.missingness_class).lower(),
+        "releases": table.releases, "masks": table.masks.value,
+        "target_delta": table.target_delta,
+    }
+    return parameters, table, None
+
+
+def _from_config(args: argparse.Namespace):
+    """The theorem rows of a config's setting and its worst case (docs/THEORY.md §10)."""
+    from audit.enums import Calibration, NoiseKind
+    from audit.pipeline.config import load_config
+    from audit.theory.accountant import bound_table
+    from audit.theory.worst_case import setting_from_config, worst_case
+
+    given = [f"--{n.replace('_', '-')}" for n in _FLAG_ONLY if getattr(args, n) is not None]
+    if given:
+        raise ValueError(f"--config reads the setting from the file: {given[0]} cannot be "
+                         "given with it (set it in the config)")
+    cfg = load_config(args.config, for_audit=False)
+    sc = cfg.scenario
+    if sc.noise is NoiseKind.GAUSSIAN and sc.calibration is Calibration.ANALYTIC:
+        raise ValueError("bound --config: the theorem rows assume the classical Gaussian sigma, "
+                         "got scenario.calibration='analytic'")
+    setting = setting_from_config(cfg)
+    td = args.target_delta if args.target_delta is not None else (sc.delta or 0.0)
+    multi = setting.releases > 1
+    table = bound_table(
+        sc.epsilon, sc.delta, setting.observation, sc.noise.value,
+        missingness_class=cfg.components()[0].missing_class,
+        releases=setting.releases if multi else None, masks=setting.masks,
+        target_delta=td if multi else None)
+    worst = worst_case(setting, td)
+    row = {"name": "worst case of this setting" + ("" if worst.exact else " (upper bound)"),
+           "delta": td, "releases": setting.releases, "masks": setting.masks.value,
+           **worst.to_dict()}
+    lo, hi = setting.domain
+    parameters = {
+        "config": str(args.config), "noise": sc.noise.value, "epsilon": sc.epsilon,
+        "delta": sc.delta, "query": sc.query, "d": sc.d, "domain": list(sc.value_domain),
+        "na_value": sc.na_value, "record_domain": [lo, hi], "record_na_value": setting.na_value,
+        "scale": setting.scale, "p_star": setting.observation, "releases": setting.releases,
+        "masks": setting.masks.value, "target_delta": td,
+    }
+    return parameters, table, row
+
+
+def _worst_line(row: dict) -> str:
+    """The worst-case row, printed under the theorem rows."""
+    pair = "none (over the whole domain)" if row["pair"] is None else " vs ".join(row["pair"])
+    kind = "exact" if row["exact"] else "upper bound"
+    return (f"{row['name']} ({row['reference']}): epsilon = {_fmt(row['epsilon'])} at delta = "
+            f"{_fmt(row['delta'])} ({kind}; numerical error {_fmt(row['error'])}); worst pair: "
+            f"{pair}; {row['method']}; covers {row['covers']}")
 
 
 def _parse_releases(text: str) -> int:

@@ -84,6 +84,17 @@ def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
         )
 
 
+def _check_domain(value: object) -> tuple[float, float]:
+    """``scenario.domain``: two finite numbers [lo, hi] with lo < hi."""
+    ok = isinstance(value, (list, tuple)) and len(value) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
+        for v in value)
+    if not ok or not value[0] < value[1]:
+        raise ValueError(f"scenario.domain must be [lo, hi] with finite lo < hi, got "
+                         f"scenario.domain={value!r}")
+    return float(value[0]), float(value[1])
+
+
 @dataclass(frozen=True)
 class ScenarioConfig:
     """The released statistic: query, data domain and the noise of its release (``noise``;
@@ -99,6 +110,10 @@ class ScenarioConfig:
     n: int = 100
     bound: float = 1.0
     query_params: dict = field(default_factory=dict)
+    #: [lo, hi] of each entry (None: [−bound, bound]); read by ``bound --config`` only
+    domain: tuple[float, float] | None = None
+    #: what a missing entry is read as; read by ``bound --config`` only
+    na_value: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "scenario.noise"))
@@ -125,6 +140,24 @@ class ScenarioConfig:
         check_positive(self.bound, "scenario.bound")
         if not isinstance(self.query, str):
             raise ValueError(f"scenario.query must be a string, got {self.query!r}")
+        if self.domain is not None:
+            object.__setattr__(self, "domain", _check_domain(self.domain))
+        na = self.na_value
+        if isinstance(na, bool) or not isinstance(na, (int, float)) or not np.isfinite(na):
+            raise ValueError(f"scenario.na_value must be a finite number, got "
+                             f"scenario.na_value={na!r}")
+        object.__setattr__(self, "na_value", float(na))
+
+    @property
+    def value_domain(self) -> tuple[float, float]:
+        """[lo, hi] of each entry: ``domain``, or [−bound, bound] when it is not given."""
+        return self.domain if self.domain is not None else (-self.bound, self.bound)
+
+    @property
+    def default_reading(self) -> bool:
+        """Whether the entries span [−bound, bound] and a missing one reads as 0 (what the
+        model's audits simulate)."""
+        return self.domain is None and self.na_value == 0.0
 
 
     @property
@@ -345,6 +378,12 @@ class AuditConfig:
         sc.pop("query_params")
         if sc["delta"] is None:
             sc.pop("delta")
+        if sc["domain"] is None:
+            sc.pop("domain")
+        else:
+            sc["domain"] = list(sc["domain"])
+        if sc["na_value"] == 0.0:
+            sc.pop("na_value")
         qp = query.params()
         if qp:
             sc["query_params"] = qp
@@ -375,11 +414,14 @@ _AUDIT_KEYS = {f for f in AuditSettings.__dataclass_fields__}
 _IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}
 
 
-def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
+def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
+                     ) -> AuditConfig:
     """Build and validate an :class:`AuditConfig` from a parsed TOML document.
 
     The missingness kind and its parameters, the query and its parameters are checked here
-    too (by constructing them), so a bad config fails before any work starts.
+    too (by constructing them), so a bad config fails before any work starts. ``for_audit=False``
+    skips the audit parts' check (:func:`audit.pipeline.parts.check_config`): the accountant
+    (``bound --config``) reads the setting only.
     """
     from audit.pipeline.parts import RESERVED_TABLES, available_designs, check_config, design_class
 
@@ -426,7 +468,8 @@ def config_from_dict(data: dict, *, name: str = "audit") -> AuditConfig:
     if cfg.search is not None:
         check_search_setting(cfg.search, pair=pair is not None)
     validate_components(cfg)
-    check_config(cfg)
+    if for_audit:
+        check_config(cfg)
     return cfg
 
 
@@ -567,8 +610,9 @@ def validate_components(cfg: AuditConfig) -> None:
             raise ValueError(f"[implementation] {exc}") from None
 
 
-def load_config(path: str | Path) -> AuditConfig:
-    """Read and validate a TOML config file.
+def load_config(path: str | Path, *, for_audit: bool = True) -> AuditConfig:
+    """Read and validate a TOML config file (``for_audit=False``: as a setting for the accountant,
+    without the audit parts' check; :func:`config_from_dict`).
 
     Raises
     ------
@@ -592,6 +636,6 @@ def load_config(path: str | Path) -> AuditConfig:
         raise ValueError(f"config file {path} cannot be read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"config file {path} is not valid TOML: {exc}") from None
-    return config_from_dict(data, name=path.stem)
+    return config_from_dict(data, name=path.stem, for_audit=for_audit)
 
 

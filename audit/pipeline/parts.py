@@ -106,8 +106,9 @@ class ModelTarget:
         from audit.protocols import load_attack
 
         cfg = parts.config
-        if cfg.audit.selection is not Selection.MODEL:
-            return None
+        reason = reading_reason(parts)
+        if reason is not None or cfg.audit.selection is not Selection.MODEL:
+            return reason
         name = cfg.audit.attack_for(black_box=False)
         if not load_attack(name).white_box:
             return (f"audit.selection='model' needs a white-box attack (the region is chosen "
@@ -129,6 +130,9 @@ class ImplementationTarget:
         from audit.protocols import black_box_attacks, load_attack
 
         au = parts.config.audit
+        reason = reading_reason(parts)
+        if reason is not None:
+            return reason
         if au.backend == "cuda":
             return _CUDA_NEEDS_LAWS
         name = au.attack_for(black_box=True)
@@ -143,6 +147,18 @@ class ImplementationTarget:
                     f"audited at the δ of its own claim (implementation.delta, or the "
                     f"adapter's), got audit.delta={au.delta!r}: remove it")
         return None
+
+
+def reading_reason(parts: AuditParts) -> str | None:
+    """Why an audit refuses ``scenario.domain``/``scenario.na_value`` (the setting of
+    ``bound --config``): audits simulate entries in [−bound, bound] with NA read as 0."""
+    sc = parts.config.scenario
+    if sc.default_reading:
+        return None
+    return ("scenario.domain and scenario.na_value describe the setting of `bound --config` "
+            "(the accountant); an audit reads entries in [-bound, bound] with a missing entry "
+            f"as 0, got scenario.domain={sc.domain!r}, scenario.na_value={sc.na_value!r}: "
+            "remove them to audit")
 
 
 def target_part(black_box: bool) -> Part:

@@ -46,7 +46,9 @@ def config_schema() -> dict:
         "epsilon": _NUMBER,
         "delta": _MAYBE_NUMBER, "calibration": {"enum": ["classical", "analytic"]},
         "query": {"type": "string"}, "d": _POSITIVE, "n": _POSITIVE, "bound": _NUMBER,
-        "query_params": {"type": "object"}})
+        "query_params": {"type": "object"},
+        "domain": {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2},
+        "na_value": _NUMBER})
     audit = _table({
         "trials": _POSITIVE, "pilot_trials": {"type": ["integer", "null"], "minimum": 100},
         "seed": _COUNT, "confidence": _NUMBER, "attack": {"type": ["string", "null"]},

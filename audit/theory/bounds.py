@@ -55,6 +55,8 @@ from audit.theory.tradeoff import (
 __all__ = ["BoundRow", "BoundTable", "all_bounds", "bound_table"]
 
 _SECTION7 = "docs/THEORY.md §7 (derived here)"
+#: largest per-release ε of the k-release rows (e^ε must be a finite float)
+MAX_RELEASE_EPSILON = 700.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,8 @@ class BoundRow:
     releases: int = 1
     masks: str = "shared"
     rule: str = "single release"
+    #: the numerical error of ``epsilon`` (upper minus lower PLD estimate; None: closed form)
+    error: float | None = None
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -382,6 +386,13 @@ def bound_table(
         return BoundTable(tuple(replace(r, masks=regime.value) for r in rows), (), 1, regime,
                           None)
     k = 1 if releases is None else check_releases(releases)
+    if pt.epsilon > MAX_RELEASE_EPSILON:
+        raise ValueError(f"epsilon must be at most {MAX_RELEASE_EPSILON:g} for the k-release "
+                         f"rows (their PLDs and closed forms need e^epsilon as a float), got "
+                         f"epsilon={pt.epsilon!r}")
+    if not math.isfinite(k * pt.epsilon):
+        raise ValueError(f"releases * epsilon must be finite (the composed epsilon of k "
+                         f"releases), got releases={k}, epsilon={pt.epsilon!r}")
     if pt.p_star == 0.0:
         raise ValueError(f"p_star must be in (0, 1] for k releases, got p_star={p_star!r}")
     td = _default_target_delta(pt) if target_delta is None else check_in_range(

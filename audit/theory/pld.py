@@ -60,6 +60,8 @@ MAX_GRID = 4_000_000
 _TAIL_Z = 9.0
 #: Gaussian output cells reach this many σ beyond every shift (tail mass < 1e-50)
 _CUT_Z = 15.0
+#: largest argument of math.exp that does not overflow (about ln of the largest float)
+_EXP_MAX = 709.0
 #: relative margin that keeps a rounded-up atom at or above its exact loss
 _ULP_MARGIN = 1e-12
 
@@ -92,7 +94,8 @@ def gaussian_loss(mu: float) -> BaseLoss:
     def cdf_q(t):
         return special.ndtr((np.asarray(t) + half) / m)
 
-    return BaseLoss(f"G_{m:.6g}", cdf_p, cdf_q, (), half + _TAIL_Z * m, math.expm1(m * m))
+    chi2 = math.expm1(m * m) if m * m < _EXP_MAX else math.inf
+    return BaseLoss(f"G_{m:.6g}", cdf_p, cdf_q, (), half + _TAIL_Z * m, chi2)
 
 
 def laplace_loss(mu: float) -> BaseLoss:
@@ -108,7 +111,7 @@ def laplace_loss(mu: float) -> BaseLoss:
         return -0.5 * np.expm1(-(t + m) / 2)
 
     atoms = ((-m, 0.5 * math.exp(-m), 0.5), (m, 0.5, 0.5 * math.exp(-m)))
-    chi2 = (2 / 3) * math.exp(m) + math.exp(-2 * m) / 3 - 1
+    chi2 = (2 / 3) * math.exp(m) + math.exp(-2 * m) / 3 - 1 if m < _EXP_MAX else math.inf
     return BaseLoss(f"Lap_{m:.6g}", cdf_p, cdf_q, atoms, m, chi2)
 
 
@@ -121,7 +124,8 @@ def pure_dp_loss(epsilon: float) -> BaseLoss:
     def zero(t):
         return np.zeros_like(np.asarray(t, dtype=np.float64))
 
-    chi2 = (math.exp(2 * e) + math.exp(-e)) * lo - 1  # E_P0[e^{L0}] − 1
+    # E_P0[e^{L0}] − 1 (∞ where e^{2ε} overflows)
+    chi2 = (math.exp(2 * e) + math.exp(-e)) * lo - 1 if 2 * e < _EXP_MAX else math.inf
     return BaseLoss(f"f_({e:.6g},0)", zero, zero, atoms, e, chi2)
 
 
@@ -158,8 +162,10 @@ def _down(x: float, h: float) -> int:
         int(math.floor(x / h * (1 + _ULP_MARGIN) - _ULP_MARGIN))
 
 
-def subsampled_pmf(base: BaseLoss, p: float, discretization: float):
-    """The pessimistic, symmetric PLD of C_p(f) on a grid of step ``discretization``.
+def subsampled_pmf(base: BaseLoss, p: float, discretization: float, *,
+                   pessimistic: bool = True):
+    """The pessimistic (or optimistic), symmetric PLD of C_p(f) on a grid of step
+    ``discretization``.
 
     Parameters
     ----------
@@ -170,12 +176,15 @@ def subsampled_pmf(base: BaseLoss, p: float, discretization: float):
         p ∈ (0, 1] (p = 1: the PLD of f itself).
     discretization : float
         Grid step h > 0 of the losses; at most ``MAX_GRID`` grid points.
+    pessimistic : bool
+        True: losses rounded up; False: rounded down, and the tail beyond ``t_max`` put at
+        the top grid loss instead of the infinite loss.
 
     Returns
     -------
     dp_accounting.pld.pld_pmf.DensePLDPmf
-        Losses rounded up: every δ(ε) it gives, after any number of compositions, is an
-        upper bound on the exact one.
+        Pessimistic: every δ(ε) it gives, after any number of compositions, is an upper bound
+        on the exact one; optimistic: a lower bound (the two bracket the exact value).
 
     Raises
     ------
@@ -200,8 +209,12 @@ def subsampled_pmf(base: BaseLoss, p: float, discretization: float):
     mass_q = np.diff(cq)
     mass_p = pp * np.diff(cp) + (1 - pp) * mass_q
     probs = np.zeros(2 * n + 1)  # index j ↔ loss (j − n) h
-    probs[n + 1:] += mass_p  # bin (l_{i−1}, l_i] → l_i
-    probs[n::-1][: n] += mass_q  # mirror: −l ∈ [−l_i, −l_{i−1}) → −l_{i−1}
+    if pessimistic:
+        probs[n + 1:] += mass_p  # bin (l_{i−1}, l_i] → l_i
+        probs[n::-1][: n] += mass_q  # mirror: −l ∈ [−l_i, −l_{i−1}) → −l_{i−1}
+    else:
+        probs[n:-1] += mass_p  # bin (l_{i−1}, l_i] → l_{i−1}
+        probs[n - 1::-1][: n] += mass_q  # mirror: −l ∈ [−l_i, −l_{i−1}) → −l_i
     infinity = pp * (1 - base.cdf_p(np.array(base.t_max)) - sum(a[1] for a in base.atoms)) + \
         (1 - pp) * (1 - base.cdf_q(np.array(base.t_max)) - sum(a[2] for a in base.atoms))
     infinity = float(max(infinity, 0.0))
@@ -209,10 +222,17 @@ def subsampled_pmf(base: BaseLoss, p: float, discretization: float):
         if t0 <= 0:
             continue  # its loss is ≤ 0: part of the remainder at 0 in the symmetric PLD
         loss = float(_subsampled_loss(np.array(t0), pp))
-        probs[n + min(_up(loss, h), n)] += pp * m_p + (1 - pp) * m_q
-        probs[n - max(_down(loss, h), 0)] += m_q
+        if pessimistic:
+            probs[n + min(_up(loss, h), n)] += pp * m_p + (1 - pp) * m_q
+            probs[n - max(_down(loss, h), 0)] += m_q
+        else:
+            probs[n + min(max(_down(loss, h), 0), n)] += pp * m_p + (1 - pp) * m_q
+            probs[n - min(_up(loss, h), n)] += m_q
+    if not pessimistic:  # the tail beyond t_max has losses ≥ the top grid loss
+        probs[-1] += infinity
+        infinity = 0.0
     probs[n] += max(0.0, 1.0 - probs.sum() - infinity)
-    return _dp()[0].DensePLDPmf(h, -n, probs, infinity, True)
+    return _dp()[0].DensePLDPmf(h, -n, probs, infinity, pessimistic)
 
 
 def _cells(P: Mixture, Q: Mixture, h: float) -> tuple[np.ndarray, float, bool]:

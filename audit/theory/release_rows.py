@@ -9,6 +9,7 @@ formulas are those of :mod:`audit.theory.releases` (docs/THEORY.md §9).
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from audit.enums import MaskRegime
 from audit.theory.amplification import amplify
@@ -17,6 +18,7 @@ from audit.theory.releases import (
     advanced_composition,
     clt_mu,
     composed_epsilon,
+    fresh_masks_bracket,
     releases_epsilon,
 )
 from audit.theory.tradeoff import (
@@ -74,9 +76,13 @@ def _fresh_rows(pt, k: int, td: float, row) -> tuple[list, list]:
         rows.append(row("advanced composition of the per-release f-DP bound", "[DR] Thm 3.20",
                         None, None, "not applicable at delta = 0 (needs a slack delta > 0)"))
     if k <= MAX_PLD_RELEASES:
-        ef = releases_epsilon(refined, pt.p_star, k, td, MaskRegime.FRESH)
-        rows.append(row("f-DP composition under fresh masks", _REF, ef.epsilon, td,
-                        f"{ef.rule}; {pt.ratio_note}"))
+        eps, err, h = fresh_masks_bracket(refined, pt.p_star, k, td)
+        rule = ("k ln(1 + p*(e^eps0 - 1)): pure composition of C_p*(f) (exact at delta = 0)"
+                if h == 0.0 else f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {h:g}; error = "
+                f"pessimistic - optimistic)")
+        rows.append(replace(row("f-DP composition under fresh masks", _REF, eps, td,
+                                f"{rule}; {pt.ratio_note}"), error=err))
+        rows.extend(_direction_rows(pt, refined, k, td, row))
     else:
         clt = "; the CLT approximation is under comparisons" if td > 0 else ""
         rows.append(row("f-DP composition under fresh masks", _REF, None, None,
@@ -89,6 +95,25 @@ def _fresh_rows(pt, k: int, td: float, row) -> tuple[list, list]:
                          epsilon_for_delta(GaussianTradeoff(mu), td), td,
                          f"G_(p* sqrt(k chi2(f))), mu = {mu:.6g}: an approximation"))
     return rows, comps
+
+
+def _direction_rows(pt, f: TradeoffFunction, k: int, td: float, row) -> list:
+    """The fresh-mask row of the record-vs-missing pairs: the remove pair ((1 − p*)Noise(0) +
+    p*Noise(μ), Noise(0)) and its add order composed k times each, ε the larger (exact for
+    those pairs; docs/THEORY.md §10.4). Scalar releases only (a vector Laplace release has no
+    such pair)."""
+    from audit.theory.worst_case import Setting, worst_case
+
+    if not isinstance(f, (GaussianTradeoff, LaplaceTradeoff)) or td == 0.0 or pt.p_star == 1.0:
+        return []
+    noise = "gaussian" if isinstance(f, GaussianTradeoff) else "laplace"
+    w = worst_case(Setting(noise, 1.0, (0.0, f.mu), 0.0, pt.p_star, k, MaskRegime.FRESH), td)
+    rule = ("remove and add orders of the pair ((1 - p*) Noise(0) + p* Noise(mu), Noise(0)) "
+            "composed separately, the larger; covers pairs where one record reads as missing "
+            f"(count-like pairs), not every substitution pair; {pt.ratio_note}")
+    return [replace(row("fresh masks, direction by direction: record vs missing record",
+                        "docs/THEORY.md §10.4 (derived here)", w.epsilon, td, rule),
+                    error=w.error)]
 
 
 def release_rows(pt, base_row_type, releases: int, masks: MaskRegime,

@@ -59,7 +59,9 @@ def test_every_committed_audit_result_validates(path):
 def test_every_shipped_config_validates(path):
     doc = tomllib.loads(path.read_text())
     _validator(config_schema()).validate(doc)
-    config_from_dict(doc)  # and the loader agrees
+    # and the loader agrees (a config with the accountant's keys is a `bound --config` setting)
+    accountant = {"domain", "na_value"} & set(doc["scenario"])
+    config_from_dict(doc, for_audit=not accountant)
 
 
 @pytest.mark.parametrize(("doc", "where"), [

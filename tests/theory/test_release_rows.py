@@ -48,7 +48,12 @@ def test_release_rows_gaussian_rules_and_regimes():
     assert comps[0].epsilon < rows[-1].epsilon  # the invalid composition understates it
     rows, comps = release_rows(pt, BoundRow, 30, MaskRegime.FRESH, 1e-5)
     pld = next(r for r in rows if r.name == "f-DP composition under fresh masks")
-    assert pld.epsilon == pytest.approx(rel.fresh_masks_epsilon(GaussianTradeoff(mu), 0.1, 30,
-                                                                1e-5))
-    assert all(r.epsilon >= pld.epsilon for r in rows[1:])
+    upper, error, _ = rel.fresh_masks_bracket(GaussianTradeoff(mu), 0.1, 30, 1e-5)
+    assert (pld.epsilon, pld.error) == (upper, error)
+    # the refined grid is never above the default one, and its error is within tolerance
+    assert upper <= rel.fresh_masks_epsilon(GaussianTradeoff(mu), 0.1, 30, 1e-5) + 1e-12
+    assert 0 < error <= 0.005 * upper
+    direction = next(r for r in rows if r.name.startswith("fresh masks, direction by"))
+    assert direction.epsilon < pld.epsilon and "covers pairs where one record" in direction.rule
+    assert all(r.epsilon >= pld.epsilon for r in rows[1:] if r is not direction)
     assert "CLT" in comps[0].name

@@ -1,0 +1,387 @@
+"""The exact worst case of a user's own setting (docs/THEORY.md §10, **derived in this project**).
+
+Theorem-level rows hold for every mechanism with a given per-release guarantee; a user knows
+more: the query, the value domain [lo, hi] of the column, the value a missing entry is read as
+(``na_value``), the noise and its calibration, and the missingness. For an additive scalar
+query (a sum over records) under record-level MCAR, the other records do not matter (joint
+convexity of the hockey-stick divergence, §10.1), and the differing record contributes c ∈
+[lo, hi] when observed and ``na_value`` when missing:
+
+    P_c = (1 − q)·N_na^{(k)} + q·N_c^{(k)}       (N_v^{(k)}: the k-release law at shift v)
+
+**Corner lemma** (§10.2): for one scalar release (and for k Gaussian releases of the same
+query from one table, whose mean is sufficient), at every γ ≥ 1 the largest D_γ(P_c ‖ P_c′)
+over c, c′ ∈ [lo, hi] ∪ {NA} is reached at c, c′ ∈ {lo, hi, NA}. So the worst case of the
+setting is the worst of at most three pairs, each computed exactly (to its numerical error):
+
+- shared masks, Gaussian (any k), and any one release (k = 1): **exact**;
+- shared masks, Laplace, k > 1: no one-dimensional statistic; a certified **upper bound** by
+  advanced joint convexity ([BBG18] Theorem 2) over the whole domain, tight when
+  ``na_value`` is an end of the domain;
+- fresh masks, k > 1: the two directions' PLDs composed separately (:func:`audit.theory.pair.
+  releases.fresh_pair_epsilon`), **exact for the pairs with one record read as missing**
+  (remove/add type); other pairs of the domain are not proven below it (labelled so).
+
+Every number is the upper end of its numerical bracket, with the bracket's width as ``error``.
+
+References
+----------
+[BBG18] B. Balle, G. Barthe, M. Gaboardi, *Privacy amplification by subsampling: tight
+analyses via couplings and divergences*, NeurIPS 2018, Theorem 2.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+
+from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
+from audit._validate import check_count, check_delta, check_positive, check_probability
+from audit.enums import Calibration, MaskRegime, NoiseKind
+from audit.mixture import Mixture
+from audit.theory.pair.epsilon import pair_epsilon
+from audit.theory.pair.masses import PairValue
+from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
+from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
+
+__all__ = ["Setting", "WorstCase", "worst_case", "setting_from_config", "substitution_sensitivity",
+           "tolerance"]
+
+#: finest loss grid step the refinements go to (a composition of 10^4 releases stays < 60 s)
+MIN_DISCRETIZATION = DISCRETIZATION / 16
+
+
+def tolerance(epsilon: float) -> float:
+    """The numerical error a refined PLD composition aims at: 0.5 % of ε, or 1e-3 if larger."""
+    return max(1e-3, 0.005 * epsilon) if math.isfinite(epsilon) else math.inf
+
+
+#: seconds a refinement step may be predicted to take before the refinement stops
+TIME_BUDGET = 30.0
+#: the numerical error a fresh-mask worst pair is refined to (absolute, in ε)
+PAIR_TOLERANCE = 1e-3
+
+#: the reference of the worst-case row in the bound table and its JSON
+REFERENCE = "exact worst case"
+
+
+def substitution_sensitivity(lo: float, hi: float, na_value: float) -> float:
+    """max(hi − lo, |hi − na|, |lo − na|): how far one record moves a scalar sum when it is
+    replaced by any value of [lo, hi] or by a missing entry read as ``na_value``."""
+    return max(hi - lo, abs(hi - na_value), abs(lo - na_value))
+
+
+@dataclass(frozen=True)
+class Setting:
+    """A scalar additive release of one column under record-level MCAR.
+
+    Parameters
+    ----------
+    noise : NoiseKind or str
+        ``"laplace"`` or ``"gaussian"``, i.i.d. per release.
+    scale : float
+        b (Laplace) or σ (Gaussian) of one release, > 0.
+    domain : (float, float)
+        [lo, hi] of the record's contribution when observed, lo < hi, finite.
+    na_value : float
+        What the record contributes when missing (finite; inside or outside the domain).
+    observation : float
+        q = p* ∈ (0, 1]: the probability that the record is observed.
+    releases : int
+        k ≥ 1 releases of the query.
+    masks : MaskRegime or str
+        ``"shared"`` (one table) or ``"fresh"`` (missingness redrawn per release).
+    """
+
+    noise: NoiseKind
+    scale: float
+    domain: tuple[float, float]
+    na_value: float
+    observation: float
+    releases: int = 1
+    masks: MaskRegime = MaskRegime.SHARED
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+        lo, hi = _check_domain(self.domain)
+        object.__setattr__(self, "domain", (lo, hi))
+        if not math.isfinite(float(self.na_value)):
+            raise ValueError(f"na_value must be finite, got na_value={self.na_value!r}")
+        object.__setattr__(self, "na_value", float(self.na_value))
+        q = check_probability(self.observation, "observation")
+        if q == 0.0:
+            raise ValueError(f"observation must be in (0, 1], got observation="
+                             f"{self.observation!r}")
+        object.__setattr__(self, "observation", q)
+        object.__setattr__(self, "releases", check_count(self.releases, "releases"))
+        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "masks"))
+
+    def law(self, value: float | None) -> Mixture:
+        """The one-release law when the record holds ``value`` (None: the all-missing record)."""
+        q, na = self.observation, self.na_value
+        if value is None or value == na or q == 1.0:
+            return Mixture([1.0], [na if value is None else value], self.noise, self.scale)
+        return Mixture([1 - q, q], [na, value], self.noise, self.scale)
+
+    def candidates(self) -> dict[str, float | None]:
+        """The records of the corner lemma: both ends of the domain and the missing record."""
+        lo, hi = self.domain
+        out: dict[str, float | None] = {"lo": lo, "hi": hi}
+        if self.observation < 1.0 and self.na_value not in (lo, hi):
+            out["NA"] = None  # (NA read as an end of the domain has that end's law)
+        return out
+
+
+def _check_domain(domain) -> tuple[float, float]:
+    try:
+        lo, hi = (float(v) for v in domain)
+    except (TypeError, ValueError):
+        raise ValueError(f"domain must be two numbers [lo, hi], got domain={domain!r}") from None
+    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
+        raise ValueError(f"domain must be [lo, hi] with finite lo < hi, got domain={domain!r}")
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class WorstCase:
+    """The worst case of a :class:`Setting` at one final δ.
+
+    ``epsilon`` is the upper end of the numerical bracket (never below the computed truth),
+    ``error`` the bracket's width; ``exact`` says whether ``epsilon`` is the setting's worst
+    case (True) or an upper bound on it (False); ``pair`` the worst pair of records (None for
+    an upper bound over the whole domain); ``method`` how it was computed; ``covers`` which
+    pairs of the setting the value is proven for.
+    """
+
+    epsilon: float
+    error: float
+    exact: bool
+    pair: tuple[str, str] | None
+    method: str
+    covers: str
+
+    def to_dict(self) -> dict:
+        return {"reference": REFERENCE, "epsilon": self.epsilon, "error": self.error,
+                "exact": self.exact, "pair": None if self.pair is None else list(self.pair),
+                "method": self.method, "covers": self.covers}
+
+
+def _upper(v: PairValue) -> tuple[float, float]:
+    return v.value + v.error, 2 * v.error
+
+
+def worst_case(setting: Setting, delta: float) -> WorstCase:
+    """The worst case of ``setting`` at the final δ of its k releases together.
+
+    Parameters
+    ----------
+    setting : Setting
+    delta : float
+        δ ∈ [0, 1] of the k releases together.
+
+    Returns
+    -------
+    WorstCase
+
+    Raises
+    ------
+    ValueError
+        On a bad δ, or a PLD composition of more than ``MAX_PLD_RELEASES`` releases at δ > 0.
+
+    References
+    ----------
+    docs/THEORY.md §10 (derived in this project); [BBG18] Theorem 2.
+
+    Examples
+    --------
+    The issue's check value: a Gaussian sum over [−1, 1], NA read as 0, ε = 1, δ = 1e-5 per
+    release (classical σ, sensitivity 2), q = 0.1, 100 releases from one table, final δ 1e-5:
+
+    >>> import math
+    >>> s = Setting("gaussian", 2 * math.sqrt(2 * math.log(1.25e5)), (-1, 1), 0.0, 0.1, 100)
+    >>> w = worst_case(s, 1e-5)
+    >>> round(w.epsilon, 4), w.pair, w.exact
+    (1.9117, ('hi', 'lo'), True)
+    """
+    if not isinstance(setting, Setting):
+        raise ValueError(f"setting must be a Setting, got setting={setting!r}")
+    d = check_delta(delta)
+    k = setting.releases
+    if d > 0 and k > MAX_PLD_RELEASES and not (
+            setting.noise is NoiseKind.GAUSSIAN and setting.masks is MaskRegime.SHARED):
+        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for this worst case at "
+                         f"delta > 0 (a PLD composition), got releases={k}")
+    one_d = k == 1 or (setting.masks is MaskRegime.SHARED and setting.noise is NoiseKind.GAUSSIAN)
+    if one_d:
+        return _corners(setting, d)
+    if setting.masks is MaskRegime.SHARED:
+        return _laplace_shared_upper(setting, d)
+    return _fresh_missing_pairs(setting, d)
+
+
+def _pairs(setting: Setting, *, with_missing_only: bool = False):
+    names = list(setting.candidates())
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            if with_missing_only and "NA" not in (a, b):
+                continue
+            yield a, b
+
+
+def _corners(setting: Setting, delta: float) -> WorstCase:
+    cands = setting.candidates()
+    best: tuple[float, float, tuple[str, str]] | None = None
+    for a, b in _pairs(setting):
+        P, Q = setting.law(cands[a]), setting.law(cands[b])
+        if setting.noise is NoiseKind.GAUSSIAN and setting.releases > 1:
+            val = shared_pair_epsilon(P, Q, setting.releases, delta)
+        else:
+            val = pair_epsilon(P, Q, delta)
+        eps, err = _upper(val)
+        if best is None or eps > best[0]:
+            best = (eps, err, (b, a) if a == "lo" and b == "hi" else (a, b))
+    assert best is not None  # a domain has two ends
+    eps, err, pair = best
+    how = ("one release at sigma/sqrt(k) (the mean is sufficient)"
+           if setting.releases > 1 else "one release")
+    return WorstCase(eps, err, True, _ordered(pair), f"corner lemma: {how}",
+                     "every pair of the domain and the missing record")
+
+
+def _ordered(pair: tuple[str, str]) -> tuple[str, str]:
+    order = {"hi": 0, "lo": 1, "NA": 2}
+    return tuple(sorted(pair, key=order.__getitem__))  # type: ignore[return-value]
+
+
+def _fresh_missing_pairs(setting: Setting, delta: float) -> WorstCase:
+    cands = setting.candidates()
+    pairs = list(_pairs(setting, with_missing_only=True))
+    if not pairs:  # NA reads as an end of the domain: the end's law is the missing record's
+        end = "lo" if setting.na_value == setting.domain[0] else "hi"
+        other = "hi" if end == "lo" else "lo"
+        pairs = [(other, end)]
+    best = None
+    for a, b in pairs:
+        P, Q = setting.law(cands[a]), setting.law(cands[b])
+        h = DISCRETIZATION
+        while True:  # refine the loss grid until the bracket is within its tolerance
+            start = time.perf_counter()
+            eps, err = _upper(fresh_pair_epsilon(P, Q, setting.releases, delta,
+                                                 discretization=h))
+            spent = time.perf_counter() - start  # the next step costs about 5 times more
+            if err <= PAIR_TOLERANCE or h <= MIN_DISCRETIZATION or 5 * spent > TIME_BUDGET:
+                break
+            h /= 4
+        if best is None or eps > best[0]:
+            best = (eps, err, (a, b))
+    assert best is not None
+    eps, err, pair = best
+    return WorstCase(eps, err, False, _ordered(pair),
+                     "both directions' PLDs composed separately (the larger)",
+                     "pairs with one record read as missing (remove/add type); other pairs "
+                     "of the domain are not proven below it")
+
+
+def _laplace_profile(mu: float, k: int, h: float, pessimistic: bool):
+    """δ(ε) of Lap(0, 1) against Lap(μ, 1) composed k times (dp_accounting's PLD)."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=pessimistic,
+                                     value_discretization_interval=h,
+                                     use_connect_dots=pessimistic)
+    pld = one if k == 1 else one.self_compose(k)
+    return lambda e: float(pld.get_delta_for_epsilon(e))
+
+
+def _laplace_shared_upper(setting: Setting, delta: float) -> WorstCase:
+    """Advanced joint convexity ([BBG18] Theorem 2) then joint convexity, at every pair:
+    D_{γ'}(P_c ‖ P_c′) = q D_γ(N_c ‖ (1 − β)N_na + βN_c′) ≤ q[(1 − β)δ_1(ε) + βδ_2(ε)],
+    γ = 1 + (γ' − 1)/q, β = γ'/γ, δ_1 and δ_2 the k-fold Laplace profiles at the largest
+    shifts |c − na| and |c − c′| of the domain."""
+    lo, hi = setting.domain
+    q, k, b = setting.observation, setting.releases, setting.scale
+    mu1 = max(abs(hi - setting.na_value), abs(lo - setting.na_value)) / b
+    mu2 = (hi - lo) / b
+    top = log1p_c_expm1(k * max(mu1, mu2), q)
+    method = "advanced joint convexity over the domain ([BBG18] Thm 2)"
+    covers = "every pair of the domain and the missing record (an upper bound, not exact)"
+    if delta == 0.0:
+        return WorstCase(top, 0.0, False, None, method + " at delta = 0", covers)
+    values = []
+    for pess in (True, False):
+        d1 = _laplace_profile(mu1, k, DISCRETIZATION, pess) if mu1 > 0 else (lambda e: 0.0)
+        d2 = _laplace_profile(mu2, k, DISCRETIZATION, pess)
+
+        def excess(e_out: float, d1=d1, d2=d2) -> float:
+            e_in = log1p_expm1_div(e_out, q)  # ln γ, γ = 1 + (e^{ε'} − 1)/q
+            beta = math.exp(e_out - e_in)
+            return q * ((1 - beta) * d1(e_in) + beta * d2(e_in)) - delta
+
+        if excess(0.0) <= 0:
+            values.append(0.0)
+        elif excess(top) > 0:
+            values.append(top)
+        else:
+            values.append(brentq(excess, 0.0, top, xtol=1e-10))
+    hi_eps, lo_eps = values
+    hi_eps = min(hi_eps, top)  # ε is non-increasing in δ: never above the δ = 0 value
+    return WorstCase(hi_eps, max(hi_eps - lo_eps, 0.0), False, None, method, covers)
+
+
+def setting_from_config(cfg) -> Setting:
+    """The :class:`Setting` of an audit config (``bound --config``).
+
+    Supported: ``[scenario] query = "sum"`` over ``d`` features, each in ``domain`` (default
+    [−bound, bound]) with missing entries read as ``na_value`` (default 0); missingness
+    ``mcar-row`` (record-level, q = p*) or ``mcar-iid`` with d = 1 (q = 1 − rate); the
+    release's noise calibrated to the substitution sensitivity
+    d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release).
+
+    Raises
+    ------
+    ValueError
+        For anything else, naming the key.
+    """
+    sc, miss = cfg.scenario, cfg.missingness
+    if sc.query != "sum":
+        raise ValueError(f"bound --config computes the worst case of an additive scalar query: "
+                         f"scenario.query must be 'sum', got scenario.query={sc.query!r}")
+    if sc.query_params:
+        raise ValueError("bound --config: scenario.query_params is not used by the 'sum' query, "
+                         f"got scenario.query_params={sc.query_params!r}")
+    mech, _ = cfg.components()
+    if miss.kind == "mcar-row" or (miss.kind == "mcar-iid" and sc.d == 1):
+        q = mech.p_star(sc.d)
+    else:
+        raise ValueError("bound --config supports record-level missingness: missingness.kind "
+                         "must be 'mcar-row' (or 'mcar-iid' with scenario.d = 1), got "
+                         f"missingness.kind={miss.kind!r} with scenario.d={sc.d} (feature-wise "
+                         "masks: use the theorem rows of `bound`)")
+    if q == 0.0:
+        raise ValueError("bound --config needs a record that can be observed (p* > 0), got "
+                         f"p* = 0 from missingness {miss.kind!r}")
+    lo, hi = sc.value_domain
+    na = sc.na_value
+    sens = sc.d * substitution_sensitivity(lo, hi, na)
+    scale = release_scale(sc, sens)
+    k, masks = 1, MaskRegime.SHARED
+    if cfg.releases is not None:
+        k, masks = cfg.releases.count, cfg.releases.masks
+    return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks)
+
+
+def release_scale(sc, sensitivity: float) -> float:
+    """b or σ of the scenario's release at ``sensitivity`` (its own calibration)."""
+    from audit.theory.calibration import (
+        gaussian_sigma_analytic,
+        gaussian_sigma_classical,
+        laplace_scale,
+    )
+
+    if sc.noise is NoiseKind.LAPLACE:
+        return laplace_scale(sensitivity, sc.epsilon)
+    if sc.calibration is Calibration.ANALYTIC:
+        return gaussian_sigma_analytic(sensitivity, sc.epsilon, sc.delta)
+    return gaussian_sigma_classical(sensitivity, sc.epsilon, sc.delta)

@@ -1,0 +1,142 @@
+"""``python -m audit bound --config FILE.toml``: the theorem rows of a config's setting and its
+exact worst case (docs/THEORY.md §10), and the refusals of options that would be dropped."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli.test_cli_bound import _main_json
+
+ROOT = Path(__file__).resolve().parents[2]
+CHECK = ROOT / "experiments" / "configs" / "accountant_sum.toml"
+
+
+def _write(tmp_path: Path, body: str) -> str:
+    path = tmp_path / "setting.toml"
+    path.write_text(body)
+    return str(path)
+
+
+_BASE = """
+[scenario]
+noise = "{noise}"
+epsilon = 1.0
+{delta}
+query = "{query}"
+d = {d}
+n = 10
+bound = 1.0
+{extra}
+
+[missingness]
+kind = "{kind}"
+{miss}
+"""
+
+
+def _setting(tmp_path, *, noise="laplace", delta="", query="sum", d=1, extra="",
+             kind="mcar-row", miss="p_star = 0.3", releases=""):
+    return _write(tmp_path, _BASE.format(noise=noise, delta=delta, query=query, d=d,
+                                         extra=extra, kind=kind, miss=miss) + releases)
+
+
+def test_check_setting_gives_the_exact_worst_case_beside_the_theorem_rows(capsys):
+    data = _main_json(capsys, "--config", str(CHECK))
+    worst = [r for r in data["bounds"] if r["reference"] == "exact worst case"]
+    assert len(worst) == 1
+    row = worst[0]
+    assert row["exact"] is True and row["pair"] == ["hi", "lo"]
+    assert 1.9117 <= row["epsilon"] <= 1.9117 * 1.01 and row["error"] < 1e-6
+    theorem = next(r for r in data["bounds"]
+                   if r["name"] == "f-DP of the composition under missingness")
+    assert theorem["epsilon"] == pytest.approx(6.937, abs=1e-3)
+    assert data["parameters"]["releases"] == 100 and data["parameters"]["target_delta"] == 1e-5
+
+
+def test_final_delta_moves_the_worst_case(capsys):
+    tight = _main_json(capsys, "--config", str(CHECK), "--target-delta", "1e-3")
+    loose = _main_json(capsys, "--config", str(CHECK), "--target-delta", "1e-10")
+    eps = [next(r for r in d["bounds"] if r["reference"] == "exact worst case")["epsilon"]
+           for d in (tight, loose)]
+    assert eps[0] < 1.9117 < eps[1]
+
+
+def test_count_like_domain_with_fresh_masks(capsys, tmp_path):
+    path = _setting(tmp_path, extra="domain = [0.0, 1.0]\nna_value = 0.0",
+                    miss="p_star = 0.1",
+                    releases='\n[releases]\ncount = 10\nmasks = "fresh"\n')
+    data = _main_json(capsys, "--config", path, "--target-delta", "1e-5")
+    row = next(r for r in data["bounds"] if r["reference"] == "exact worst case")
+    assert row["exact"] is False and "one record read as missing" in row["covers"]
+    assert row["epsilon"] == pytest.approx(1.1742, abs=1e-3)
+    assert data["parameters"]["scale"] == 1.0  # b = sensitivity 1 / epsilon 1
+
+
+def test_table_output_prints_the_worst_case_line(tmp_path):
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", str(CHECK)],
+                         cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert "worst case of this setting (exact worst case): epsilon = 1.91174" in res.stdout
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"query": "vector-sum"}, "scenario.query must be 'sum'"),
+    ({"kind": "mcar-iid", "miss": "rate = 0.3", "d": 3}, "missingness.kind must be 'mcar-row'"),
+    ({"extra": "domain = [1.0, -1.0]"}, "scenario.domain must be"),
+    ({"extra": "na_value = 'x'"}, "scenario.na_value must be a finite number"),
+    ({"noise": "gaussian", "delta": "delta = 1e-5\ncalibration = 'analytic'"},
+     "calibration='analytic'"),
+])
+def test_unsupported_settings_are_refused_with_one_line(tmp_path, kwargs, match):
+    path = _setting(tmp_path, **kwargs)
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path],
+                         cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and match in lines[0], res.stderr
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--config", "CHECK", "--epsilon", "1"], "--epsilon cannot be given with it"),
+    (["--mechanism", "laplace", "--epsilon", "1", "--p-star", "0.5", "--masks", "fresh"],
+     "give --releases K"),
+    (["--mechanism", "laplace", "--p-star", "0.5"], "--epsilon is required"),
+])
+def test_flags_that_would_be_dropped_are_refused(args, match):
+    args = [str(CHECK) if a == "CHECK" else a for a in args]
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", *args], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 2 and match in res.stderr and res.stderr.count("\n") == 1
+
+
+def test_an_audit_refuses_the_accountant_only_keys(tmp_path):
+    from audit.pipeline.config import load_config
+    from audit.pipeline.parts import check_parts
+
+    path = _setting(tmp_path, extra="domain = [0.0, 1.0]")
+    with pytest.raises(ValueError, match="describe the setting of `bound --config`"):
+        load_config(path)
+    cfg = load_config(path, for_audit=False)
+    with pytest.raises(ValueError, match="describe the setting of `bound --config`"):
+        check_parts(cfg, black_box=True)
+    assert cfg.to_dict()["scenario"]["domain"] == [0.0, 1.0]
+    plain = load_config(_setting(tmp_path))
+    assert "domain" not in plain.to_dict()["scenario"]  # defaults stay out of results
+    check_parts(plain, black_box=False)
+
+
+
+@pytest.mark.parametrize("args,match", [
+    (["--epsilon", "1e300", "--releases", "3"], "epsilon must be at most 700"),
+    (["--epsilon", "800", "--releases", "10", "--masks", "fresh"], "epsilon must be at most 700"),
+])
+def test_extremes_are_refused_by_the_key_the_user_wrote(args, match):
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--mechanism", "laplace",
+                          "--p-star", "0.5", *args, "--json"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=60)
+    assert res.returncode == 2 and match in res.stderr and "Traceback" not in res.stderr
+    assert "Warning" not in res.stderr

@@ -1,0 +1,167 @@
+"""The worst case of a user's own setting (audit.theory.worst_case, docs/THEORY.md §10).
+
+Oracles that share no code with the implementation: scipy's quadrature of the two mixture
+densities (the check value), a dense grid of interior pairs (the corner lemma), dp_accounting's
+subsampled Laplace (the count-like pair under fresh masks).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+from audit.enums import MaskRegime
+from audit.theory.pair.epsilon import pair_epsilon
+from audit.theory.pair.releases import RecordLevelPair, record_level_pair_epsilon
+from audit.theory.releases import shared_masks_epsilon
+from audit.theory.tradeoff import LaplaceTradeoff
+from audit.theory.worst_case import (
+    REFERENCE,
+    Setting,
+    substitution_sensitivity,
+    worst_case,
+)
+
+SIGMA_1 = 2 * math.sqrt(2 * math.log(1.25e5))  # classical σ at ε = 1, δ = 1e-5, Δ = 2
+
+
+def _quad_delta(q: float, s: float, a: float, b: float, eps: float) -> float:
+    """D_{e^ε} of ((1 − q)N(0, s) + qN(a, s), (1 − q)N(0, s) + qN(b, s)) by quadrature."""
+    def p(y):
+        return (1 - q) * stats.norm.pdf(y, 0, s) + q * stats.norm.pdf(y, a, s)
+
+    def r(y):
+        return (1 - q) * stats.norm.pdf(y, 0, s) + q * stats.norm.pdf(y, b, s)
+
+    pts = np.linspace(-12 * s + min(a, b), 12 * s + max(a, b), 60)
+    return sum(integrate.quad(lambda y: max(p(y) - math.exp(eps) * r(y), 0.0), lo, hi,
+                              epsabs=1e-15, epsrel=1e-12, limit=200)[0]
+               for lo, hi in zip(pts[:-1], pts[1:], strict=True))
+
+
+def test_check_value_of_the_issue_against_quadrature():
+    setting = Setting("gaussian", SIGMA_1, (-1.0, 1.0), 0.0, 0.1, 100)
+    w = worst_case(setting, 1e-5)
+    assert w.exact and w.pair == ("hi", "lo")
+    assert w.epsilon == pytest.approx(1.9117, abs=5e-5)
+    # independent: at the reported ε the quadrature's δ is 1e-5 (k releases = one at σ/√k)
+    s = SIGMA_1 / 10
+    assert _quad_delta(0.1, s, 1.0, -1.0, w.epsilon) == pytest.approx(1e-5, rel=1e-6)
+    eps_na = optimize.brentq(lambda e: _quad_delta(0.1, s, 1.0, 0.0, e) - 1e-5, 0.5, 5.0)
+    assert eps_na == pytest.approx(1.8070, abs=5e-5)  # the record against the missing record
+
+
+def test_count_like_setting_attains_the_theorem_row():
+    # NA read as an end of the domain: the shared-mask theorem bound C_q(G_{√k μ}) is attained
+    sigma = 1 / 0.2064
+    setting = Setting("gaussian", sigma, (0.0, 1.0), 0.0, 0.1, 100)
+    w = worst_case(setting, 1e-5)
+    from audit.theory.tradeoff import GaussianTradeoff
+    theorem = shared_masks_epsilon(GaussianTradeoff(10 * 0.2064), 0.1, 1e-5)
+    assert w.exact and w.epsilon == pytest.approx(theorem, rel=1e-6)
+    assert w.epsilon == pytest.approx(6.937, abs=1e-3)
+
+
+@pytest.mark.parametrize("noise,q,m,delta", [
+    ("gaussian", 0.1, 0.0, 1e-5), ("gaussian", 0.5, 0.4, 1e-3), ("gaussian", 0.9, -1.0, 1e-4),
+    ("laplace", 0.3, 0.0, 1e-3), ("laplace", 0.3, 0.7, 0.0), ("laplace", 0.6, 1.5, 1e-4),
+])
+def test_corner_lemma_no_interior_pair_is_worse(noise, q, m, delta):
+    """A wrong lemma (an interior pair worse than every candidate) trips this grid."""
+    scale = 0.7
+    setting = Setting(noise, scale, (-1.0, 1.0), m, q, 1)
+    w = worst_case(setting, delta)
+    grid = np.linspace(-1.0, 1.0, 9)
+    worst_interior = max(
+        pair_epsilon(setting.law(a), setting.law(b), delta).value
+        for a in grid for b in grid if a != b)
+    assert worst_interior <= w.epsilon + 1e-9
+    assert w.exact and w.error < 1e-6
+
+
+@pytest.mark.parametrize("k", [1, 10, 100])
+def test_fresh_count_like_pair_matches_dp_accounting(k):
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    setting = Setting("laplace", 1.0, (0.0, 1.0), 0.0, 0.1, k, MaskRegime.FRESH)
+    w = worst_case(setting, 1e-5)
+    one = dpl.from_laplace_mechanism(1.0, sensitivity=1.0, sampling_prob=0.1,
+                                     value_discretization_interval=1e-5)
+    ref = float((one if k == 1 else one.self_compose(k)).get_epsilon_for_delta(1e-5))
+    # dp_accounting's own value is pessimistic by about k·1e-5 / 2
+    assert ref - k * 1e-5 - 1e-9 <= w.epsilon <= ref + 1e-3
+    assert w.error <= 1e-3
+    # one release: the corner lemma makes it exact; k > 1 fresh: exact for this class only
+    assert w.exact == (k == 1)
+    assert k == 1 or "one record read as missing" in w.covers
+
+
+def test_fresh_direction_wise_is_below_the_symmetrised_composition():
+    from audit.theory.releases import fresh_masks_epsilon
+
+    setting = Setting("laplace", 1.0, (0.0, 1.0), 0.0, 0.1, 100, "fresh")
+    w = worst_case(setting, 1e-5)
+    sym = fresh_masks_epsilon(LaplaceTradeoff(1.0), 0.1, 100, 1e-5)
+    assert w.epsilon == pytest.approx(4.152, abs=1e-3) and sym == pytest.approx(4.709, abs=1e-3)
+
+
+def test_laplace_shared_upper_bound_is_above_every_computable_pair():
+    b, q, k = 2.0, 0.2, 5
+    setting = Setting("laplace", b, (-1.0, 1.0), 0.0, q, k)
+    for delta in (1e-5, 1e-3):
+        w = worst_case(setting, delta)
+        assert not w.exact and w.pair is None
+        # the record against the missing record has an exact record-level form
+        for c in (1.0, -1.0):
+            pair = RecordLevelPair(q, np.full(k, c), np.zeros(k), "laplace", b)
+            v = record_level_pair_epsilon(pair, delta)
+            assert v.value - v.error <= w.epsilon + 1e-9
+        # and it is below the theorem row (substitution sensitivity 2 per release)
+        theorem = math.log1p(q * math.expm1(k * 2 / b))
+        assert w.epsilon < theorem
+    assert worst_case(setting, 0.0).epsilon == pytest.approx(math.log1p(q * math.expm1(k)))
+
+
+def test_laplace_shared_upper_bound_is_the_exact_remove_pair_when_na_is_an_end():
+    b, q, k = 1.0, 0.3, 4
+    w = worst_case(Setting("laplace", b, (0.0, 1.0), 0.0, q, k), 1e-4)
+    exact = record_level_pair_epsilon(RecordLevelPair(q, np.ones(k), np.zeros(k), "laplace", b),
+                                      1e-4)
+    assert w.epsilon == pytest.approx(exact.value, abs=exact.error + w.error + 1e-6)
+
+
+def test_missing_record_outside_the_domain_is_its_own_candidate():
+    setting = Setting("gaussian", 1.0, (0.0, 1.0), 3.0, 0.5, 1)
+    assert list(setting.candidates()) == ["lo", "hi", "NA"]
+    w = worst_case(setting, 1e-5)
+    assert "NA" in w.pair  # NA at 3 is farther from both ends than they are from each other
+    assert substitution_sensitivity(0.0, 1.0, 3.0) == 3.0
+
+
+def test_to_dict_names_the_reference_and_pair():
+    d = worst_case(Setting("gaussian", 2.0, (-1, 1), 0.0, 0.5), 1e-5).to_dict()
+    assert d["reference"] == REFERENCE == "exact worst case"
+    assert set(d) >= {"epsilon", "error", "pair", "exact"} and d["pair"] == ["hi", "lo"]
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"scale": 0.0}, "scale"), ({"domain": (1.0, 1.0)}, "domain"),
+    ({"domain": (0.0, math.inf)}, "domain"), ({"na_value": math.nan}, "na_value"),
+    ({"observation": 0.0}, "observation"), ({"observation": 1.5}, "observation"),
+    ({"releases": 0}, "releases"), ({"masks": "both"}, "masks"), ({"noise": "cauchy"}, "noise"),
+])
+def test_setting_refuses_bad_parameters(kwargs, match):
+    base = {"noise": "gaussian", "scale": 1.0, "domain": (-1.0, 1.0), "na_value": 0.0,
+            "observation": 0.5}
+    with pytest.raises(ValueError, match=match):
+        Setting(**{**base, **kwargs})
+
+
+def test_worst_case_refuses_bad_delta_and_too_many_fresh_releases():
+    with pytest.raises(ValueError, match="delta"):
+        worst_case(Setting("gaussian", 1.0, (-1, 1), 0.0, 0.5), 1.5)
+    with pytest.raises(ValueError, match="releases"):
+        worst_case(Setting("laplace", 1.0, (-1, 1), 0.0, 0.5, 20_000, "fresh"), 1e-5)
