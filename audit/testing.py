@@ -39,6 +39,11 @@ __all__ = ["assert_private"]
 
 def _implementation(mechanism, epsilon: float, delta: float):
     if hasattr(mechanism, "claim") and callable(mechanism):
+        claim = mechanism.claim
+        if (epsilon, delta) != (claim.epsilon, claim.delta) and epsilon is not None:
+            raise ValueError(f"epsilon and delta must be the implementation's own claim "
+                             f"({claim.epsilon:g}, {claim.delta:g}) or left out, got "
+                             f"epsilon={epsilon!r}, delta={delta!r}")
         return mechanism
     if not callable(mechanism):
         raise ValueError(f"mechanism must be callable as mechanism(data, rng), got "
@@ -68,12 +73,13 @@ def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
         cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")))
 
 
-def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: float,
-                   delta: float = 0.0, missingness=None, d: int | None = None,
-                   n: int = 20, bound: float = 1.0, trials: int = 20_000,
-                   confidence: float = DEFAULT_POLICY.confidence, mode: str = "fixed",
-                   seed: int = 0, jobs: int = 1, attack: str | None = None,
-                   chunk: int = 1000, amplified: bool = False) -> AuditResult:
+def assert_private(mechanism, pair=None, query: str | None = None, *,
+                   epsilon: float | None = None, delta: float = 0.0, missingness=None,
+                   d: int | None = None, n: int = 20, bound: float = 1.0,
+                   trials: int = 20_000, confidence: float = DEFAULT_POLICY.confidence,
+                   mode: str = "fixed", seed: int = 0, jobs: int = 1,
+                   attack: str | None = None, chunk: int = 1000, amplified: bool = True,
+                   max_hours: float = 24.0) -> AuditResult:
     """Assert that ``mechanism`` is (ε, δ)-DP on the audited pair under ``missingness``.
 
     Parameters
@@ -88,7 +94,8 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
     query : str, optional
         The project query the search uses (``"sum"``, ``"bounded-mean"``, …), when no pair.
     epsilon, delta : float
-        The claim: ε > 0, δ ∈ [0, 1).
+        The claim: ε > 0, δ ∈ [0, 1). Required for a callable; for an implementation with
+        its own claim (an adapter's), left out or equal to that claim.
     missingness : dict or str, optional
         ``{"kind": "mcar-iid", "rate": 0.3}`` or a kind name with its defaults; default:
         nothing missing (``mcar-iid`` with rate 0).
@@ -105,7 +112,11 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
     mode : {"fixed", "sequential"}
         Run the whole budget, or stop as soon as the claim is refuted (anytime-valid).
     amplified : bool
-        Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only).
+        Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only):
+        the default, as ``python -m audit run`` (exit 1 on either claim).
+    max_hours : float
+        Refuse, before the run, an audit expected to take longer (at the rate measured
+        here), as ``run --max-hours`` does.
 
     Returns
     -------
@@ -118,10 +129,13 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
         When the audit refutes the claim: the message gives ε_lower, the claim and the
         witness region with its counts.
     ValueError
-        On bad input, or when the mechanism raises or releases something that is not a number
-        on its first call.
+        On bad input (before any call), or, as its subclass
+        ``audit.simulation.callables.ImplementationError``, when the mechanism raises or
+        releases something that is not a number, at any call.
     """
     check_chunk(chunk, "chunk")
+    if epsilon is None and not hasattr(mechanism, "claim"):
+        raise ValueError("epsilon must be given: the claim of a mechanism without its own")
     impl = _implementation(mechanism, epsilon, delta)
     miss = {"kind": "mcar-iid", "rate": 0.0} if missingness is None else (
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))
@@ -129,13 +143,19 @@ def assert_private(mechanism, pair=None, query: str | None = None, *, epsilon: f
              "attack": DEFAULT_POLICY.black_box_attack if attack is None else attack}
     cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode)
     subject = ImplementationSubject.from_config(cfg, impl, chunk=chunk)
+    from audit.pipeline.budget import check_duration
+
+    check_duration(subject, max_hours, trials="trials", hours="max_hours")
     result = run_audit(subject=subject)
     kinds = {CeilingKind.CLAIM} | ({CeilingKind.AMPLIFIED_CLAIM} if amplified else set())
-    refuted = [v.describe() for v in result.violations if v.kind in kinds]
+    refuted = [v for v in result.violations if v.kind in kinds]
     if refuted:
+        own = any(v.kind is CeilingKind.CLAIM for v in refuted)
+        which = (f"({impl.claim.epsilon:g}, {impl.claim.delta:g})-DP" if own else
+                 f"private at its claim amplified by the missingness ([RPS] Thm 3.2; its own "
+                 f"claim ({impl.claim.epsilon:g}, {impl.claim.delta:g}) is not refuted)")
         raise AssertionError(
-            f"{impl.name} is not ({impl.claim.epsilon:g}, {impl.claim.delta:g})-DP under "
-            f"{miss} at {confidence:.0%} confidence: eps_lower = {result.eps_lower:.4g}, claimed "
-            f"epsilon = {impl.claim.epsilon:g} ({'; '.join(refuted)}); "
-            f"witness: {result.describe()}")
+            f"{impl.name} is not {which} under {miss} at {confidence:.0%} confidence: "
+            f"eps_lower = {result.eps_lower:.4g}, claimed epsilon = {impl.claim.epsilon:g} "
+            f"({'; '.join(v.describe() for v in refuted)}); witness: {result.describe()}")
     return result

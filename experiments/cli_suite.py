@@ -107,6 +107,8 @@ def main(args: argparse.Namespace) -> int:
                                          f"{args.checkpoint})" if args.checkpoint else ""),
               file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        raise  # the reader of stdout went away (``suite | head``): exit 141, not a write error
     except OSError as exc:
         names = ", ".join(p.stem for p in finished) or "none"
         print(f"error: could not write {exc.filename or args.results}: "

@@ -69,3 +69,23 @@ def test_bad_chunk_is_refused_with_its_name():
     for chunk in (0, 10**7):
         with pytest.raises(ValueError, match="chunk must be"):
             assert_private(lambda data, rng: 0.0, query="sum", d=1, epsilon=1.0, chunk=chunk)
+
+
+def test_an_adapters_own_claim_is_not_silently_replaced():
+    from audit.model.implementation import Claim, ReferenceImplementation
+    from audit.model.queries import make_query
+    from audit.model.release import Release
+
+    ref = ReferenceImplementation(make_query("sum"), Release.laplace(6.0, 1.0), Claim(1.0))
+    with pytest.raises(ValueError, match=r"the implementation's own claim \(1, 0\)"):
+        assert_private(ref, query="sum", d=3, epsilon=5.0, trials=1000)
+
+
+def test_an_endless_budget_is_refused_before_the_run_with_its_duration():
+    with pytest.raises(ValueError, match=r"trials 1e\+15 .* would take about .* max_hours 24"):
+        assert_private(noisy_sum, query="sum", d=3, epsilon=1.0, trials=10**15)
+
+
+def test_a_callable_needs_its_claim():
+    with pytest.raises(ValueError, match="epsilon must be given"):
+        assert_private(noisy_sum, query="sum", d=3)

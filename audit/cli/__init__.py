@@ -71,3 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         # Point stdout at /dev/null so that the interpreter's final flush cannot raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
+    except KeyboardInterrupt:  # a command without its own handler (``bound``): no traceback
+        print(f"interrupted: {args.command} stopped before it finished; nothing was written",
+              file=sys.stderr)
+        return 128 + signal.SIGINT

@@ -123,7 +123,11 @@ def _prepare(args: argparse.Namespace):
     if cfg.audit.checkpoint is not None:
         check_output_dir(cfg.audit.checkpoint, "--checkpoint")
     if cfg.search is not None:
+        from audit.pipeline.parts import check_parts
         from audit.pipeline.search import first_candidate_config
+
+        # the search calls a black box: without [implementation] the model's parts refuse it
+        check_parts(cfg, black_box=cfg.implementation is not None)
 
         # timed on the first candidate pair; the search runs with the work (its own calls)
         _check_duration(make_subject(first_candidate_config(cfg)), args.max_hours)
@@ -141,27 +145,12 @@ def _same_file(a: str, b: str) -> bool:
 
 
 def _check_duration(subject, max_hours: float) -> None:
-    """Measure the rate of this audit's draws (or calls) and refuse a run expected to take
-    longer than ``max_hours``; print the estimate of any run expected to take over a minute.
-    A model audit below :data:`SMALL_RUN_DRAWS` draws is not timed (it takes seconds)."""
-    from audit.pipeline.budget import LARGE_RUN_TRIALS, expected_seconds, format_duration
-    from audit.pipeline.subject import pilot_size
+    """:func:`audit.pipeline.budget.check_duration`, its estimate printed on stderr."""
+    from audit.pipeline.budget import check_duration
 
-    au = subject.config.audit
-    pilot = pilot_size(subject)
-    if subject.unit == "draws" and au.trials + pilot < LARGE_RUN_TRIALS // 100:
-        return
-    seconds, rate = expected_seconds(subject)
-    unit = subject.unit
-    if seconds > max_hours * 3600:
-        raise ValueError(
-            f"this audit (--trials {au.trials:.3g} and a pilot of {pilot:.3g} {unit} per side) "
-            f"would take about {format_duration(seconds)} at {rate:.3g} {unit}/s measured here, "
-            f"more than --max-hours {max_hours:g}; lower --trials (or audit.pilot_trials), or "
-            "raise --max-hours (and use --checkpoint DIR so that an interrupted run resumes)")
-    if seconds > 60:
-        print(f"expected duration about {format_duration(seconds)} at {rate:.3g} {unit}/s "
-              "measured here", file=sys.stderr)
+    note = check_duration(subject, max_hours)
+    if note is not None:
+        print(note, file=sys.stderr)
 
 
 def _interrupted(cfg) -> str:

@@ -222,6 +222,10 @@ class AuditSettings:
         check_positive_int(self.seed, "audit.seed", minimum=0)
         check_in_range("audit.confidence", self.confidence, 0.0, 1.0, lo_closed=False,
                        hi_closed=False)
+        if not 1e-15 <= self.confidence <= 1.0 - 1e-15:
+            raise ValueError(f"audit.confidence must be in [1e-15, 1 - 1e-15] (1 - confidence "
+                             f"is the bound's failure probability, and must be a float in "
+                             f"(0, 1)), got audit.confidence={self.confidence!r}")
         if self.attack is not None and not isinstance(self.attack, str):
             raise ValueError(f"audit.attack must be a string, got {self.attack!r}")
         if self.delta is not None:

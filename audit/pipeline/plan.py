@@ -216,8 +216,16 @@ def _worst_case_pair(cfg: AuditConfig, query, mech, law_release, audit_delta: fl
     if key not in _PAIRS:
         if len(_PAIRS) >= _PAIRS_KEPT:
             _PAIRS.pop(next(iter(_PAIRS)))
-        _PAIRS[key] = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, law_release,
-                                      delta=audit_delta)
+        try:
+            _PAIRS[key] = worst_case_pair(query, mech, sc.d, sc.n, sc.bound, law_release,
+                                          delta=audit_delta)
+        except ValueError as exc:
+            if not _reduces_to_one(cfg):
+                raise
+            k = cfg.releases.count  # the pair is searched on one release at sigma/sqrt(k)
+            raise ValueError(f"releases.count={k} is too many for a model audit of this "
+                             f"release: its k releases are one release at sigma/sqrt(k), whose "
+                             f"pair cannot be resolved ({exc}); lower releases.count") from None
     return _PAIRS[key]
 
 

@@ -180,7 +180,9 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
             # the pair, found on calls of its own; then an audit like any with a given pair
             # (the parts asked first, for the black box a searched pair needs, before any
             # call; with no implementation to call, _candidate_scorer refuses)
-            check_parts(cfg, black_box=True)
+            # no black box to call: the model's parts refuse [search], with their own reason
+            check_parts(cfg, black_box=cfg.implementation is not None
+                        or implementation is not None)
             cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:

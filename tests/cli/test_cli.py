@@ -131,6 +131,19 @@ def test_stdout_closed_early_exits_141_without_traceback(monkeypatch, capsys):
     assert "Traceback" not in capsys.readouterr().err
 
 
+def test_ctrl_c_in_a_command_without_its_own_handler_is_130_without_traceback(monkeypatch,
+                                                                              capsys):
+    import audit.cli.bound
+
+    def interrupted(_args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(audit.cli.bound, "main", interrupted)
+    assert main(["bound", "--mechanism", "laplace", "--epsilon", "1", "--p-star", "0.5"]) == 130
+    err = capsys.readouterr().err
+    assert err.startswith("interrupted: bound") and err.count("\n") == 1
+
+
 def test_jobs_1000_is_capped_once_and_runs(tmp_path):
     cfg = _write(tmp_path, GOOD)
     out = _command(["run", str(cfg), "--jobs", "1000", "--no-progress"])

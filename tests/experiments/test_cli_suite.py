@@ -134,6 +134,21 @@ def test_a_full_disk_while_saving_results_is_exit_3_naming_the_file(tmp_path):
                           f"device; finished experiments kept in {tmp_path}: none\n")
 
 
+def test_a_reader_that_goes_away_is_exit_141_not_a_write_error(tmp_path):
+    # ``suite | head``: the log line's write raises BrokenPipeError, an OSError the suite's
+    # own write-error handler must not take for a full disk (it answered exit 3)
+    patch = ("import experiments.suite as _suite\n"
+             "def _closed(*a, **k):\n"
+             "    raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))\n"
+             "_suite.run_suite = _closed\n"
+             "import experiments.cli_suite as _cli\n"
+             "_cli.run_suite = _closed\n")
+    out = audit_patched(patch, "suite", "--only", "mar_mnar", "--results", str(tmp_path),
+                        "--no-progress")
+    assert out.returncode == 141, out.stderr
+    assert "error" not in out.stderr and "Traceback" not in out.stderr
+
+
 def test_ctrl_c_stops_the_suite_even_when_sigint_is_ignored_by_the_parent(tmp_path):
     """Under ``(trap '' INT; pytest ...)`` every child inherits SIG_IGN for SIGINT; the test
     helpers restore the default, so Ctrl-C reaches the suite, and kill its process group."""
