@@ -171,8 +171,9 @@ def search_pair(cfg: AuditConfig, score: Callable[[AuditConfig], CandidateScore]
     rounds = schedule(len(cands), s.calls)
     rows = [{**cand.to_dict(), "scores": [], "score": None, "eps_point": None}
             for cand in cands]
-    alive, calls = list(range(len(cands))), 0
-    for r, (_, round_calls) in enumerate(rounds):
+    alive, calls, r = list(range(len(cands))), 0, 0
+    while r < len(rounds):
+        round_calls = rounds[r][1]
         if r:  # the previous round's best go on
             alive = sorted(alive, key=lambda i: _rank(rows, i), reverse=True)[:rounds[r][0]]
         for i in alive:
@@ -181,10 +182,27 @@ def search_pair(cfg: AuditConfig, score: Callable[[AuditConfig], CandidateScore]
             calls += got.calls
             rows[i]["scores"].append(got.eps_lower)
             rows[i].update(score=got.eps_lower, eps_point=got.eps_point)
+        rounds = _extended(rounds, r, [rows[i]["score"] for i in alive])
+        r += 1
     best = max(alive, key=lambda i: _rank(rows, i))
     report = SearchReport(tuple(f.value for f in s.families), s.cap, s.calls, tuple(rounds),
                           tuple(rows), best, calls, time.perf_counter() - t0)
     return SearchOutcome(cands[best].z, cands[best].z_prime, report)
+
+
+def _extended(rounds: list, r: int, scores: list) -> list:
+    """The schedule after round ``r``: unchanged, unless every candidate of that round scored
+    0 (nothing to rank but noise) and rounds remain; then the remaining rounds' calls go to
+    one last round over all of round ``r``'s candidates (the same total calls, no halving on
+    noise)."""
+    if r + 1 >= len(rounds) or any(sc > 0 for sc in scores):
+        return rounds
+    n = rounds[r][0]
+    left = sum(k * c for k, c in rounds[r + 1:])
+    more = left // n
+    if more <= rounds[r][1]:
+        return rounds  # too little left to score them all with more calls: halve as before
+    return [*rounds[:r + 1], (n, more)]
 
 
 def _rank(rows: list[dict], i: int) -> tuple:

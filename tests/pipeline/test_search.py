@@ -85,6 +85,37 @@ def test_the_search_is_reproducible_and_on_streams_of_its_own():
     assert search_key(2, 0) != search_key(1, 0)
 
 
+def _fake_scores(cfg, positive_from_round: int):
+    """A scoring function that scores 0 before ``positive_from_round`` and the candidate's
+    index after it (a signal only more calls reveal), recording each (round, calls)."""
+    seen = []
+
+    def score(candidate):
+        calls = candidate.audit.trials
+        r = {cfg.search.calls * 4 ** j: j for j in range(6)}.get(calls, 99)
+        seen.append((candidate.name, calls))
+        value = 0.0 if r < positive_from_round else float(len(seen))
+        return CandidateScore(value, None, calls)
+
+    return score, seen
+
+
+def test_a_round_of_zeros_is_not_halved_on_noise():
+    cfg = config_from_dict(_doc(cap=16, calls=100))
+    n = len(search_pair(cfg, _fake_scores(cfg, 0)[0]).report.candidates)
+    planned = schedule(n, 100)
+    assert len(planned) == 3, planned  # more than 8 candidates: n -> ceil(n/4) -> 2
+    score, seen = _fake_scores(cfg, 99)  # every score 0 in every round
+    out = search_pair(cfg, score)
+    left = sum(k * c for k, c in planned[1:]) // n
+    assert list(out.report.rounds) == [(n, 100), (n, left)]
+    assert len(seen) == 2 * n and all(len(c["scores"]) == 2 for c in out.report.candidates)
+    assert sum(k * c for k, c in out.report.rounds) <= sum(k * c for k, c in planned)
+    # a round with a positive score is halved as planned
+    score, seen = _fake_scores(cfg, 0)
+    assert list(search_pair(cfg, score).report.rounds) == planned
+
+
 @pytest.mark.parametrize("candidates, rounds", [
     (1, [(1, 100)]), (2, [(2, 100)]), (3, [(3, 100), (2, 400)]), (8, [(8, 100), (2, 400)]),
     (9, [(9, 100), (3, 400), (2, 1600)]), (16, [(16, 100), (4, 400), (2, 1600)]),
