@@ -150,12 +150,19 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
     kinds = {CeilingKind.CLAIM} | ({CeilingKind.AMPLIFIED_CLAIM} if amplified else set())
     refuted = [v for v in result.violations if v.kind in kinds]
     if refuted:
-        own = any(v.kind is CeilingKind.CLAIM for v in refuted)
-        which = (f"({impl.claim.epsilon:g}, {impl.claim.delta:g})-DP" if own else
-                 f"private at its claim amplified by the missingness ([RPS] Thm 3.2; its own "
-                 f"claim ({impl.claim.epsilon:g}, {impl.claim.delta:g}) is not refuted)")
-        raise AssertionError(
-            f"{impl.name} is not {which} under {miss} at {confidence:.0%} confidence: "
-            f"eps_lower = {result.eps_lower:.4g}, claimed epsilon = {impl.claim.epsilon:g} "
-            f"({'; '.join(v.describe() for v in refuted)}); witness: {result.describe()}")
+        raise AssertionError(_refutation(impl, result, refuted, miss, confidence))
     return result
+
+
+def _refutation(impl, result: AuditResult, refuted: list, miss: dict, confidence: float
+                ) -> str:
+    """The message of a refuted claim: which claim (its own, or only the amplified one), the
+    bound and the witness."""
+    c = impl.claim
+    own = any(v.kind is CeilingKind.CLAIM for v in refuted)
+    which = (f"({c.epsilon:g}, {c.delta:g})-DP" if own else
+             f"private at its claim amplified by the missingness ([RPS] Thm 3.2; its own "
+             f"claim ({c.epsilon:g}, {c.delta:g}) is not refuted)")
+    return (f"{impl.name} is not {which} under {miss} at {confidence:.0%} confidence: "
+            f"eps_lower = {result.eps_lower:.4g}, claimed epsilon = {c.epsilon:g} "
+            f"({'; '.join(v.describe() for v in refuted)}); witness: {result.describe()}")

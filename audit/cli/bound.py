@@ -41,6 +41,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "(docs/THEORY.md §10); replaces --mechanism, --epsilon, --delta, --p-star and the "
         "release options",
     )
+    p.add_argument(
+        "--plan",
+        default=None,
+        help="a release plan (TOML): tables with their p*, mask regime and releases, "
+        "accounted as one PLD at the plan's target_delta (docs/THEORY.md §10.6)",
+    )
     p.add_argument("--mechanism", default=None, help="laplace or gaussian (required without "
                    "--config)")
     p.add_argument("--epsilon", default=None, type=float, help="calibration epsilon (required "
@@ -128,6 +134,8 @@ def main(args: argparse.Namespace) -> int:
     from audit.pipeline.results import to_jsonable
 
     try:
+        if args.plan is not None:
+            return _plan(args)
         parameters, table, worst = (_from_config(args) if args.config is not None
                                     else _from_flags(args))
     except ValueError as exc:
@@ -223,6 +231,32 @@ def _from_config(args: argparse.Namespace):
         "masks": setting.masks.value, "target_delta": td,
     }
     return parameters, table, row
+
+
+def _plan(args: argparse.Namespace) -> int:
+    """``bound --plan``: the plan's ε, each table's alone, and the comparison that is not a
+    bound (raises ValueError on a bad plan or option)."""
+    from audit.pipeline.results import to_jsonable
+    from audit.theory.plans import account_plan, load_plan
+
+    given = [f"--{n.replace('_', '-')}" for n in (*_FLAG_ONLY, "config", "target_delta")
+             if getattr(args, n) is not None]
+    if given:
+        raise ValueError(f"--plan reads everything from the plan file: {given[0]} cannot be "
+                         "given with it")
+    plan = load_plan(args.plan)
+    result = account_plan(plan)
+    if args.json:
+        print(json.dumps(to_jsonable({"plan": str(args.plan), **result.to_dict()}), indent=2,
+                         allow_nan=False))
+        return 0
+    print(f"plan {args.plan}: epsilon = {_fmt(result.epsilon)} at delta = "
+          f"{_fmt(result.delta)} for everything it releases (an upper bound)")
+    for name, eps in result.tables:
+        print(f"  table {name}: epsilon = {_fmt(eps)} alone")
+    comp = result.to_dict()["comparisons"][0]
+    print(f"comparison (NOT a bound): {comp['name']}: epsilon = {_fmt(comp['epsilon'])}")
+    return 0
 
 
 def _worst_line(row: dict) -> str:

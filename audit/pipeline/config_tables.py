@@ -1,0 +1,200 @@
+"""The small tables of a config document and their readers (the helpers of
+:func:`audit.pipeline.config.config_from_dict`, which re-exports the dataclasses): each refuses
+a missing key, an unknown one or a value of the wrong type with one line naming it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from audit._validate import check_in_range, check_positive, check_positive_int
+from audit.enums import MaskRegime
+
+__all__ = ["ImplementationConfig", "ReleasesConfig", "PairConfig", "check_chunk",
+           "MAX_CHUNK_CALLS"]
+
+#: Largest number of implementation calls per side in one chunk.
+MAX_CHUNK_CALLS = 1_000_000
+
+
+def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
+    unknown = sorted(set(given) - allowed)
+    if unknown:
+        raise ValueError(
+            f"unknown key {table}.{unknown[0]} (allowed: {', '.join(sorted(allowed))})"
+        )
+
+
+
+@dataclass(frozen=True)
+class ImplementationConfig:
+    """The implementation under audit, instead of the built-in Laplace/Gaussian release.
+
+    ``target`` is ``"<library>:<function>"`` (``audit.adapters``) or
+    ``"package.module:function"`` (a user's own ``f(data, rng, **params)``); ``epsilon`` and
+    ``delta`` are its claim (passed to the library too); ``params`` the function's own
+    parameters (e.g. ``bounds``); ``batch`` uses the batched form when the implementation has
+    one; ``chunk`` is the number of calls per side in one chunk of the main run (the unit of
+    reproducibility, checkpoints and the sequential test's bets).
+    """
+
+    target: str
+    epsilon: float
+    delta: float = 0.0
+    params: dict = field(default_factory=dict)
+    batch: bool = True
+    chunk: int = 1000
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.target, str) or ":" not in self.target:
+            raise ValueError(f"implementation.target must look like '<library>:<function>' or "
+                             f"'package.module:function', got implementation.target="
+                             f"{self.target!r}")
+        check_positive(self.epsilon, "implementation.epsilon")
+        check_in_range("implementation.delta", self.delta, 0.0, 1.0, hi_closed=False)
+        if not isinstance(self.params, dict):
+            raise ValueError(f"implementation.params must be a table, got "
+                             f"implementation.params={self.params!r}")
+        if not isinstance(self.batch, bool):
+            raise ValueError(f"implementation.batch must be true or false, got "
+                             f"implementation.batch={self.batch!r}")
+        check_chunk(self.chunk, "implementation.chunk")
+
+    def build(self):
+        """The :class:`audit.model.implementation.Implementation` this names."""
+        from audit.adapters import make_implementation
+
+        return make_implementation(self.target, epsilon=self.epsilon, delta=self.delta,
+                                   params=self.params)
+
+
+def check_chunk(value: object, name: str) -> int:
+    """Calls per side in one chunk: an integer in [1, :data:`MAX_CHUNK_CALLS`] (the config's
+    ``implementation.chunk`` and ``assert_private``'s ``chunk``)."""
+    check_positive_int(value, name)
+    if value > MAX_CHUNK_CALLS:
+        raise ValueError(f"{name} must be in [1, {MAX_CHUNK_CALLS}], got {name}={value}")
+    return int(value)
+
+
+@dataclass(frozen=True)
+class ReleasesConfig:
+    """k releases from one incomplete dataset (docs/THEORY.md §9): ``count`` = k ≥ 1 and
+    ``masks`` = ``"shared"`` (one table: the k releases read one masked dataset) or
+    ``"fresh"`` (the missingness redrawn for every release)."""
+
+    count: int
+    masks: MaskRegime = MaskRegime.SHARED
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.count, "releases.count")
+        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "releases.masks"))
+
+
+@dataclass(frozen=True, eq=False)
+class PairConfig:
+    """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
+    ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing (a pair
+    the ``[search]`` chose too: its report is the result's, not the config's)."""
+
+    z: list
+    z_prime: list
+
+
+_IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}
+
+
+def _noise_key(sc: dict) -> str:
+    """Read the former key ``scenario.mechanism`` as ``scenario.noise`` (in place); the key
+    the user wrote."""
+    if "mechanism" not in sc:
+        return "noise"
+    if "noise" in sc:
+        raise ValueError(f"scenario.noise and scenario.mechanism (its former name) are the same "
+                         f"setting: give one, got scenario.noise={sc['noise']!r} and "
+                         f"scenario.mechanism={sc['mechanism']!r}")
+    sc["noise"] = sc.pop("mechanism")
+    return "mechanism"
+
+
+#: Keys whose values are integers: an integral float (``trials = 1e6``) is accepted for them.
+_INT_KEYS = {"d", "n", "trials", "pilot_trials", "seed", "bins", "jobs", "chunk"}
+
+
+def _table(data: dict, key: str, *, required: bool = True) -> dict:
+    """A copy of the table ``data[key]``, refused with one line when missing or not a table."""
+    if key not in data:
+        if required:
+            raise ValueError(f"config is missing the [{key}] table")
+        return {}
+    table = data[key]
+    if not isinstance(table, dict):
+        hint = (f' (write [{key}] with kind = {table!r})' if key == "missingness"
+                and isinstance(table, str) else "")
+        raise ValueError(f"[{key}] must be a table, got {key}={table!r}{hint}")
+    return dict(table)
+
+
+def _integral(table: dict, prefix: str, keys: set[str]) -> dict:
+    """``table`` with integral floats (``1e6``) of integer keys as ints; other values as they
+    are (the dataclasses refuse a non-integral or non-numeric value with its key)."""
+    out = dict(table)
+    for key in keys & set(out):
+        v = out[key]
+        if isinstance(v, float) and v.is_integer() and abs(v) < 2.0**63:
+            out[key] = int(v)
+    return out
+
+
+def _releases(data: dict) -> ReleasesConfig | None:
+    if "releases" not in data:
+        return None
+    table = _integral(_table(data, "releases"), "releases", {"count"})
+    _check_keys("releases", table, {"count", "masks"})
+    if "count" not in table:
+        raise ValueError("config is missing the key releases.count")
+    return ReleasesConfig(**table)
+
+
+def _implementation(table) -> ImplementationConfig | None:
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError(f"[implementation] must be a table, got implementation={table!r}")
+    table = _integral(table, "implementation", _INT_KEYS)
+    _check_keys("implementation", table, _IMPLEMENTATION_KEYS)
+    for key in ("target", "epsilon"):
+        if key not in table:
+            raise ValueError(f"config is missing the key implementation.{key}")
+    return ImplementationConfig(**table)
+
+
+def _pair(table, scenario: dict) -> PairConfig | None:
+    """An explicit pair; sets scenario.n and scenario.d from its shape (they must agree)."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError(f"[pair] must be a table, got pair={table!r}")
+    _check_keys("pair", table, {"z", "z_prime"})
+    arrays = {}
+    for key in ("z", "z_prime"):
+        if key not in table:
+            raise ValueError(f"config is missing the key pair.{key}")
+        try:
+            a = np.asarray(table[key], dtype=np.float64)
+        except (TypeError, ValueError):
+            raise ValueError(f"pair.{key} must be an array of numbers (n rows of d values, "
+                             f"nan for a missing value)") from None
+        if a.ndim != 2 or 0 in a.shape:
+            raise ValueError(f"pair.{key} must have shape (n, d), got shape {a.shape}")
+        arrays[key] = a
+    if arrays["z"].shape != arrays["z_prime"].shape:
+        raise ValueError(f"pair.z and pair.z_prime must have the same shape, got "
+                         f"{arrays['z'].shape} and {arrays['z_prime'].shape}")
+    n, d = arrays["z"].shape
+    for key, value in (("n", n), ("d", d)):
+        if scenario.setdefault(key, value) != value:
+            raise ValueError(f"scenario.{key} must match the pair's shape ({n}, {d}), got "
+                             f"scenario.{key}={scenario[key]}")
+    return PairConfig(arrays["z"].tolist(), arrays["z_prime"].tolist())

@@ -1,0 +1,304 @@
+"""Release plans: what one user releases from several incomplete tables, accounted as one
+privacy-loss distribution (``python -m audit bound --plan PLAN.toml``; docs/THEORY.md §10.6,
+**derived in this project**).
+
+A plan is a list of tables; each table has a record-level observation probability p* (its
+missingness is MCAR or MAR), a mask regime and a list of releases (a noise, the (ε, δ) it is
+calibrated at, how many times it is released). The accountant reads it as:
+
+- a table with **shared** masks (one table, its statistics computed from the same incomplete
+  records): the composition f_T = ⊗_j f_j^{⊗k_j} of all its releases, then [RPS] Theorem 3.2 /
+  §7 **once**: C_{p*}(f_T), whose profile is δ(ε) = p*·δ_{f_T}(ln(1 + (e^ε − 1)/p*)) (§9.1);
+- a table with **fresh** masks (its missingness redrawn for every release): the per-release
+  guarantees compose, ⊗_j C_{p*}(f_j)^{⊗k_j} (§9.3);
+- different tables have independent masks: their guarantees compose.
+
+Each table's curve is computed as a certified lower bound on its trade-off function (the upper
+envelope of the lines of an upper bound on its profile, [DRS] Proposition 2.12, from
+pessimistic PLDs), turned into the discrete pair whose trade-off is exactly that
+piecewise-linear curve (a segment of slope −q/p is an atom of masses (p, q)), and the pairs'
+PLDs are composed: by Blackwell's theorem the true mechanism is a post-processing of that
+product pair, so the ε it gives is an upper bound. A plan of one table skips that step and
+reads ε from the profile itself.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from audit._numeric import log1p_c_expm1, log1p_expm1_div
+from audit._validate import (
+    check_count,
+    check_delta,
+    check_in_range,
+    check_probability,
+)
+from audit.enums import MaskRegime, NoiseKind
+from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, subsampled_pmf
+
+__all__ = ["PlannedRelease", "Table", "Plan", "PlanResult", "load_plan", "plan_from_dict",
+           "account_plan"]
+
+#: ε grid points of a table's profile (the lower-bound curve's vertices come from them)
+_GRID = 600
+
+
+@dataclass(frozen=True)
+class PlannedRelease:
+    """One statistic released ``count`` times: a Laplace release calibrated at (ε, 0) (the
+    scalar Laplace curve, μ = ε) or a Gaussian one at (ε, δ) with the classical σ (G_μ,
+    μ = ε/√(2 ln(1.25/δ)), ε ≤ 1)."""
+
+    name: str
+    noise: NoiseKind
+    epsilon: float
+    delta: float = 0.0
+    count: int = 1
+
+    def __post_init__(self) -> None:
+        where = f"release {self.name!r}"
+        object.__setattr__(self, "noise", NoiseKind.parse(self.noise, f"{where}: noise"))
+        object.__setattr__(self, "count", check_count(self.count, f"{where}: count"))
+        if self.noise is NoiseKind.GAUSSIAN:
+            check_in_range(f"{where}: epsilon", self.epsilon, 0.0, 1.0, lo_closed=False)
+            check_in_range(f"{where}: delta", self.delta, 0.0, 1.0, lo_closed=False,
+                           hi_closed=False)
+        else:
+            check_in_range(f"{where}: epsilon", self.epsilon, 0.0, 700.0, lo_closed=False)
+            if self.delta not in (0, 0.0):
+                raise ValueError(f"{where}: delta must be 0 for a Laplace release, got "
+                                 f"delta={self.delta!r}")
+
+    def base(self):
+        """The pair of one release's curve (:mod:`audit.theory.pld`)."""
+        from audit.theory.pld import gaussian_loss, laplace_loss
+
+        if self.noise is NoiseKind.GAUSSIAN:
+            return gaussian_loss(self.epsilon / math.sqrt(2 * math.log(1.25 / self.delta)))
+        return laplace_loss(self.epsilon)
+
+
+@dataclass(frozen=True)
+class Table:
+    """An incomplete table: record-level observation probability ``p_star`` ∈ (0, 1], the mask
+    regime of its releases, and the releases."""
+
+    name: str
+    p_star: float
+    masks: MaskRegime
+    releases: tuple[PlannedRelease, ...]
+
+    def __post_init__(self) -> None:
+        p = check_probability(self.p_star, f"table {self.name!r}: p_star")
+        if p == 0.0:
+            raise ValueError(f"table {self.name!r}: p_star must be in (0, 1], got p_star=0")
+        object.__setattr__(self, "masks",
+                           MaskRegime.parse(self.masks, f"table {self.name!r}: masks"))
+        if not self.releases:
+            raise ValueError(f"table {self.name!r} must hold at least one release")
+        if sum(r.count for r in self.releases) > MAX_PLD_RELEASES:
+            raise ValueError(f"table {self.name!r}: at most {MAX_PLD_RELEASES} releases in all "
+                             f"(a PLD composition), got {sum(r.count for r in self.releases)}")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The tables of a plan and the final δ of everything it releases."""
+
+    tables: tuple[Table, ...]
+    target_delta: float
+
+    def __post_init__(self) -> None:
+        if not self.tables:
+            raise ValueError("a plan must hold at least one [[tables]] entry")
+        d = check_delta(self.target_delta)
+        if d == 0.0:
+            raise ValueError("target_delta must be in (0, 1) for a plan (its tables' curves are "
+                             "composed as PLDs), got target_delta=0")
+        names = [t.name for t in self.tables]
+        if len(set(names)) != len(names):
+            raise ValueError(f"table names must be distinct, got {names}")
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """ε of the whole plan at its final δ (an upper bound), each table's ε alone at that δ,
+    and comparisons that are **not** bounds for shared tables (the per-release amplified
+    guarantees composed as if every release had fresh masks)."""
+
+    epsilon: float
+    delta: float
+    tables: tuple[tuple[str, float], ...]
+    fresh_composition: float
+
+    def to_dict(self) -> dict:
+        return {"epsilon": self.epsilon, "delta": self.delta,
+                "tables": [{"name": n, "epsilon": e} for n, e in self.tables],
+                "comparisons": [{
+                    "name": "every release's amplified guarantee composed (NOT a bound for "
+                            "tables with shared masks)",
+                    "epsilon": self.fresh_composition}]}
+
+
+# ----------------------------------------------------------------------------- reading
+_PLAN_KEYS, _TABLE_KEYS = {"target_delta", "tables"}, {"name", "p_star", "masks", "releases"}
+_RELEASE_KEYS = {"name", "noise", "epsilon", "delta", "count"}
+
+
+def _keys(table: dict, allowed: set, where: str) -> None:
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table, got {table!r}")
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise ValueError(f"unknown key {where}.{unknown[0]} (allowed: "
+                         f"{', '.join(sorted(allowed))})")
+
+
+def plan_from_dict(data: dict) -> Plan:
+    """A :class:`Plan` from a parsed TOML document (see ``docs/guide/cli.md``)."""
+    _keys(data, _PLAN_KEYS, "plan")
+    tables = data.get("tables")
+    if not isinstance(tables, list) or not tables:
+        raise ValueError("a plan must hold at least one [[tables]] entry")
+    out = []
+    for i, t in enumerate(tables):
+        _keys(t, _TABLE_KEYS, f"tables[{i}]")
+        name = str(t.get("name", f"table {i + 1}"))
+        rels = t.get("releases")
+        if not isinstance(rels, list) or not rels:
+            raise ValueError(f"table {name!r} must hold at least one [[tables.releases]] entry")
+        releases = []
+        for j, r in enumerate(rels):
+            _keys(r, _RELEASE_KEYS, f"tables[{i}].releases[{j}]")
+            if "noise" not in r or "epsilon" not in r:
+                raise ValueError(f"tables[{i}].releases[{j}] needs noise and epsilon")
+            releases.append(PlannedRelease(str(r.get("name", f"release {j + 1}")), r["noise"],
+                                           r["epsilon"], r.get("delta", 0.0),
+                                           r.get("count", 1)))
+        if "p_star" not in t:
+            raise ValueError(f"table {name!r} needs p_star")
+        out.append(Table(name, t["p_star"], t.get("masks", "shared"), tuple(releases)))
+    if "target_delta" not in data:
+        raise ValueError("a plan needs target_delta (the final delta of everything it releases)")
+    return Plan(tuple(out), data["target_delta"])
+
+
+def load_plan(path: str | Path) -> Plan:
+    """Read a plan file (TOML); a ``ValueError`` names what is wrong."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"plan file not found: {p}")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"plan file {p} is not valid TOML: {exc}") from None
+    return plan_from_dict(data)
+
+
+# ----------------------------------------------------------------------------- accounting
+def _composed(releases, p: float, h: float):
+    """The pessimistic PLD of ⊗_j f_j^{⊗k_j} (p = 1) or ⊗_j C_p(f_j)^{⊗k_j}."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    out = None
+    for r in releases:
+        one = PrivacyLossDistribution(subsampled_pmf(r.base(), p, h))
+        one = one if r.count == 1 else one.self_compose(r.count)
+        out = one if out is None else out.compose(one)
+    return out
+
+
+def _profile(table: Table, h: float):
+    """δ(ε) of the table's guarantee (an upper bound, vectorised over ε ≥ 0)."""
+    q = table.p_star
+    if table.masks is MaskRegime.FRESH:
+        pld = _composed(table.releases, q, h)
+        return lambda eps: np.asarray(pld.get_delta_for_epsilon(np.asarray(eps)))
+    pld = _composed(table.releases, 1.0, h)
+
+    def shared(eps):
+        inner = np.array([log1p_expm1_div(float(e), q) for e in np.atleast_1d(eps)])
+        return q * np.asarray(pld.get_delta_for_epsilon(inner))
+
+    return shared
+
+
+def _table_epsilon(table: Table, delta: float, h: float) -> float:
+    """ε of one table at δ, read from its profile (no curve step)."""
+    q = table.p_star
+    if table.masks is MaskRegime.FRESH:
+        return float(_composed(table.releases, q, h).get_epsilon_for_delta(delta))
+    inner = float(_composed(table.releases, 1.0, h).get_epsilon_for_delta(min(1.0, delta / q)))
+    return log1p_c_expm1(inner, q)
+
+
+def _pair_pmf(profile, top: float, h: float):
+    """The pessimistic PMF of the discrete pair whose trade-off is the lower-bound curve of
+    ``profile`` on [0, top] ([DRS] Prop. 2.12; a segment of slope −q/p is an atom (p, q))."""
+    from dp_accounting.pld import pld_pmf
+
+    from audit.theory.pld import tradeoff_from_profile
+
+    eps = np.unique(np.concatenate([np.linspace(0.0, top, _GRID),
+                                    np.geomspace(1e-4, max(top, 2e-4), _GRID // 4)]))
+    curve = tradeoff_from_profile(eps, np.clip(profile(eps), 0.0, 1.0))
+    a, b = curve.alphas, curve.betas
+    dp, dq = np.diff(a), -np.diff(b)
+    keep = dp > 0
+    dp, dq = dp[keep], dq[keep]
+    infinite = float(dp[dq <= 0].sum())
+    finite = dq > 0
+    losses = np.log(dp[finite]) - np.log(dq[finite])
+    idx = np.ceil(losses / h - 1e-9).astype(np.int64)
+    lo = int(idx.min())
+    probs = np.bincount(idx - lo, weights=dp[finite])
+    return pld_pmf.DensePLDPmf(h, lo, probs, infinite, True)
+
+
+def account_plan(plan: Plan, *, discretization: float = DISCRETIZATION) -> PlanResult:
+    """ε at ``plan.target_delta`` of everything the plan releases (an upper bound).
+
+    Raises
+    ------
+    ValueError
+        On a bad plan (each message names the table and release).
+
+    References
+    ----------
+    docs/THEORY.md §9.1, §9.3 and §10.6 (derived in this project); [DRS] Proposition 2.12.
+    """
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    if not isinstance(plan, Plan):
+        raise ValueError(f"plan must be a Plan, got plan={plan!r}")
+    h, d = discretization, plan.target_delta
+    alone = tuple((t.name, _table_epsilon(t, d, h)) for t in plan.tables)
+    fresh = _fresh_everything(plan, h)
+    if len(plan.tables) == 1:
+        return PlanResult(alone[0][1], d, alone, fresh)
+    total = None
+    for t in plan.tables:
+        profile = _profile(t, h)
+        top = _table_epsilon(t, 1e-15, h)
+        pld = PrivacyLossDistribution(_pair_pmf(profile, max(top, 1e-3), h))
+        total = pld if total is None else total.compose(pld)
+    return PlanResult(float(total.get_epsilon_for_delta(d)), d, alone, fresh)
+
+
+def _fresh_everything(plan: Plan, h: float) -> float:
+    """Every release's amplified guarantee composed as if its masks were fresh: the
+    accounting that shared tables make wrong (a comparison, not a bound for them)."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    out = None
+    for t in plan.tables:
+        for r in t.releases:
+            one = PrivacyLossDistribution(subsampled_pmf(r.base(), t.p_star, h))
+            one = one if r.count == 1 else one.self_compose(r.count)
+            out = one if out is None else out.compose(one)
+    return float(out.get_epsilon_for_delta(plan.target_delta))
