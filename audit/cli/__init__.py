@@ -62,9 +62,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _own_interrupts() -> None:
+    """Ctrl-C raises KeyboardInterrupt even when the parent ignored SIGINT (a background job of
+    a non-interactive shell, ``(trap '' INT; ...)``): every command answers it with exit 130
+    and one ``interrupted:`` line. Only the main thread can set a handler (a command run from
+    a thread keeps the one it has)."""
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    _own_interrupts()
     try:
         return int(args._handler(args))
     except BrokenPipeError:  # stdout closed early (``... | head``): no traceback

@@ -163,3 +163,51 @@ def test_a_searched_pair_is_named_in_the_summary_and_the_json(tmp_path):
     doc = json.loads((tmp_path / "r.json").read_text())
     assert len(doc["search"]["candidates"]) == 3 and doc["search"]["cap"] == 3
     assert "pair" in doc["config"] and "search" not in doc["config"]
+
+
+_HANGING = '''
+import os, time
+import numpy as np
+CALLS = [0]
+def mech(data, rng):
+    CALLS[0] += 1
+    if CALLS[0] > 10:
+        open(os.environ["HANG_MARKER"], "w").close()
+        time.sleep(10**6)
+    return float(np.nansum(data)) + rng.laplace(scale=2.0)
+'''
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_reaches_a_mechanism_that_hangs_while_the_run_is_timed(tmp_path, jobs):
+    """A mechanism that hangs on its 11th call hangs in the timing before the pilot; Ctrl-C
+    (even with SIGINT ignored by the parent: the CLI installs its own handler) is exit 130
+    with one ``interrupted:`` line and no traceback."""
+    import os
+    import signal
+    import time
+
+    (tmp_path / "hangmech.py").write_text(_HANGING)
+    cfg = tmp_path / "hang.toml"
+    cfg.write_text('[scenario]\nnoise = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 1\nn = 5\n'
+                   '[missingness]\nkind = "mcar-iid"\nrate = 0.3\n[implementation]\n'
+                   'target = "hangmech:mech"\nepsilon = 1.0\n[audit]\ntrials = 2000\nseed = 1\n')
+    marker = tmp_path / "hanging"
+    env = {**os.environ, "HANG_MARKER": str(marker),
+           "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
+    proc = subprocess.Popen([sys.executable, "-m", "audit", "run", str(cfg), "--jobs", jobs,
+                             "--no-progress"], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN))
+    try:
+        deadline = time.time() + 120
+        while not marker.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        assert marker.exists(), proc.communicate(timeout=5)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err and err.strip().startswith("interrupted:")
