@@ -138,7 +138,7 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
         raise ValueError(f"statistic must be an audit.statistics.Statistic, got "
                          f"statistic={statistic!r}")
     proj = statistic.projection
-    if not isinstance(proj, ENGINE_PROJECTIONS):  # CategoryIndex, NeighbourLogRatio
+    if not isinstance(proj, ENGINE_PROJECTIONS):  # the others, a user's own included
         raise ValueError(f"a {type(proj).__name__} statistic is counted only by black-box "
                          "(implementation) audits, not by the engine")
     if isinstance(proj, OutputValue) and not P.is_scalar:
