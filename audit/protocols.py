@@ -1,7 +1,9 @@
 """The interfaces between the layers of an audit.
 
 - :class:`Query` and :class:`MissingnessMechanism` describe the setting (``audit.model``
-  implements the catalogues; any object with these members can be audited). A mechanism
+  implements the catalogues; any object with these members can be audited). Both protocols
+  live in :mod:`audit.interfaces` with every other protocol of the package, and are
+  re-exported here. A mechanism
   describes its mask law without enumeration, where it can, as an :class:`IndependentMasks`
   or a :class:`FixedCountMasks`.
 - An attack (``attacks/``, or a third-party package) maps what it may see to a :class:`Score`.
@@ -21,17 +23,13 @@ from __future__ import annotations
 import abc
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import ClassVar
 
 import numpy as np
 
-from audit.enums import MissingnessClass
+from audit.interfaces import MissingnessMechanism, Projection, Query
 from audit.mixture import Mixture
-from audit.statistics import (
-    PROJECTIONS,
-    Projection,
-    Statistic,
-)
+from audit.statistics import Statistic
 
 __all__ = [
     "ATTACK_ENTRY_POINT_GROUP",
@@ -53,59 +51,6 @@ __all__ = [
 ]
 
 
-@runtime_checkable
-class Query(Protocol):
-    """A query f(x) = Σ_i g(x_i) on incomplete data (NA read as 0), with its FWL constants.
-
-    Every member below is called by the model layer or the pipeline; ``audit.model.queries``
-    implements the catalogue. Arrays are float64; NaN in an input marks an NA feature and is
-    read as 0, and g(0) = 0 (an all-NA record contributes nothing: the fast path of
-    ``audit.model.neighbours`` relies on it).
-    """
-
-    #: config name of the query (``"sum"``, ``"vector-sum"``, ...), used in messages
-    name: ClassVar[str]
-
-    def check_dimension(self, d: int) -> int:
-        """Return ``d`` if the query is defined on records of length d ≥ 1; raise
-        ValueError otherwise (e.g. d ≠ the number of columns of a weight matrix)."""
-        ...
-
-    def output_dim(self, d: int) -> int:
-        """Length ≥ 1 of the output f(x) for records of length ``d`` (1: a scalar query)."""
-        ...
-
-    def contributions(self, rows, n: int) -> np.ndarray:
-        """g(x_i) for each row of ``rows`` (shape (M, d), NaN read as 0) in a dataset of
-        ``n`` ≥ 1 records (means carry their 1/n inside g): shape (M, output_dim(d))."""
-        ...
-
-    def evaluate(self, x) -> np.ndarray:
-        """f(x) = Σ_i g(x_i) of a dataset x of shape (n, d): shape (output_dim(d),)."""
-        ...
-
-    def fwl_constants(self, n: int, d: int, bound: float):
-        """The query's feature-wise Lipschitz constants for n ≥ 1 records of d features
-        bounded by ``bound`` > 0: an :class:`audit.theory.fwl.FWLConstants` ([RPS] Def. 4.1)."""
-        ...
-
-    def candidate_records(self, d: int, bound: float) -> np.ndarray:
-        """Differing records the worst-case pair search tries, shape (C, d) with C ≥ 1 and
-        every value in [−bound, bound] (domain corners; one-hot records for a histogram)."""
-        ...
-
-    def separable_values(self, record, n: int) -> np.ndarray | None:
-        """For a query whose output coordinate j reads feature j alone and is 0 when that
-        feature is missing: the output, shape (d,), on a dataset of ``n`` records whose only
-        non-zero record is ``record`` (fully observed, NaN read as 0). ``None`` when the
-        query is not separable; then its law over masks is enumerated (d ≤ 20)."""
-        ...
-
-    def params(self) -> dict:
-        """Every parameter under its config key (arrays as lists), JSON-ready."""
-        ...
-
-
 @dataclass(frozen=True, eq=False)
 class IndependentMasks:
     """A mask law with features missing independently: feature j with probability
@@ -125,67 +70,6 @@ class FixedCountMasks:
 
 #: what :meth:`MissingnessMechanism.mask_structure` may return besides None
 MaskStructure = IndependentMasks | FixedCountMasks
-
-
-@runtime_checkable
-class MissingnessMechanism(Protocol):
-    """A missing-feature mechanism F: record → random mask (True = missing).
-
-    Every member below is called by the model layer or the pipeline;
-    ``audit.model.missingness`` implements the catalogue, and its public base classes
-    ``Mechanism`` and ``IndependentFeatures`` supply the members a new mechanism does not
-    need to change (docs/DESIGN.md, "How to add a missingness mechanism"). Records are float
-    arrays with NaN marking a feature that is NA already.
-    """
-
-    #: config name (``"mcar-iid"``, ...); ``make_missingness(kind, **params())`` rebuilds
-    kind: ClassVar[str]
-    #: MCAR, MAR or MNAR (docs/THEORY.md §1); amplification results apply to MCAR and MAR
-    missing_class: ClassVar[MissingnessClass]
-
-    def check_dimension(self, d: int) -> int:
-        """Return ``d`` if the mechanism is defined for records of length d ≥ 1; raise
-        ValueError otherwise (e.g. a pivot feature ≥ d)."""
-        ...
-
-    def p_star(self, d: int) -> float:
-        """p* ∈ [0, 1]: P[a record of length d is at least partially observed] (the same for
-        every record under MAR; the supremum over records under MNAR) ([RPS] Lemma 3.1)."""
-        ...
-
-    def rho(self, d: int) -> float:
-        """ρ ∈ [0, 1]: the largest observed fraction |obs(m)|/d over masks of positive
-        probability for some record of length d ([RPS] Lemma 4.4)."""
-        ...
-
-    def mask_distribution(self, record) -> tuple[np.ndarray, np.ndarray]:
-        """Exact law of one record's mask (shape (d,), d ≤ 20): ``(masks, probs)``, masks a
-        (M, d) bool array of the distinct masks of positive probability, probs (M,) summing
-        to 1."""
-        ...
-
-    def sample_masks(self, records, rng=None) -> np.ndarray:
-        """One mask per row of ``records`` (shape (N, d)), drawn independently from ``rng``
-        (a Generator, a seed or None): bool (N, d), True = missing."""
-        ...
-
-    def mask_structure(self, record) -> MaskStructure | None:
-        """The law of one record's mask in a form that needs no enumeration of the 2^d
-        patterns (:class:`IndependentMasks` or :class:`FixedCountMasks`), or ``None`` when
-        only :meth:`mask_distribution` describes it."""
-        ...
-
-    def pair_candidates(self, records, bound: float) -> np.ndarray:
-        """Extra differing records for the worst-case pair search, derived from the query's
-        ``records`` (shape (C, d), values in [−bound, bound] or NaN): shape (K, d), K ≥ 0,
-        values in [−bound, bound] or NaN. A mechanism whose mask probabilities change at a
-        threshold returns the records moved across it (``MARPivot``: the pivot set to the
-        clipped threshold and to ±bound); most mechanisms return none (K = 0)."""
-        ...
-
-    def params(self) -> dict:
-        """Every parameter under its config key, defaults included, JSON-ready."""
-        ...
 
 
 def protocol_members(protocol: type) -> tuple[str, ...]:
@@ -246,8 +130,9 @@ class Score:
     ----------
     attack : str
         Name of the attack that produced it.
-    projection : OutputValue, ExactLLR or LinearProjection
-        What the engine histograms for each output.
+    projection : Projection
+        What the engine histograms for each output (:class:`audit.interfaces.Projection`:
+        a built-in of ``audit.statistics`` or a user's own class).
     transform : callable or None
         Maps projected values to the score (vectorised); None means the projected value is
         the score. Larger scores are evidence for z (law P).
@@ -262,8 +147,9 @@ class Score:
     note: str = ""
 
     def __post_init__(self) -> None:
-        if not isinstance(self.projection, PROJECTIONS):
-            raise ValueError(f"projection must be a statistics projection, got "
+        if not isinstance(self.projection, Projection):
+            raise ValueError(f"projection must be a projection (an object with evaluate and "
+                             f"to_dict: audit.interfaces.Projection), got "
                              f"projection={self.projection!r}")
 
     def of_projected(self, v: np.ndarray) -> np.ndarray:

@@ -14,9 +14,11 @@ query's output dimension) to one real number, plus fixed histogram ``edges``:
 - :class:`CoordinateSum` (black box only): Σ_j f_j(x_j), per-coordinate fitted functions
   (an additive score).
 
-The last two are counted only by black-box (implementation) audits, whose counts are taken in
+The last three are counted only by black-box (implementation) audits, whose counts are taken in
 numpy (``Statistic.indices``); the numba and CUDA engines refuse them
-(:data:`ENGINE_PROJECTIONS`).
+(:data:`ENGINE_PROJECTIONS`). A projection is any object with ``evaluate`` and ``to_dict``
+(the :class:`audit.interfaces.Projection` protocol): a user's own class is counted by a
+black-box audit like the built-ins that the engines refuse.
 
 Each projection has a plain-numpy ``evaluate`` (the reference the numba kernels are tested
 against, and what pilots are scored with), and :func:`histogram` is the numpy reference of the
@@ -38,6 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit.interfaces import Projection
 from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture
 
@@ -375,9 +378,8 @@ class CoordinateSum:
                 "fit": _digest(*self.knots, *self.values, self.special)}
 
 
-Projection = (OutputValue | ExactLLR | LinearProjection | CategoryIndex | NeighbourLogRatio
-    | CoordinateSum)
-#: every projection a :class:`Statistic` may hold
+#: the built-in projections (a :class:`Statistic` holds any :class:`Projection`: these, or a
+#: user's own class with ``evaluate`` and ``to_dict``)
 PROJECTIONS = (OutputValue, ExactLLR, LinearProjection, CategoryIndex, NeighbourLogRatio,
                CoordinateSum)
 #: the projections the numba and CUDA engines can count (the others: black box only)
@@ -390,8 +392,10 @@ class Statistic:
 
     Parameters
     ----------
-    projection : OutputValue, ExactLLR, LinearProjection, CategoryIndex, NeighbourLogRatio
-        or CoordinateSum (the last three black box only)
+    projection : Projection
+        Any object with ``evaluate`` and ``to_dict`` (:class:`audit.interfaces.Projection`):
+        a built-in (:data:`PROJECTIONS`; the engines count only :data:`ENGINE_PROJECTIONS`)
+        or a user's own, counted in numpy by black-box audits.
     edges : array_like
         Strictly increasing finite bin edges (at least 2).
     infinities : bool
@@ -404,10 +408,11 @@ class Statistic:
     infinities: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.projection, PROJECTIONS):
+        if not isinstance(self.projection, Projection):
             raise ValueError(
                 "projection must be an OutputValue, ExactLLR, LinearProjection, CategoryIndex, "
-                f"NeighbourLogRatio or CoordinateSum, got projection={self.projection!r}"
+                "NeighbourLogRatio, CoordinateSum or another object with evaluate and to_dict "
+                f"(audit.interfaces.Projection), got projection={self.projection!r}"
             )
         object.__setattr__(self, "edges", check_edges(self.edges))
 

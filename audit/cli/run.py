@@ -29,10 +29,11 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
     p.add_argument("--seed", type=integer, help="seed (overrides audit.seed)")
     p.add_argument("--jobs", type=integer, help="joblib processes (overrides audit.jobs; capped at "
                                             "the CPUs this process may use)")
-    p.add_argument("--backend", choices=("cpu", "cuda", "dask"),
+    p.add_argument("--backend", metavar="NAME",
                    help="where the work runs (overrides audit.backend): cpu; cuda for an "
                         "NVIDIA GPU (the [cuda] extra, white-box audits); dask for a local "
-                        "dask cluster of --jobs workers (the [dask] extra)")
+                        "dask cluster of --jobs workers (the [dask] extra); or the name of a "
+                        "joblib backend registered in this process (loky, threading, ...)")
     p.add_argument("--checkpoint", metavar="DIR",
                    help="save finished chunks here; rerunning resumes an interrupted run")
     p.add_argument("--json", dest="json_out", metavar="OUT", help="write the result as JSON")
@@ -97,10 +98,12 @@ def _prepare(args: argparse.Namespace):
     from audit.pipeline.config import load_config
     from audit.pipeline.factory import make_subject
     from audit.pipeline.results import check_output_dir, check_output_file
-    from audit.simulation.processes import cap_jobs, check_jobs
+    from audit.simulation.processes import cap_jobs, check_backend_setting, check_jobs
 
     if args.jobs is not None:
         check_jobs(args.jobs, "--jobs")
+    if args.backend is not None:
+        args.backend = check_backend_setting(args.backend, "--backend")
     if not args.max_hours > 0:
         raise ValueError(f"--max-hours must be > 0, got --max-hours={args.max_hours}")
     cfg = load_config(args.config).with_overrides(

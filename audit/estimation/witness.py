@@ -12,37 +12,10 @@ and one decorator.
 from __future__ import annotations
 
 import dataclasses
-from typing import ClassVar, Protocol, runtime_checkable
+
+from audit.interfaces import Bound
 
 __all__ = ["Bound", "register_bound", "bound_kind", "bound_kinds", "field_values"]
-
-
-@runtime_checkable
-class Bound(Protocol):
-    """What every bound of an audit answers.
-
-    ``eps_lower`` is valid with probability ≥ the audit's confidence; :meth:`plug_in` is a
-    point estimate on the same evidence (not a bound; None when there is none);
-    :meth:`refutes` says whether the bound's own test refuted a claim ε (a sequential test
-    does; a fixed bound leaves that to the ceilings); :meth:`result_keys` are the extra
-    top-level keys of the result's JSON (``{"strata": ...}`` for a stratified bound).
-    """
-
-    kind: ClassVar[str]
-    eps_lower: float
-
-    def plug_in(self) -> float | None: ...
-
-    def describe(self) -> str: ...
-
-    def to_dict(self) -> dict: ...
-
-    @classmethod
-    def from_dict(cls, doc: dict) -> Bound: ...
-
-    def refutes(self, epsilon: float) -> bool: ...
-
-    def result_keys(self) -> dict: ...
 
 
 _KINDS: dict[str, type] = {}

@@ -21,11 +21,12 @@ from __future__ import annotations
 import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from audit._validate import check_delta, check_epsilon
+from audit.interfaces import Implementation
 from audit.model.release import Release
 
 if TYPE_CHECKING:  # annotations only: adapters import this module without scipy
@@ -64,24 +65,6 @@ class Claim:
         if d >= 1.0:
             raise ValueError(f"claim delta must be in [0, 1), got claim delta={d!r}")
         object.__setattr__(self, "delta", d)
-
-
-@runtime_checkable
-class Implementation(Protocol):
-    """A release under audit: ``impl(data, rng)`` → scalar or vector.
-
-    ``data`` is a float array (n, d), NaN = missing; ``rng`` a numpy Generator that the
-    implementation should use for all its randomness (so that a seed reproduces a run).
-    ``batch(datasets, rng)``, when not None, takes (m, n, d) and returns m outputs.
-    """
-
-    name: str
-    claim: Claim
-
-    def __call__(self, data: np.ndarray, rng: np.random.Generator): ...
-
-    @property
-    def batch(self) -> Callable | None: ...
 
 
 @dataclass(frozen=True, eq=False)

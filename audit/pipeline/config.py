@@ -14,7 +14,7 @@ A config has three tables (README, "Config schema"):
 ``[audit]``
     ``trials`` (per side), ``pilot_trials``, ``seed``, ``confidence``, ``attack``, ``delta``
     (the δ of the audited (ε, δ) claim), ``bins``, ``selection``, ``jobs``, ``checkpoint``,
-    ``backend`` ("cpu" | "cuda" | "dask": where the work runs).
+    ``backend`` ("cpu" | "cuda" | "dask" | a registered joblib backend: where the work runs).
 
 Unknown keys and out-of-range values raise ``ValueError`` naming the key, before any work.
 """
@@ -61,6 +61,7 @@ from audit.pipeline.config_tables import (  # the tables' dataclasses, re-export
 from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
 from audit.pipeline.strata_config import StrataConfig, strata_from_table
 from audit.policy import DEFAULT_POLICY
+from audit.simulation.processes import RegisteredBackend, check_backend_setting, parse_backend
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
@@ -71,8 +72,6 @@ MAX_TRIALS = 10**18
 MAX_BINS = 100_000
 #: Largest n × d of the neighbouring datasets (held in memory as n × d floats, twice).
 MAX_CELLS = 10**7
-#: Where the white-box engine draws: the CPU kernels or a GPU (``audit.enums.Backend``).
-BACKENDS = ("cpu", "cuda", "dask")
 
 __all__ = [
     "MAX_CHUNK_CALLS",
@@ -197,7 +196,8 @@ class AuditSettings:
     resumes without redoing them. ``backend``: ``"cpu"`` (numba kernels, ``jobs`` processes),
     ``"cuda"`` (an NVIDIA GPU, optional extra ``[cuda]``; white-box audits only) or
     ``"dask"`` (joblib's dask backend over the current ``distributed.Client``, optional extra
-    ``[dask]``; either subject, ``jobs`` tasks at a time). ``stop`` (sequential mode):
+    ``[dask]``; either subject, ``jobs`` tasks at a time), or any joblib backend registered by
+    name (``"ray"`` after ``ray.util.joblib.register_ray()``). ``stop`` (sequential mode):
     ``"refuted"`` stops as soon as the claim is refuted, ``"budget"`` runs to the budget and
     estimates ε.
     """
@@ -247,10 +247,7 @@ class AuditSettings:
                              f"got audit.checkpoint={self.checkpoint!r}")
         object.__setattr__(self, "mode", AuditMode.parse(self.mode, "audit.mode"))
         object.__setattr__(self, "stop", StopRule.parse(self.stop, "audit.stop"))
-        if not isinstance(self.backend, str) or self.backend.lower() not in BACKENDS:
-            raise ValueError(f"audit.backend must be one of {', '.join(BACKENDS)}, got "
-                             f"audit.backend={self.backend!r}")
-        object.__setattr__(self, "backend", self.backend.lower())
+        object.__setattr__(self, "backend", check_backend_setting(self.backend, "audit.backend"))
 
     def attack_for(self, *, black_box: bool) -> str:
         """The attack this audit runs on a target of that kind: ``attack`` when set, else the
@@ -283,13 +280,12 @@ class AuditConfig:
     designs: tuple = ()
 
     @property
-    def engine_backend(self) -> Backend:
-        """The backend of ``audit.backend``: joblib's loky processes (``cpu``), the GPU
-        (``cuda``, white-box audits only), or joblib's dask backend (``dask``: the workers of
-        the current ``distributed.Client``, for either subject, with the same seeds and the
-        same counts as a local run)."""
-        return {"cpu": Backend.LOKY, "cuda": Backend.CUDA, "dask": Backend.DASK}[
-            self.audit.backend]
+    def engine_backend(self) -> Backend | RegisteredBackend:
+        """The backend of ``audit.backend``: loky processes (``cpu``), the GPU (``cuda``,
+        white-box audits only), dask (``dask``) or the joblib backend of that name; dask and a
+        registered backend run either subject with the same seeds and counts as a local run."""
+        cpu = {"cpu": Backend.LOKY}.get(self.audit.backend)
+        return cpu or parse_backend(self.audit.backend, "audit.backend")
 
     def components(self) -> tuple[MissingnessMechanism, Query]:
         """The missingness mechanism and the query this config names, built (and checked)

@@ -32,9 +32,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any
 
 from audit.enums import AuditMode, PairFamily, Selection
+from audit.interfaces import Design, Part
 
 #: an ``audit.pipeline.config.AuditConfig`` (not imported: the config imports this module)
 AuditConfig = Any
@@ -67,30 +68,6 @@ class AuditParts:
     def has(self, kind: type) -> bool:
         """Whether one of the designs is of ``kind``."""
         return any(isinstance(d, kind) for d in self.designs)
-
-
-@runtime_checkable
-class Part(Protocol):
-    """What every part answers: None, or why it cannot run with the other parts."""
-
-    def supports(self, parts: AuditParts) -> str | None: ...
-
-
-@runtime_checkable
-class Design(Part, Protocol):
-    """A registered design (the ``audit.designs`` group): built from its config table ``table``
-    (:meth:`from_table`, a ``ValueError`` naming the key for a bad value), written back by
-    :meth:`to_dict`, refusing what it cannot run with (:meth:`supports`), and applied to the
-    subject the other parts give (:meth:`wrap`: a :class:`audit.pipeline.subject.Subject`)."""
-
-    table: ClassVar[str]
-
-    @classmethod
-    def from_table(cls, table: dict) -> Design: ...
-
-    def to_dict(self) -> dict: ...
-
-    def wrap(self, subject: Any) -> Any: ...
 
 
 # --------------------------------------------------------------------------- targets

@@ -20,16 +20,12 @@ whether a config names an implementation.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
-from audit.policy import PilotRule
-from audit.protocols import Laws, Pilot, Score
-from audit.statistics import Statistic
+from audit.interfaces import Monitor, Subject
 
 if TYPE_CHECKING:
     from audit.pipeline.config import AuditConfig
@@ -56,77 +52,6 @@ class SampleCounts:
     counts_p: np.ndarray
     counts_q: np.ndarray
     trials: int
-
-
-class Monitor(Protocol):
-    """Watches the main run chunk by chunk (a sequential test): ``update`` gets the bin
-    indices of one chunk of paired draws and returns True to stop the run."""
-
-    def update(self, bins_p: np.ndarray, bins_q: np.ndarray) -> bool: ...
-
-
-@runtime_checkable
-class Subject(Protocol):
-    """What the runner audits (see the module docstring)."""
-
-    config: AuditConfig
-    #: seconds spent building the subject (its plan), reported as the ``plan`` phase
-    seconds: float
-
-    @property
-    def laws(self) -> Laws | None:
-        """The exact laws (P, Q) for white-box attacks; None for a black box."""
-
-    @property
-    def is_scalar(self) -> bool: ...
-
-    @property
-    def delta(self) -> float:
-        """The δ of the audited (ε, δ) statement."""
-
-    @property
-    def pilot_rule(self) -> PilotRule: ...
-
-    @property
-    def ceilings(self) -> tuple[Ceiling, ...]: ...
-
-    @property
-    def setting(self) -> Setting: ...
-
-    @property
-    def claim(self) -> ClaimReport | None:
-        """The implementation's claim, None for the model."""
-
-    @property
-    def comparison(self) -> Comparison | None:
-        """A value beside the ceilings that is NOT a bound (the per-release accounting of k
-        releases with shared masks); None when there is none."""
-
-    @property
-    def supports_sequential(self) -> bool: ...
-
-    @property
-    def unit(self) -> str:
-        """What one trial per side is: ``"draws"`` or ``"calls"``."""
-
-    def draw(self, n: int, seed: int, *, progress: bool = False) -> Pilot: ...
-
-    def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic: ...
-
-    def fit_rates(self, fit: Callable[[Pilot], Score], pilot: Pilot, bins: int) -> None:
-        """Fit further scores on the pilot's fit half ``pilot`` with ``fit`` (the audit's
-        attack), for a subject that bounds several settings at once (a stratified grid of
-        missing rates: one score per rate); others do nothing."""
-
-    def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
-              label: str = "main run", checkpoint: str | None = None,
-              monitor: Monitor | None = None): ...
-
-    def rate(self) -> float:
-        """Draws (or calls) per second per side measured now, in one process."""
-
-    def workers(self, jobs: int) -> int:
-        """How many processes divide the expected duration."""
 
 
 class PlannedSubject:

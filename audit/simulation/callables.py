@@ -16,7 +16,8 @@ use the generator differently: each is reproducible, they differ from each other
 Parallelism: chunks run in the calling process, or over joblib workers on the engine's
 backends (``audit.enums.Backend``): ``"loky"`` processes, ``"threading"`` threads (for an
 implementation that releases the GIL), or ``"dask"`` (a ``distributed.Client`` the caller
-created: the audit moves to a cluster with the same seeds and the same outputs). Results
+created: the audit moves to a cluster with the same seeds and the same outputs), or any
+joblib backend registered by name (``processes.parse_backend``: ray, spark, ...). Results
 arrive in chunk order whatever the backend. Workers are counted, and die with the parent, by
 the same numba-free plumbing as the engine's (``audit.simulation.processes``): a black-box
 run never imports numba.
@@ -365,8 +366,9 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
         :func:`audit.simulation.processes.cap_workers` says (at the usable CPUs, with one
         :class:`~audit.simulation.processes.ResourceCapWarning`, and at the run's chunks).
         1 with a local backend runs the chunks in this process.
-    backend : Backend or {"loky", "threading", "dask"}
-        joblib's backend for ``n_jobs`` workers; ``"dask"`` needs a ``distributed.Client``.
+    backend : Backend, RegisteredBackend or str
+        joblib's backend for ``n_jobs`` workers; ``"dask"`` needs a ``distributed.Client``; a
+        joblib backend registered by name is always sent the chunks.
     checkpoint : path or None
         Directory of the chunk files (created if missing), named ``<run.digest()>_c<c>.npz``
         (:func:`count_chunk_files` counts them).
@@ -410,8 +412,8 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
     for name, func in (("on_chunk", on_chunk), ("reduce", reduce)):
         if func is not None and not callable(func):
             raise ValueError(f"{name} must be callable or None, got {name}={func!r}")
-    in_process = cap.workers == 1 and backend is not Backend.DASK
-    if not in_process and backend is not Backend.THREADING:
+    in_process = cap.workers == 1 and not processes.always_sent(backend)
+    if not in_process and not processes.in_threads(backend):
         _check_picklable(run)
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -477,7 +479,8 @@ def _reduced(result: tuple, reduce: Callable | None) -> tuple:
     return (c, p, q) if reduce is None else (c, reduce(p), reduce(q))
 
 
-def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store: _Chunks,
+def _iter_chunks(run: CallableRun, workers: int, backend: Backend | processes.RegisteredBackend
+                 | None, store: _Chunks,
                  on_chunk: Callable[[int], None] | None, reduce: Callable | None):
     """The chunks of ``run`` (``backend`` None: in this process)."""
     if backend is None:
@@ -511,11 +514,11 @@ def _iter_chunks(run: CallableRun, workers: int, backend: Backend | None, store:
 
 
 def _worth_sending(reduce: Callable | None, run: CallableRun, per: int,
-                   backend: Backend) -> Callable | None:
+                   backend: Backend | processes.RegisteredBackend) -> Callable | None:
     """``reduce`` if the workers should apply it: always for threads; for processes only
     when it pickles to no more than the raw outputs of the task it travels with (a k-NN
     score holding its whole pilot is cheaper applied here than sent with every task)."""
-    if reduce is None or backend is Backend.THREADING:
+    if reduce is None or processes.in_threads(backend):
         return reduce
     import cloudpickle  # what joblib's workers pickle with
 

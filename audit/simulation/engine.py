@@ -54,7 +54,12 @@ from audit.simulation.checkpoints import (
     run_hash,
 )
 from audit.simulation.planning import MAX_CHUNK_BLOCKS, Schedule, make_schedule
-from audit.simulation.processes import ResourceCapWarning, check_jobs
+from audit.simulation.processes import (
+    RegisteredBackend,
+    ResourceCapWarning,
+    check_jobs,
+    parse_backend,
+)
 from audit.statistics import (
     ENGINE_PROJECTIONS,
     ExactLLR,
@@ -138,7 +143,7 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
         raise ValueError(f"statistic must be an audit.statistics.Statistic, got "
                          f"statistic={statistic!r}")
     proj = statistic.projection
-    if not isinstance(proj, ENGINE_PROJECTIONS):  # CategoryIndex, NeighbourLogRatio
+    if not isinstance(proj, ENGINE_PROJECTIONS):  # the others, a user's own included
         raise ValueError(f"a {type(proj).__name__} statistic is counted only by black-box "
                          "(implementation) audits, not by the engine")
     if isinstance(proj, OutputValue) and not P.is_scalar:
@@ -156,10 +161,12 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
     return P, Q
 
 
-def check_backend(backend: object) -> Backend:
-    """``backend`` as a member, refused (one-line ``ValueError``) where it cannot run here:
-    dask without its extra, cuda without numba-cuda or a device."""
-    backend = Backend.parse(backend, "backend")
+def check_backend(backend: object) -> Backend | RegisteredBackend:
+    """``backend`` as a member, or as a joblib backend registered by name
+    (:func:`audit.simulation.processes.parse_backend`), refused (one-line ``ValueError``) where
+    it cannot run here: a name joblib does not know, dask without its extra, cuda without
+    numba-cuda or a device."""
+    backend = parse_backend(backend)
     if backend is Backend.DASK:
         try:
             import distributed  # noqa: F401
@@ -217,7 +224,7 @@ def _seed_value(seed) -> int | None:
 # ----------------------------------------------------------------------------- public API
 def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, seed, *,
                    n_jobs: int = 1, threads: int | None = None, block_trials: int = 65536,
-                   backend: Backend | str = "loky",
+                   backend: Backend | RegisteredBackend | str = "loky",
                    checkpoint: str | os.PathLike | None = None, progress: bool = False,
                    chunk_blocks: int | None = None, label: str | None = None
                    ) -> HistogramCounts:
@@ -244,13 +251,13 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
         kernels).
     block_trials : int
         Trials per block, ≥ 1: the unit of reproducibility. Results depend on it.
-    backend : Backend or {"loky", "threading", "dask", "cuda"}
-        ``"cuda"``: an NVIDIA GPU, from the calling process (``n_jobs`` and ``threads`` do
-        not apply); needs the ``[cuda]`` extra and a device (or numba-cuda's simulator,
+    backend : Backend, RegisteredBackend or str
+        Also any joblib backend registered by name (``processes.parse_backend``: the chunks
+        go to it, same counts). ``"cuda"``: an NVIDIA GPU, from the calling process
+        (``n_jobs`` and ``threads`` do not apply); needs the ``[cuda]`` extra and a device (or
         ``NUMBA_ENABLE_CUDASIM=1``). Same streams and draws as the CPU backends; on a GPU a
-        draw may differ from the CPU's in its last bits (``audit.simulation.gpu``), so counts
-        may differ by draws within a few ulp of a bin edge, and its checkpoint files are its
-        own.
+        draw may differ in its last bits (``audit.simulation.gpu``), so counts may differ by
+        draws within a few ulp of a bin edge, and its checkpoint files are its own.
     checkpoint : path or None
         Directory for chunk files; created if missing.
     progress : bool
@@ -297,7 +304,7 @@ def run_histograms(P: Mixture, Q: Mixture, statistic: Statistic, trials: int, se
                            schedule.notes + _backend_notes(backend, statistic))
 
 
-def _backend_notes(backend: Backend, statistic: Statistic) -> tuple[str, ...]:
+def _backend_notes(backend: Backend | RegisteredBackend, statistic: Statistic) -> tuple[str, ...]:
     """What the backend did differently from its usual way (for the caller to print)."""
     if backend is Backend.CUDA:
         from audit.simulation.gpu import SHARED_BYTES, uses_shared_memory

@@ -27,7 +27,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from audit.enums import Backend
-from audit.simulation.processes import ResourceCapWarning, cap_workers, usable_cpus
+from audit.simulation.processes import (
+    RegisteredBackend,
+    ResourceCapWarning,
+    always_sent,
+    cap_workers,
+    in_threads,
+    usable_cpus,
+)
 
 __all__ = [
     "MAX_CHUNK_BLOCKS",
@@ -87,16 +94,18 @@ class ChunkPlan:
 class Schedule:
     """Where and how the chunks of a plan run.
 
-    ``workers``: joblib workers (−1: all of a dask client's); 1 with a local backend runs the
-    chunks in the calling process. ``threads``: numba threads per kernel call (None: numba's
-    current setting). ``parallel_kernel``: whether kernel calls use numba's ``prange``
-    (the threading backend runs serial, GIL-free kernels; the cuda backend ignores it).
+    ``workers``: joblib workers (−1: all of a dask client's or a registered backend's); 1
+    with a local backend runs the chunks in the calling process (dask and a joblib backend
+    registered by name are always sent the chunks). ``threads``: numba threads per kernel call
+    (None: numba's current setting). ``parallel_kernel``: whether kernel calls use numba's
+    ``prange`` (the threading backend, and a registered one running in threads, run serial,
+    GIL-free kernels; the cuda backend ignores it).
     ``group_blocks``: consecutive pending chunks run as one kernel call of up to this many
     blocks. ``notes``: what was capped, for the caller to print.
     """
 
     plan: ChunkPlan
-    backend: Backend
+    backend: Backend | RegisteredBackend
     workers: int
     threads: int | None
     parallel_kernel: bool
@@ -105,10 +114,11 @@ class Schedule:
 
     @property
     def in_process(self) -> bool:
-        return self.workers == 1 and self.backend is not Backend.DASK
+        return self.workers == 1 and not always_sent(self.backend)
 
 
-def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: Backend,
+def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None,
+                  backend: Backend | RegisteredBackend,
                   chunk_blocks: int | None = None) -> Schedule:
     """The plan and execution of a run (inputs already validated by the engine).
 
@@ -122,8 +132,8 @@ def make_schedule(n_blocks: int, *, n_jobs: int, threads: int | None, backend: B
     if backend is Backend.CUDA:
         # One GPU launch runs many chunks; numba threads play no part.
         return Schedule(plan, backend, 1, None, False, CUDA_GROUP_BLOCKS, notes)
-    parallel_kernel = backend is not Backend.THREADING
-    local = workers == 1 and backend is not Backend.DASK
+    parallel_kernel = not in_threads(backend)
+    local = workers == 1 and not always_sent(backend)
     if threads is None and not local:
         threads = 1  # one numba thread per worker: the workers are the parallelism
     # In the calling process consecutive chunks share a kernel call (more prange tasks);

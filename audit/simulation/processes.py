@@ -14,8 +14,10 @@ black-box sampler's ``n_jobs``, a command line's ``--jobs``, a config's ``audit.
   with the dask backend −1 means every worker of the client's cluster (joblib asks the
   scheduler). Anything else is refused (``ValueError`` naming the setting);
 - local backends (loky processes, threads) are capped at :func:`usable_cpus`: ``jobs = 1000``
-  never starts 1000 processes; dask's workers are elsewhere and are not capped; the cuda
-  backend runs in the calling process (one worker);
+  never starts 1000 processes; dask's workers are elsewhere and are not capped, nor are those
+  of any other joblib backend registered by name (:func:`parse_backend`: ray, spark, ...)
+  unless it runs in this process's threads; the cuda backend runs in the calling process
+  (one worker);
 - given the number of chunks, at most one worker per chunk.
 
 Each cap is one note in one wording, the setting spelled as where it came from:
@@ -58,6 +60,13 @@ __all__ = [
     "check_jobs",
     "cap_workers",
     "cap_jobs",
+    "RegisteredBackend",
+    "registered_backends",
+    "parse_backend",
+    "BACKEND_SETTINGS",
+    "check_backend_setting",
+    "in_threads",
+    "always_sent",
     "joblib_backend",
     "watch_parent",
     "sigterm_raises",
@@ -147,6 +156,114 @@ def usable_cpus() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+@dataclass(frozen=True)
+class RegisteredBackend:
+    """A joblib parallel backend registered by name that is not a :class:`~audit.enums.Backend`
+    (``joblib.register_parallel_backend``, ``ray.util.joblib.register_ray()``,
+    ``joblibspark.register_spark()``, or joblib's own ``"multiprocessing"`` and
+    ``"sequential"``): the chunks go to joblib under that name, as they go to dask.
+
+    Parameters
+    ----------
+    name : str
+        A key of ``joblib.parallel.BACKENDS`` (checked by :func:`parse_backend`).
+    """
+
+    name: str
+
+    @property
+    def value(self) -> str:
+        """The name joblib knows the backend by (as :attr:`Backend.value`)."""
+        return self.name
+
+    @property
+    def uses_threads(self) -> bool:
+        """Whether the backend runs its jobs in this process's threads (its class's
+        ``uses_threads``, as joblib's threading and sequential backends): then the engine's
+        kernels run serial, as on the threading backend, and nothing needs pickling."""
+        import joblib.parallel
+
+        return bool(getattr(joblib.parallel.BACKENDS.get(self.name), "uses_threads", False))
+
+
+def registered_backends() -> tuple[str, ...]:
+    """The names joblib knows a parallel backend by now (``joblib.parallel.BACKENDS``,
+    sorted), those registered by the caller included."""
+    import joblib.parallel
+
+    return tuple(sorted(joblib.parallel.BACKENDS))
+
+
+def parse_backend(backend: object, name: str = "backend") -> Backend | RegisteredBackend:
+    """``backend`` as a :class:`~audit.enums.Backend` member (its values in any case), else
+    as a :class:`RegisteredBackend` when joblib knows a parallel backend by that exact name.
+
+    Raises
+    ------
+    ValueError
+        For anything else, naming ``name`` and every known name (one line).
+    """
+    if isinstance(backend, Backend | RegisteredBackend):
+        return backend
+    builtin = tuple(b.value for b in Backend)
+    if isinstance(backend, str):
+        if backend.lower() in builtin:
+            return Backend.parse(backend, name)
+        if backend in registered_backends():
+            return RegisteredBackend(backend)
+    others = [k for k in registered_backends() if k not in builtin]
+    known = ", ".join(repr(k) for k in builtin)
+    if others:
+        known += f" or a joblib backend registered by name ({', '.join(map(repr, others))})"
+    raise ValueError(f"{name} must be one of {known}, got {name}={backend!r}")
+
+
+def in_threads(backend: Backend | RegisteredBackend) -> bool:
+    """Whether ``backend``'s jobs run in this process's threads (threading, or a registered
+    backend whose class says ``uses_threads``): serial kernels, nothing to pickle."""
+    if isinstance(backend, RegisteredBackend):
+        return backend.uses_threads
+    return backend is Backend.THREADING
+
+
+def always_sent(backend: Backend | RegisteredBackend) -> bool:
+    """Whether a run of one worker still goes to ``backend`` rather than running in the calling
+    process: dask, and every registered backend (the caller named where the work runs)."""
+    return backend is Backend.DASK or isinstance(backend, RegisteredBackend)
+
+
+#: the names of ``audit.backend`` and ``--backend`` besides the registered joblib backends
+BACKEND_SETTINGS = ("cpu", "cuda", "dask")
+
+
+def check_backend_setting(value: object, name: str) -> str:
+    """A config's or a command line's backend setting (``audit.backend``, ``--backend``): one
+    of :data:`BACKEND_SETTINGS` (any case, lowered), or the exact name of a joblib backend
+    registered in this process (:func:`registered_backends`).
+
+    Raises
+    ------
+    ValueError
+        Naming ``name`` and every known name (one line).
+    """
+    if isinstance(value, str) and value.lower() in BACKEND_SETTINGS:
+        return value.lower()
+    joblib_names = [k for k in registered_backends() if k not in BACKEND_SETTINGS]
+    if isinstance(value, str) and value in joblib_names:
+        return value
+    raise ValueError(f"{name} must be one of {', '.join(BACKEND_SETTINGS)} or a joblib backend "
+                     f"registered by name ({', '.join(joblib_names)}), got {name}={value!r}")
+
+
+def _remote(backend: Backend | RegisteredBackend) -> bool:
+    """Whether the backend's workers may be elsewhere (dask, a registered backend that does
+    not run in this process's threads): not capped at this process's CPUs, and a run of one
+    worker is still sent to it."""
+    if isinstance(backend, RegisteredBackend):
+        return not backend.uses_threads
+    return backend is Backend.DASK
+
+
 def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None = None,
                 backend: Backend | str = Backend.LOKY) -> WorkerCap:
     """The workers a run of ``n_chunks`` chunks uses on ``backend`` for ``requested``.
@@ -160,8 +277,10 @@ def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None
         it names the setting in errors and notes.
     n_chunks : int or None
         Chunks of the run, ≥ 1: at most one worker per chunk. None: no such cap.
-    backend : Backend or {"loky", "threading", "dask", "cuda"}
-        Local backends are capped at :func:`usable_cpus`; dask is not; cuda uses one.
+    backend : Backend, RegisteredBackend or str
+        ``"loky"``, ``"threading"``, ``"dask"``, ``"cuda"`` or a joblib backend registered by
+        name (:func:`parse_backend`). Local backends are capped at :func:`usable_cpus`; dask
+        and a registered backend that does not run in threads are not; cuda uses one.
 
     Returns
     -------
@@ -180,7 +299,7 @@ def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None
     1
     """
     requested = check_jobs(requested, name)
-    backend = Backend.parse(backend, "backend")
+    backend = parse_backend(backend)
     if n_chunks is not None and (isinstance(n_chunks, bool) or not isinstance(
             n_chunks, Integral) or n_chunks < 1):
         raise ValueError(f"n_chunks must be an integer >= 1 or None, got n_chunks={n_chunks!r}")
@@ -190,7 +309,7 @@ def cap_workers(requested: object, *, name: str = "n_jobs", n_chunks: int | None
             f"{spelled} ignored: backend='cuda' runs on the GPU from the calling process",)
         return WorkerCap(requested, 1, notes)
     notes, over = [], False
-    if backend is Backend.DASK:
+    if _remote(backend):
         if requested == -1:  # the client's workers: joblib asks the scheduler
             return WorkerCap(requested, -1)
         workers = requested
@@ -228,16 +347,18 @@ def cap_jobs(requested: object, name: str, *, backend: Backend | str = Backend.L
     return cap.workers, ("\n".join(cap.lines) or None)
 
 
-def joblib_backend(backend: object) -> Backend:
-    """``backend`` as a joblib backend: loky, threading, or dask (with its optional extra).
+def joblib_backend(backend: object) -> Backend | RegisteredBackend:
+    """``backend`` as a joblib backend: loky, threading, dask (with its optional extra), or a
+    joblib backend registered by name (:func:`parse_backend`).
 
     Raises
     ------
     ValueError
         For ``"cuda"`` (not a joblib backend: the engine drives the GPU itself), a name that
-        is not a :class:`~audit.enums.Backend`, or dask without ``distributed`` installed.
+        is neither a :class:`~audit.enums.Backend` nor registered, or dask without
+        ``distributed`` installed.
     """
-    backend = Backend.parse(backend, "backend")
+    backend = parse_backend(backend)
     if backend is Backend.CUDA:
         raise ValueError("backend must be one of 'loky', 'threading', 'dask' for joblib "
                          "workers, got backend='cuda'")
@@ -297,10 +418,11 @@ def sigterm_raises() -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def joblib_results(calls: Iterable, *, workers: int, backend: Backend) -> Iterator[Iterator]:
+def joblib_results(calls: Iterable, *, workers: int, backend: Backend | RegisteredBackend
+                   ) -> Iterator[Iterator]:
     """The results of joblib ``calls`` (``joblib.delayed`` objects), in the order of the calls.
 
-    Runs them on ``backend`` (loky, threading or dask) over ``workers`` (from
+    Runs them on ``backend`` (loky, threading, dask or a registered backend) over ``workers`` (from
     :func:`cap_workers`), under :func:`sigterm_raises`. Leaving the block early (an exception,
     SIGTERM, Ctrl-C, a caller that stops iterating) aborts the pending calls and shuts the
     workers down now rather than when the generator is collected.

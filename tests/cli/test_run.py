@@ -211,3 +211,28 @@ def test_ctrl_c_reaches_a_mechanism_that_hangs_while_the_run_is_timed(tmp_path, 
             proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err and err.strip().startswith("interrupted:")
+
+
+def test_an_unregistered_backend_is_one_error_line_before_any_work(tmp_path):
+    # a backend registered in another process is not known here: refused by its flag, with
+    # the names this process knows, before the config's plan or any draw
+    out = _run(_cfg(tmp_path), "--backend", "spark", "--json", tmp_path / "r.json")
+    assert out.returncode == 2 and out.stdout == ""
+    lines = out.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        "error: --backend must be one of cpu, cuda, dask or a joblib backend registered by "
+        "name (")
+    assert lines[0].endswith("got --backend='spark'") and "loky" in lines[0]
+    assert not (tmp_path / "r.json").exists()
+    # and the config key, when the config names it
+    bad = _cfg(tmp_path, GOOD.replace("trials = 20000", 'trials = 20000\nbackend = "ray"'))
+    out = _run(bad)
+    assert out.returncode == 2
+    assert out.stderr.startswith("error: audit.backend must be one of cpu, cuda, dask or a "
+                                 "joblib backend registered by name (")
+
+
+def test_a_joblib_backend_by_name_runs_from_the_command_line(tmp_path):
+    out = _run(_cfg(tmp_path), "--backend", "threading", "--jobs", "2", "--no-progress")
+    assert out.returncode == 0, out.stderr
+    assert "20,000 trials per side" in out.stdout

@@ -126,8 +126,9 @@ def test_a_directory_or_non_utf8_config_is_named(tmp_path):
         load_config(bad)
 
 
-def test_backend_is_cpu_cuda_or_dask():
+def test_backend_is_cpu_cuda_dask_or_a_registered_joblib_backend():
     from audit.enums import Backend
+    from audit.simulation.processes import RegisteredBackend
 
     cfg = config_from_dict(_doc())
     assert cfg.audit.backend == "cpu" and cfg.engine_backend is Backend.LOKY
@@ -136,9 +137,19 @@ def test_backend_is_cpu_cuda_or_dask():
     assert cfg.with_overrides(backend="cuda").engine_backend is Backend.CUDA
     assert config_from_dict(cuda.to_dict()).to_dict() == cuda.to_dict()
     assert cfg.with_overrides(backend="dask").engine_backend is Backend.DASK
-    with pytest.raises(ValueError, match=r"audit.backend must be one of cpu, cuda, dask, got "
-                                         r"audit.backend='loky'"):
-        config_from_dict(_doc(audit={"backend": "loky"}))
+    # joblib's own backends by name: loky and threading are the engine's members
+    assert cfg.with_overrides(backend="loky").engine_backend is Backend.LOKY
+    assert cfg.with_overrides(backend="threading").engine_backend is Backend.THREADING
+    seq = config_from_dict(_doc(audit={"backend": "sequential"}))
+    assert seq.audit.backend == "sequential"
+    assert seq.engine_backend == RegisteredBackend("sequential")
+    with pytest.raises(ValueError, match=r"^audit.backend must be one of cpu, cuda, dask or a "
+                                         r"joblib backend registered by name \(.*loky, "
+                                         r"multiprocessing, sequential, threading\), got "
+                                         r"audit.backend='spark'$"):
+        config_from_dict(_doc(audit={"backend": "spark"}))
+    with pytest.raises(ValueError, match=r"got audit.backend=3$"):
+        config_from_dict(_doc(audit={"backend": 3}))
 
 
 def test_an_implementation_audit_refuses_the_cuda_backend():
