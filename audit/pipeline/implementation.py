@@ -187,6 +187,7 @@ class ImplementationSubject(PlannedSubject):
     batch: bool = True
 
     def __post_init__(self) -> None:
+        self._check_sendable()
         if self.config.audit.pilot_trials is None:
             return  # the default rule stays within the memory bound (pilot_rule)
         size, most = pilot_size(self), self._most_pilot_calls()
@@ -197,6 +198,19 @@ class ImplementationSubject(PlannedSubject):
                 f"outputs are held in memory: {size} calls per side of {dim} value(s) would "
                 f"take {16 * size * dim / 2**30:.1f} GiB, more than "
                 f"{MAX_PILOT_BYTES / 2**30:.0f} GiB), got audit.pilot_trials={size}")
+
+    def _check_sendable(self) -> None:
+        """Refuse, before any call, an implementation that worker processes cannot receive
+        (a callable holding an open file, a lock, …) when the audit would send it to some."""
+        from audit.simulation import processes
+        from audit.simulation.callables import check_sendable
+
+        au = self.config.audit
+        backend = processes.joblib_backend(self.config.engine_backend)
+        if processes.in_threads(backend) or (self.workers(au.jobs) <= 1
+                                             and not processes.always_sent(backend)):
+            return
+        check_sendable(self._run(self.chunk, 0))
 
     @classmethod
     def from_plan(cls, plan: ImplementationPlan, *, chunk: int | None = None,

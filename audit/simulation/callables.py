@@ -69,7 +69,7 @@ from audit.simulation.checkpoints import (
 )
 from audit.simulation.processes import WorkerDiedError
 
-__all__ = ["ImplementationError", "ChunkMemoryError", "WorkerDiedError",
+__all__ = ["ImplementationError", "ChunkMemoryError", "WorkerDiedError", "check_sendable",
            "CheckpointWriteError", "CheckpointWarning", "MID_RUN_ERRORS", "CallableRun",
            "TASK_CALLS", "TASK_BYTES", "chunk_generator", "call_chunk", "chunks_per_task",
            "iter_chunks", "probe", "count_chunk_files"]
@@ -327,7 +327,9 @@ def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
     return 0 if out.size == 1 else int(out.size)
 
 
-def _check_picklable(run: CallableRun) -> None:
+def check_sendable(run: CallableRun) -> None:
+    """Raise :class:`ImplementationError` when ``run`` cannot be pickled for worker
+    processes (what joblib's loky workers receive)."""
     import cloudpickle  # what joblib's loky workers pickle with (a joblib dependency)
 
     try:
@@ -414,7 +416,7 @@ def iter_chunks(run: CallableRun, *, n_jobs: int = 1, backend: Backend | str = B
             raise ValueError(f"{name} must be callable or None, got {name}={func!r}")
     in_process = cap.workers == 1 and not processes.always_sent(backend)
     if not in_process and not processes.in_threads(backend):
-        _check_picklable(run)
+        check_sendable(run)
     if directory is not None:
         directory.mkdir(parents=True, exist_ok=True)
     return _iter_chunks(run, cap.workers, None if in_process else backend,

@@ -128,3 +128,35 @@ def test_nan_on_one_side_only_is_refuted_within_1000_calls_per_side():
                                    implementation=impl)
     assert res.trials + res.pilot_trials <= 1000
     assert res.eps_lower > 3.0 and res.ceiling_violations()
+
+
+def test_an_implementation_workers_cannot_receive_is_refused_when_the_audit_is_built(tmp_path):
+    """A callable holding an open file cannot be pickled: with two jobs the subject refuses it
+    before any call (the command line's exit 2), not when the pilot starts (exit 3)."""
+    import numpy as np
+
+    from audit.model.implementation import CallableImplementation, Claim
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.implementation import ImplementationSubject
+    from audit.simulation.callables import ImplementationError
+
+    handle = open(tmp_path / "f.txt", "w")  # noqa: SIM115 - held open by the mechanism
+    calls = []
+
+    def mech(data, rng):
+        calls.append(handle.closed)
+        return float(np.nansum(data)) + rng.laplace(scale=2.0)
+
+    impl = CallableImplementation(mech, Claim(1.0), name="holder")
+    doc = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1, "n": 5},
+           "missingness": {"kind": "mcar-iid", "rate": 0.3},
+           "audit": {"trials": 20_000, "seed": 1, "jobs": 2}}
+    try:
+        with pytest.raises(ImplementationError, match="cannot be sent to worker processes"):
+            ImplementationSubject.from_config(config_from_dict(doc), impl)
+        assert calls == [False]  # only the first-call probe of the plan ran
+        one = ImplementationSubject.from_config(config_from_dict(
+            {**doc, "audit": {**doc["audit"], "jobs": 1}}), impl)
+        assert one.workers(1) == 1  # one job: called in this process, nothing to send
+    finally:
+        handle.close()
