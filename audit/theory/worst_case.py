@@ -129,7 +129,7 @@ class Setting:
         """The records of the corner lemma: both ends of the domain and the missing record."""
         lo, hi = self.domain
         out: dict[str, float | None] = {"lo": lo, "hi": hi}
-        if self.observation < 1.0 and self.na_value not in (lo, hi):
+        if self.na_value not in (lo, hi):  # a record that is NA in the data (any q)
             out["NA"] = None  # (NA read as an end of the domain has that end's law)
         return out
 
@@ -241,7 +241,7 @@ def _corners(setting: Setting, delta: float) -> WorstCase:
             val = pair_epsilon(P, Q, delta)
         eps, err = _upper(val)
         if best is None or eps > best[0]:
-            best = (eps, err, (b, a) if a == "lo" and b == "hi" else (a, b))
+            best = (eps, err, (a, b))
     assert best is not None  # a domain has two ends
     eps, err, pair = best
     how = ("one release at sigma/sqrt(k) (the mean is sufficient)"

@@ -165,3 +165,11 @@ def test_worst_case_refuses_bad_delta_and_too_many_fresh_releases():
         worst_case(Setting("gaussian", 1.0, (-1, 1), 0.0, 0.5), 1.5)
     with pytest.raises(ValueError, match="releases"):
         worst_case(Setting("laplace", 1.0, (-1, 1), 0.0, 0.5, 20_000, "fresh"), 1e-5)
+
+
+def test_a_record_missing_in_the_data_is_a_candidate_even_when_nothing_is_masked():
+    # q = 1: the mechanism masks nothing, but an all-NA record is a legal record; NA read
+    # outside the domain moves the sum further than the domain's ends
+    setting = Setting("laplace", 1.0, (0.0, 1.0), 3.0, 1.0, 1)
+    w = worst_case(setting, 0.0)
+    assert w.pair == ("lo", "NA") and w.epsilon == pytest.approx(3.0)
