@@ -15,6 +15,7 @@ import numpy as np
 
 __all__ = [
     "brentq",
+    "round_decimals",
     "log1p_c_expm1",
     "log1p_expm1_div",
     "lower_convex_hull",
@@ -22,6 +23,36 @@ __all__ = [
     "golden_max",
     "first_true",
 ]
+
+# A double of magnitude ≥ 2**52 is an integer: it has no decimals to round.
+_INTEGRAL = 2.0**52
+
+
+def round_decimals(a, decimals: int) -> np.ndarray:
+    """``np.round(a, decimals)`` without overflow.
+
+    ``np.round`` scales by 10**decimals, which overflows to ±inf for huge values (above about
+    1e296 at 12 decimals: distinct values would round to the same inf, with a numpy
+    ``RuntimeWarning``). A value of magnitude ≥ 2**52 is already an integer and is returned
+    as is; NaN and ±inf are too.
+
+    Parameters
+    ----------
+    a : array_like
+        Floats.
+    decimals : int
+        Decimals kept, ≥ 0.
+
+    Returns
+    -------
+    ndarray
+        The rounded floats, of ``a``'s shape.
+    """
+    x = np.asarray(a, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        r = np.round(x, decimals)
+    return np.where(np.abs(x) < _INTEGRAL, r, x)
+
 
 # e^x − 1 is a finite double up to x ≈ 709.78.
 _MAX_EXPM1 = 709.0

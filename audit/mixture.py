@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit._numeric import round_decimals
 from audit.enums import NoiseKind
 from audit.noise import noise_of
 
@@ -118,7 +119,7 @@ class Mixture:
 
     def merged(self, decimals: int = 12) -> Mixture:
         """The same law with components of equal (rounded) shift merged."""
-        key = np.round(self.shifts, decimals)
+        key = round_decimals(self.shifts, decimals)
         uniq, inv = np.unique(key, axis=0, return_inverse=True)
         w = np.bincount(inv.reshape(-1), weights=self.weights, minlength=uniq.shape[0])
         shifts = uniq[:, 0] if self.is_scalar else uniq

@@ -19,6 +19,7 @@ from audit._numeric import (
     log1p_c_expm1,
     log1p_expm1_div,
     lower_convex_hull,
+    round_decimals,
 )
 
 
@@ -76,3 +77,10 @@ def test_lower_convex_hull_of_a_parabola_keeps_every_point():
     x3 = np.array([0.0, 1.0, 2.0])
     assert lower_convex_hull(x3, np.array([0.0, 5.0, 0.0])).tolist() == [0, 2]
     assert lower_convex_hull(x3, np.array([0.0, 1.0, 2.0])).tolist() == [0, 2]
+
+
+def test_round_decimals_keeps_huge_values_apart():
+    a = np.array([1e300, 2e300, -1e308, 0.1234567890123456, np.nan, np.inf])
+    r = round_decimals(a, 12)
+    assert r[0] == 1e300 and r[1] == 2e300 and r[2] == -1e308
+    assert r[3] == np.round(a[3], 12) and np.isnan(r[4]) and r[5] == np.inf

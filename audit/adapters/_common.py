@@ -80,6 +80,22 @@ def check_bounds(target: str, bounds: object) -> tuple[float, float]:
     return lo, hi
 
 
+#: The smallest epsilon Google's C++ differential-privacy library accepts (python-dp and
+#: PipelineDP run it): it raises "INVALID_ARGUMENT: Epsilon must be at least 2^-50" on the
+#: first call with a smaller one.
+MIN_GOOGLE_EPSILON = 2.0**-50
+
+
+def check_google_epsilon(target: str, epsilon: float, eps_lib: float) -> None:
+    """Refuse, before any call, a claim ``epsilon`` whose library budget ``eps_lib`` (ε/2 for
+    a substitution run as add/remove) is below :data:`MIN_GOOGLE_EPSILON`."""
+    if not eps_lib >= MIN_GOOGLE_EPSILON:
+        lowest = epsilon * MIN_GOOGLE_EPSILON / eps_lib
+        raise ValueError(f"{target}: epsilon must be at least {lowest:.4g} (the library "
+                         f"refuses the ε it runs with, {eps_lib:.4g}, below 2^-50), got "
+                         f"epsilon={epsilon!r}")
+
+
 def check_choice(target: str, name: str, value: object, choices: tuple[str, ...]) -> str:
     """``value`` as one of the strings ``choices``."""
     if isinstance(value, str) and value.lower() in choices:

@@ -151,6 +151,7 @@ def make(function: str, *, epsilon: float, delta: float,
 
     budget = relations.to_substitution(ADAPTER.relation, epsilon, delta)
     eps_lib, delta_lib = budget.epsilon, budget.delta  # ε/2, δ/(1 + e^(ε/2))
+    _common.check_google_epsilon(target, epsilon, eps_lib)
     metric = {"sum": pdp.Metrics.SUM, "mean": pdp.Metrics.MEAN, "count": pdp.Metrics.COUNT,
               "variance": pdp.Metrics.VARIANCE}.get(function)
     if function == "percentile":

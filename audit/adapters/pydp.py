@@ -101,6 +101,7 @@ def make(function: str, *, epsilon: float, delta: float,
     laplacian = _common.require("pydp.algorithms.laplacian", DISTRIBUTION, target)
     algorithm = getattr(laplacian, CLASSES[function])
     eps_lib = relations.to_substitution(ADAPTER.relation, epsilon, 0.0).epsilon  # ε/2
+    _common.check_google_epsilon(target, epsilon, eps_lib)
     value_bounds = {} if bounds is None else {"lower_bound": bounds[0],
                                               "upper_bound": bounds[1]}
 

@@ -11,15 +11,19 @@ is imported to build the parser, so each keeps heavy imports (numba, matplotlib)
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import signal
 import sys
+import warnings
+from collections.abc import Iterator
 from importlib.metadata import entry_points
 
 from audit.cli.arguments import integer
 
-__all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main", "integer"]
+__all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main", "integer",
+           "one_line_warnings"]
 
 COMMAND_ENTRY_POINT_GROUP = "audit.commands"
 
@@ -73,12 +77,36 @@ def _own_interrupts() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+#: Distinct warnings the command line prints at most (the others are not shown).
+MAX_WARNING_LINES = 50
+
+
+@contextlib.contextmanager
+def one_line_warnings() -> Iterator[None]:
+    """Every warning that reaches the command line is printed as one line ``warning:
+    <message>`` on stderr, each distinct message once: no file path, no source line. A
+    warning of an implementation's calls reads ``warning: <target>: <message>``
+    (:mod:`audit.simulation.mechanism_warnings`)."""
+    seen: set[str] = set()
+
+    def show(message, category, filename, lineno, file=None, line=None):
+        text = " ".join(str(message).split())
+        if text not in seen and len(seen) < MAX_WARNING_LINES:
+            seen.add(text)
+            print(f"warning: {text}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
+        yield
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _own_interrupts()
     try:
-        return int(args._handler(args))
+        with one_line_warnings():
+            return int(args._handler(args))
     except BrokenPipeError:  # stdout closed early (``... | head``): no traceback
         # Point stdout at /dev/null so that the interpreter's final flush cannot raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

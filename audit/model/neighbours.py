@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit._numeric import round_decimals
 from audit._validate import check_delta, check_positive, check_positive_int
 from audit.laws import Law, ProductMixture, SubsetMixture
 from audit.mixture import Mixture
@@ -247,7 +248,7 @@ def _symmetric_kl(P: Mixture, Q: Mixture, points: int = 4001) -> float:
 def _law_key(M: Law) -> tuple:
     """A hashable key equal for laws with the same parameters (mixtures merged first)."""
     arrays = M.merged().arrays() if isinstance(M, Mixture) else M.arrays()
-    return (type(M).__name__, *(np.round(a, 12).tobytes() for a in arrays))
+    return (type(M).__name__, *(round_decimals(a, 12).tobytes() for a in arrays))
 
 
 class _PilotKL:

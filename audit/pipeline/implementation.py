@@ -350,9 +350,13 @@ class ImplementationSubject(PlannedSubject):
     def rate(self, calls: int = 20) -> float:
         """Calls per second (both sides) on masked datasets, in one process."""
         from audit.simulation.callables import call_chunk
+        from audit.simulation.mechanism_warnings import emit
 
         t = time.perf_counter()
-        call_chunk(self._run(calls, 0), 0)
+        try:
+            call_chunk(self._run(calls, 0), 0)
+        finally:
+            emit()  # its calls' warnings, once each
         return 2.0 * calls / max(time.perf_counter() - t, 1e-9)
 
     def workers(self, jobs: int) -> int:

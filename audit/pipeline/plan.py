@@ -11,8 +11,11 @@ theorem's hypotheses is refused here, before any Monte Carlo work.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from audit.enums import MaskRegime, MissingnessClass
 from audit.laws import Law, fresh_releases, shared_releases
@@ -28,6 +31,7 @@ from audit.theory.noise_theory import theory_of
 from audit.theory.pair import pair_epsilon
 from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.tradeoff import TradeoffFunction
+from audit.theory.worst_case import check_release_scale, scenario_keys
 
 __all__ = ["AuditPlan", "plan_audit", "ranking_release"]
 
@@ -71,9 +75,27 @@ def _release_and_constants(cfg: AuditConfig, query):
     noise = noise_of(sc.noise)
     # as_norm refuses an ℓ2-only FWL query for Laplace: Theorem 4.5 needs ℓ1
     consts = query.fwl_constants(sc.n, sc.d, sc.bound).as_norm(noise.norm)
-    release = Release.calibrated(noise, consts.sensitivity(), sc.epsilon, sc.delta,
-                                 sc.calibration)
-    return release, consts
+    scale = noise.calibrate(_sensitivity(cfg, consts), sc.epsilon, sc.delta, sc.calibration)
+    return Release(noise.kind, check_release_scale(sc, scale)), consts
+
+
+def _sensitivity(cfg: AuditConfig, consts) -> float:
+    """C_p = 2B Σ_j L_j; refused, naming ``scenario.bound`` and the query's keys, where it
+    overflows a float (no release, no law of the pair, could be computed)."""
+    keys = scenario_keys(cfg.scenario)
+    with np.errstate(over="ignore"):
+        total = float(np.sum(consts.lipschitz))
+        sensitivity = 2.0 * cfg.scenario.bound * total
+    if math.isfinite(sensitivity):
+        return sensitivity
+    if not math.isfinite(total):
+        raise ValueError(f"the Lipschitz constants of {keys} sum to more than a float holds "
+                         "(Σ_j L_j overflows): lower the query's parameters")
+    top = sys.float_info.max / total / 2.0
+    raise ValueError(
+        f"scenario.bound must be in (0, {top:.4g}] for {keys} (the release's sensitivity "
+        f"2·bound·Σ_j L_j must be a finite float), got scenario.bound="
+        f"{cfg.scenario.bound!r}")
 
 
 def ranking_release(cfg: AuditConfig, query) -> Release:

@@ -42,6 +42,13 @@ process is the user's Ctrl-C and propagates. A worker that dies (``os._exit``, a
 :class:`ChunkMemoryError`; a chunk file that cannot be written (a full disk) a
 :class:`~audit.simulation.checkpoints.CheckpointWriteError`. :data:`MID_RUN_ERRORS` lists the
 four.
+
+Warnings: what the implementation warns during its calls (a numpy ``RuntimeWarning``, a
+library's own warning) is kept, not printed, in every process
+(:mod:`audit.simulation.mechanism_warnings`, at most a few distinct messages; workers send
+theirs back with their results), and re-emitted in the calling process once per audit (from
+:func:`probe` on), as a ``MechanismWarning`` ``"<target>: <message>"``, when :func:`probe`
+returns and when :func:`iter_chunks` ends, stops or fails.
 """
 
 from __future__ import annotations
@@ -67,6 +74,7 @@ from audit.simulation.checkpoints import (
     count_chunk_files,
     read_chunk,
 )
+from audit.simulation.mechanism_warnings import LOG, caught, emit
 from audit.simulation.processes import WorkerDiedError
 
 __all__ = ["ImplementationError", "ChunkMemoryError", "WorkerDiedError", "check_sendable",
@@ -308,7 +316,8 @@ def call_chunk(run: CallableRun, c: int, watch_parent: bool = False, in_worker: 
     """
     if watch_parent:
         processes.watch_parent()
-    return c, _side_outputs(run, 0, c, in_worker), _side_outputs(run, 1, c, in_worker)
+    with caught(run.name):  # kept once each (mechanism_warnings), never printed raw here
+        return c, _side_outputs(run, 0, c, in_worker), _side_outputs(run, 1, c, in_worker)
 
 
 def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
@@ -320,7 +329,13 @@ def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
     rng = chunk_generator(key, 2, 0)  # a side no run uses
     masked = _masked(data, missingness.sample_masks(data, rng))
     where = "on its first call"
-    out = _floats(_call(implementation, (masked, rng), name, where, False), where, name)
+    LOG.new_audit()  # an audit's first call: each of its warnings is reported once from here
+    try:
+        with caught(name):
+            value = _call(implementation, (masked, rng), name, where, False)
+    finally:
+        emit()
+    out = _floats(value, where, name)
     if out.ndim > 1 or (out.ndim == 1 and out.size == 0):
         raise ImplementationError(f"implementation {name!r} returned shape {out.shape} on its "
                                   "first call; a release must be a scalar or a vector")
@@ -484,6 +499,16 @@ def _reduced(result: tuple, reduce: Callable | None) -> tuple:
 def _iter_chunks(run: CallableRun, workers: int, backend: Backend | processes.RegisteredBackend
                  | None, store: _Chunks,
                  on_chunk: Callable[[int], None] | None, reduce: Callable | None):
+    """The chunks of ``run``; the warnings its calls raised are re-emitted once each
+    (:func:`audit.simulation.mechanism_warnings.emit`) when it ends, stops or fails."""
+    try:
+        yield from _computed_chunks(run, workers, backend, store, on_chunk, reduce)
+    finally:
+        emit()
+
+
+def _computed_chunks(run: CallableRun, workers: int, backend: Backend | None, store: _Chunks,
+                     on_chunk: Callable[[int], None] | None, reduce: Callable | None):
     """The chunks of ``run`` (``backend`` None: in this process)."""
     if backend is None:
         results = (store.load(c) or call_chunk(run, c) for c in range(run.n_chunks))
@@ -509,7 +534,7 @@ def _iter_chunks(run: CallableRun, workers: int, backend: Backend | processes.Re
         results = processes.deaths_reported(
             results, run.label, lambda: f"chunk {done[0]} was pending ({done[0]} of "
                                         f"{run.n_chunks} chunks finished)")
-        chunks = (result for task in results for result in task)
+        chunks = (result for task in results for result in _merged(task))
         for result in _kept(chunks, store, on_chunk):
             done[0] += 1
             yield _reduced(result, here)
@@ -537,9 +562,18 @@ def _kept(results, store: _Chunks, on_chunk):
 
 
 def _task(run: CallableRun, chunks: range, found: list, watch_parent: bool,
-          reduce: Callable | None) -> list:
-    """One worker task: consecutive ``chunks`` (read back where ``found``), reduced."""
+          reduce: Callable | None) -> tuple[list, tuple]:
+    """One worker task: consecutive ``chunks`` (read back where ``found``), reduced, with
+    the warnings their calls raised (:meth:`WarningLog.take`, merged by the caller)."""
     if watch_parent:
         processes.watch_parent()
-    return [_reduced(f if f is not None else call_chunk(run, c, in_worker=True), reduce)
-            for c, f in zip(chunks, found, strict=True)]
+    results = [_reduced(f if f is not None else call_chunk(run, c, in_worker=True), reduce)
+               for c, f in zip(chunks, found, strict=True)]
+    return results, LOG.take()
+
+
+def _merged(task: tuple[list, tuple]) -> list:
+    """A task's results; its warnings into this process's log."""
+    results, taken = task
+    LOG.merge(taken)
+    return results

@@ -33,6 +33,7 @@ analyses via couplings and divergences*, NeurIPS 2018, Theorem 2.
 from __future__ import annotations
 
 import math
+import sys
 import time
 from dataclasses import dataclass
 
@@ -46,7 +47,12 @@ from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
 
 __all__ = ["Setting", "WorstCase", "worst_case", "setting_from_config", "substitution_sensitivity",
-           "tolerance"]
+           "tolerance", "release_scale", "check_release_scale", "scenario_keys",
+           "MAX_GAUSSIAN_SCALE"]
+
+#: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
+#: a float; a larger σ overflows them).
+MAX_GAUSSIAN_SCALE = 1e150
 
 #: finest loss grid step the refinements go to (a composition of 10^4 releases stays < 60 s)
 MIN_DISCRETIZATION = DISCRETIZATION / 16
@@ -381,7 +387,33 @@ def release_scale(sc, sensitivity: float) -> float:
     )
 
     if sc.noise is NoiseKind.LAPLACE:
-        return laplace_scale(sensitivity, sc.epsilon)
-    if sc.calibration is Calibration.ANALYTIC:
-        return gaussian_sigma_analytic(sensitivity, sc.epsilon, sc.delta)
-    return gaussian_sigma_classical(sensitivity, sc.epsilon, sc.delta)
+        scale = laplace_scale(sensitivity, sc.epsilon)
+    elif sc.calibration is Calibration.ANALYTIC:
+        scale = gaussian_sigma_analytic(sensitivity, sc.epsilon, sc.delta)
+    else:
+        scale = gaussian_sigma_classical(sensitivity, sc.epsilon, sc.delta)
+    return check_release_scale(sc, scale)
+
+
+def scenario_keys(sc) -> str:
+    """``scenario.query = 'linear', scenario.query_params.weights = [...], scenario.d = 1,
+    scenario.n = 20``: the keys of a config's ``[scenario]`` that set its query's constants,
+    as the user wrote them (for messages)."""
+    params = "".join(f", scenario.query_params.{k} = {v!r}" for k, v in sc.query_params.items())
+    return f"scenario.query = {sc.query!r}{params}, scenario.d = {sc.d}, scenario.n = {sc.n}"
+
+
+def check_release_scale(sc, scale: float) -> float:
+    """``scale``, the noise scale calibrated for the config scenario ``sc``, refused (naming
+    ``scenario.epsilon``) where it is not a finite float, or, for a Gaussian, above
+    :data:`MAX_GAUSSIAN_SCALE` (every Gaussian law and theorem squares σ)."""
+    top = MAX_GAUSSIAN_SCALE if sc.noise is NoiseKind.GAUSSIAN else sys.float_info.max
+    if math.isfinite(scale) and scale <= top:
+        return scale
+    # the scale is inversely proportional to ε (exactly so for Laplace and the classical
+    # Gaussian calibration), so this ε brings it back to the largest scale allowed
+    lowest = sc.epsilon * (scale / top) if math.isfinite(scale) else math.inf
+    raise ValueError(
+        f"scenario.epsilon must be at least about {lowest:.4g} for scenario.bound = "
+        f"{sc.bound!r} and {scenario_keys(sc)} (the {sc.noise.value} scale it calibrates, "
+        f"{scale:.4g}, must be at most {top:.4g}), got scenario.epsilon={sc.epsilon!r}")

@@ -75,3 +75,15 @@ def test_same_spread_as_the_library_called_directly():
                        for _ in range(2000)]).var()
     # the ratio of two variance estimates of 2000 Laplace draws: standard error ≈ 0.07
     assert 0.6 < ours / theirs < 1.7
+
+
+@pytest.mark.parametrize("target", ["pydp:sum", "pipelinedp:sum"])
+def test_an_epsilon_below_the_libraries_floor_is_refused_before_any_call(target):
+    # Google's C++ library refuses an ε below 2^-50 on the first call; the claim's ε is run
+    # as ε/2, so a claim below 2^-49 is refused when the implementation is made, by its name
+    pytest.importorskip("pydp" if target.startswith("pydp") else "pipeline_dp")
+    with pytest.raises(ValueError, match=rf"^{target}: epsilon must be at least 1.776e-15 "
+                                         r".* got epsilon=1e-300$"):
+        make_implementation(target, epsilon=1e-300, params={"bounds": [-1.0, 1.0]})
+    impl = make_implementation(target, epsilon=2.0**-49, params={"bounds": [-1.0, 1.0]})
+    assert np.isfinite(impl(np.zeros((3, 1)), np.random.default_rng(0)))
