@@ -126,11 +126,11 @@ def _prepare(args: argparse.Namespace):
     if cfg.audit.checkpoint is not None:
         check_output_dir(cfg.audit.checkpoint, "--checkpoint")
     if cfg.search is not None:
-        from audit.pipeline.parts import check_parts
+        from audit.pipeline.parts import check_parts, names_black_box
         from audit.pipeline.search import first_candidate_config
 
         # the search calls a black box: without [implementation] the model's parts refuse it
-        check_parts(cfg, black_box=cfg.implementation is not None)
+        check_parts(cfg, black_box=names_black_box(cfg))
 
         # timed on the first candidate pair; the search runs with the work (its own calls)
         _check_duration(make_subject(first_candidate_config(cfg)), args.max_hours)

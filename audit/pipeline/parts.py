@@ -360,6 +360,12 @@ def check_config(cfg: AuditConfig) -> None:
         raise ValueError(next((a for a in model if a not in NEEDS_BLACK_BOX), black[0]))
 
 
+def names_black_box(cfg: AuditConfig) -> bool:
+    """Whether ``cfg`` names the black box it audits (an ``[implementation]`` table): what
+    the search's check asks before calling one (a config without may still be handed one)."""
+    return cfg.implementation is not None
+
+
 def check_parts(cfg: AuditConfig, *, black_box: bool) -> AuditParts:
     """The parts of ``cfg``'s audit, refused with the first reason before any work.
 

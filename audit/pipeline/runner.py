@@ -37,7 +37,7 @@ from audit.estimation.tradeoff_points import (
 )
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.factory import check_subject, implementation_of, make_subject
-from audit.pipeline.parts import check_parts
+from audit.pipeline.parts import check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
@@ -181,8 +181,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
             # (the parts asked first, for the black box a searched pair needs, before any
             # call; with no implementation to call, _candidate_scorer refuses)
             # no black box to call: the model's parts refuse [search], with their own reason
-            check_parts(cfg, black_box=cfg.implementation is not None
-                        or implementation is not None)
+            check_parts(cfg, black_box=names_black_box(cfg) or implementation is not None)
             cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
