@@ -219,7 +219,8 @@ def _from_config(args: argparse.Namespace):
         releases=setting.releases if multi else None, masks=setting.masks,
         target_delta=td if multi else None)
     worst = worst_case(setting, td)
-    row = {"name": "worst case of this setting" + ("" if worst.exact else " (upper bound)"),
+    row = {"name": "worst case of this setting" + ("" if worst.exact else
+                                                    " (upper bound; bracket [lower, epsilon])"),
            "delta": td, "releases": setting.releases, "masks": setting.masks.value,
            **worst.to_dict()}
     lo, hi = setting.domain
@@ -262,10 +263,11 @@ def _plan(args: argparse.Namespace) -> int:
 def _worst_line(row: dict) -> str:
     """The worst-case row, printed under the theorem rows."""
     pair = "none (over the whole domain)" if row["pair"] is None else " vs ".join(row["pair"])
-    kind = "exact" if row["exact"] else "upper bound"
+    kind = (f"exact, error {_fmt(row['error'])}" if row["exact"] else
+            f"an upper bound; the worst candidate pair gives {_fmt(row['lower'])}")
     return (f"{row['name']} ({row['reference']}): epsilon = {_fmt(row['epsilon'])} at delta = "
-            f"{_fmt(row['delta'])} ({kind}; numerical error {_fmt(row['error'])}); worst pair: "
-            f"{pair}; {row['method']}; covers {row['covers']}")
+            f"{_fmt(row['delta'])} ({kind}); worst pair: {pair}; {row['method']}; covers "
+            f"{row['covers']}")
 
 
 def _parse_releases(text: str) -> int:

@@ -44,10 +44,6 @@ from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, subsampled_pmf
 __all__ = ["PlannedRelease", "Table", "Plan", "PlanResult", "load_plan", "plan_from_dict",
            "account_plan"]
 
-#: ε grid points of a table's profile (the lower-bound curve's vertices come from them)
-_GRID = 600
-
-
 @dataclass(frozen=True)
 class PlannedRelease:
     """One statistic released ``count`` times: a Laplace release calibrated at (ε, 0) (the
@@ -239,25 +235,10 @@ def _table_epsilon(table: Table, delta: float, h: float) -> float:
 
 def _pair_pmf(profile, top: float, h: float):
     """The pessimistic PMF of the discrete pair whose trade-off is the lower-bound curve of
-    ``profile`` on [0, top] ([DRS] Prop. 2.12; a segment of slope −q/p is an atom (p, q))."""
-    from dp_accounting.pld import pld_pmf
+    ``profile`` on [0, top] (:func:`audit.theory.pld.profile_pmf`)."""
+    from audit.theory.pld import profile_pmf
 
-    from audit.theory.pld import tradeoff_from_profile
-
-    eps = np.unique(np.concatenate([np.linspace(0.0, top, _GRID),
-                                    np.geomspace(1e-4, max(top, 2e-4), _GRID // 4)]))
-    curve = tradeoff_from_profile(eps, np.clip(profile(eps), 0.0, 1.0))
-    a, b = curve.alphas, curve.betas
-    dp, dq = np.diff(a), -np.diff(b)
-    keep = dp > 0
-    dp, dq = dp[keep], dq[keep]
-    infinite = float(dp[dq <= 0].sum())
-    finite = dq > 0
-    losses = np.log(dp[finite]) - np.log(dq[finite])
-    idx = np.ceil(losses / h - 1e-9).astype(np.int64)
-    lo = int(idx.min())
-    probs = np.bincount(idx - lo, weights=dp[finite])
-    return pld_pmf.DensePLDPmf(h, lo, probs, infinite, True)
+    return profile_pmf(profile, top, h)
 
 
 def account_plan(plan: Plan, *, discretization: float = DISCRETIZATION) -> PlanResult:

@@ -45,6 +45,7 @@ __all__ = [
     "pair_pmfs",
     "compose_epsilon",
     "tradeoff_from_profile",
+    "profile_pmf",
     "MAX_GRID",
     "MAX_PLD_RELEASES",
     "DISCRETIZATION",
@@ -406,3 +407,50 @@ def _hull_vertices(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     from audit._numeric import lower_convex_hull
 
     return lower_convex_hull(a, b)
+
+
+#: ε grid points of a profile turned into a curve by :func:`profile_pmf`
+PROFILE_GRID = 600
+
+
+def profile_pmf(profile, top: float, discretization: float):
+    """The pessimistic PLD (a symmetric PMF) of a pair that dominates every mechanism whose
+    privacy profile for ε ≥ 0 is at most ``profile`` (both orders).
+
+    The upper envelope of the lines 1 − δ(ε_i) − e^{ε_i}α and e^{−ε_i}(1 − δ(ε_i) − α) over
+    an ε grid on [0, ``top``] is a symmetric lower bound on the trade-off curve
+    (:func:`tradeoff_from_profile`); a piecewise-linear trade-off curve is exactly the
+    trade-off of a discrete pair (a segment of slope −q/p is an atom with masses (p, q)), of
+    which the mechanism is a post-processing (Blackwell), so every composition of the PMF
+    returned bounds the mechanism's. Losses are rounded up to the grid.
+
+    Parameters
+    ----------
+    profile : callable
+        δ(ε) upper bounds, vectorised over an array of ε ≥ 0, values in [0, 1].
+    top : float
+        > 0: the largest ε of the grid (beyond it the envelope is flat at δ(top)).
+    discretization : float
+        Loss grid step h > 0.
+
+    References
+    ----------
+    [DRS] Proposition 2.12 (f-DP from a family of (ε, δ(ε))); docs/THEORY.md §10.4, §10.6.
+    """
+    pld_pmf = _dp()[0]
+    h = check_positive(discretization, "discretization")
+    t = check_positive(top, "top")
+    eps = np.unique(np.concatenate([np.linspace(0.0, t, PROFILE_GRID),
+                                    np.geomspace(min(1e-4, t / 2), t, PROFILE_GRID // 4)]))
+    curve = tradeoff_from_profile(eps, np.clip(np.asarray(profile(eps), dtype=np.float64),
+                                               0.0, 1.0))
+    dp_, dq = np.diff(curve.alphas), -np.diff(curve.betas)
+    keep = dp_ > 0
+    dp_, dq = dp_[keep], dq[keep]
+    infinite = float(dp_[dq <= 0].sum())
+    finite = dq > 0
+    losses = np.log(dp_[finite]) - np.log(dq[finite])
+    idx = np.ceil(losses / h).astype(np.int64)  # rounded up: pessimistic
+    lo = int(idx.min())
+    probs = np.bincount(idx - lo, weights=dp_[finite])
+    return pld_pmf.DensePLDPmf(h, lo, probs, infinite, True)

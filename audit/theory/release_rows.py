@@ -102,18 +102,19 @@ def _direction_rows(pt, f: TradeoffFunction, k: int, td: float, row) -> list:
     p*Noise(μ), Noise(0)) and its add order composed k times each, ε the larger (exact for
     those pairs; docs/THEORY.md §10.4). Scalar releases only (a vector Laplace release has no
     such pair)."""
-    from audit.theory.worst_case import Setting, worst_case
+    from audit.theory.worst_case import Setting, fresh_pair
 
     if not isinstance(f, (GaussianTradeoff, LaplaceTradeoff)) or td == 0.0 or pt.p_star == 1.0:
         return []
     noise = "gaussian" if isinstance(f, GaussianTradeoff) else "laplace"
-    w = worst_case(Setting(noise, 1.0, (0.0, f.mu), 0.0, pt.p_star, k, MaskRegime.FRESH), td)
+    setting = Setting(noise, 1.0, (0.0, f.mu), 0.0, pt.p_star, k, MaskRegime.FRESH)
+    low, high = fresh_pair(setting, "hi", "lo", td)  # "lo" reads as the missing record
     rule = ("remove and add orders of the pair ((1 - p*) Noise(0) + p* Noise(mu), Noise(0)) "
             "composed separately, the larger; covers pairs where one record reads as missing "
             f"(count-like pairs), not every substitution pair; {pt.ratio_note}")
     return [replace(row("fresh masks, direction by direction: record vs missing record",
-                        "docs/THEORY.md §10.4 (derived here)", w.epsilon, td, rule),
-                    error=w.error)]
+                        "docs/THEORY.md §10.4 (derived here)", high, td, rule),
+                    error=high - low)]
 
 
 def release_rows(pt, base_row_type, releases: int, masks: MaskRegime,

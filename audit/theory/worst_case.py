@@ -16,13 +16,13 @@ setting is the worst of at most three pairs, each computed exactly (to its numer
 
 - shared masks, Gaussian (any k), and any one release (k = 1): **exact**;
 - shared masks, Laplace, k > 1: no one-dimensional statistic; a certified **upper bound** by
-  advanced joint convexity ([BBG18] Theorem 2) over the whole domain, tight when
-  ``na_value`` is an end of the domain;
-- fresh masks, k > 1: the two directions' PLDs composed separately (:func:`audit.theory.pair.
-  releases.fresh_pair_epsilon`), **exact for the pairs with one record read as missing**
-  (remove/add type); other pairs of the domain are not proven below it (labelled so).
+  advanced joint convexity ([BBG18] Theorem 2) over the whole domain, and the worst pair with
+  the missing record as the lower end (they meet when ``na_value`` is outside (lo, hi));
+- fresh masks, k > 1: the **upper bound** is the k-fold composition of a pair dominating the
+  per-γ envelope of the candidate pairs (the domain's envelope, by the lemma), the lower end
+  the worst candidate pair with both orders composed separately (exact for that pair).
 
-Every number is the upper end of its numerical bracket, with the bracket's width as ``error``.
+Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes.
 
 References
 ----------
@@ -36,6 +36,8 @@ import math
 import sys
 import time
 from dataclasses import dataclass
+
+import numpy as np
 
 from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
 from audit._validate import check_count, check_delta, check_positive, check_probability
@@ -152,30 +154,41 @@ def _check_domain(domain) -> tuple[float, float]:
 
 @dataclass(frozen=True)
 class WorstCase:
-    """The worst case of a :class:`Setting` at one final δ.
+    """The worst case of a :class:`Setting` at one final δ: the setting's ε lies in
+    [``lower``, ``epsilon``].
 
-    ``epsilon`` is the upper end of the numerical bracket (never below the computed truth),
-    ``error`` the bracket's width; ``exact`` says whether ``epsilon`` is the setting's worst
-    case (True) or an upper bound on it (False); ``pair`` the worst pair of records (None for
-    an upper bound over the whole domain); ``method`` how it was computed; ``covers`` which
-    pairs of the setting the value is proven for.
+    ``epsilon`` is a certified upper bound (never below the truth); ``lower`` a certified
+    lower bound, the ε of a pair of the setting (``pair``; its numerical bracket's low end);
+    ``error`` = ``epsilon`` − ``lower``; ``exact`` says whether the two meet within the
+    numerical tolerance (:func:`tolerance`), i.e. ``epsilon`` is the setting's worst case and
+    ``pair`` attains it; ``method`` how each end was computed; ``covers`` what ``epsilon``
+    bounds.
     """
 
     epsilon: float
-    error: float
-    exact: bool
+    lower: float
     pair: tuple[str, str] | None
     method: str
     covers: str
 
+    @property
+    def error(self) -> float:
+        return max(self.epsilon - self.lower, 0.0)
+
+    @property
+    def exact(self) -> bool:
+        return self.error <= tolerance(self.epsilon)
+
     def to_dict(self) -> dict:
         return {"reference": REFERENCE, "epsilon": self.epsilon, "error": self.error,
-                "exact": self.exact, "pair": None if self.pair is None else list(self.pair),
+                "lower": self.lower, "exact": self.exact,
+                "pair": None if self.pair is None else list(self.pair),
                 "method": self.method, "covers": self.covers}
 
 
-def _upper(v: PairValue) -> tuple[float, float]:
-    return v.value + v.error, 2 * v.error
+def _bracket(v: PairValue) -> tuple[float, float]:
+    """(low end, high end) of a pair value's numerical bracket."""
+    return max(v.value - v.error, 0.0), v.value + v.error
 
 
 def worst_case(setting: Setting, delta: float) -> WorstCase:
@@ -224,7 +237,7 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
         return _corners(setting, d)
     if setting.masks is MaskRegime.SHARED:
         return _laplace_shared_upper(setting, d)
-    return _fresh_missing_pairs(setting, d)
+    return _fresh(setting, d)
 
 
 def _pairs(setting: Setting, *, with_missing_only: bool = False):
@@ -245,14 +258,14 @@ def _corners(setting: Setting, delta: float) -> WorstCase:
             val = shared_pair_epsilon(P, Q, setting.releases, delta)
         else:
             val = pair_epsilon(P, Q, delta)
-        eps, err = _upper(val)
-        if best is None or eps > best[0]:
-            best = (eps, err, (a, b))
+        low, high = _bracket(val)
+        if best is None or high > best[1]:
+            best = (low, high, (a, b))
     assert best is not None  # a domain has two ends
-    eps, err, pair = best
+    low, high, pair = best
     how = ("one release at sigma/sqrt(k) (the mean is sufficient)"
            if setting.releases > 1 else "one release")
-    return WorstCase(eps, err, True, _ordered(pair), f"corner lemma: {how}",
+    return WorstCase(high, low, _ordered(pair), f"corner lemma: {how}",
                      "every pair of the domain and the missing record")
 
 
@@ -261,33 +274,62 @@ def _ordered(pair: tuple[str, str]) -> tuple[str, str]:
     return tuple(sorted(pair, key=order.__getitem__))  # type: ignore[return-value]
 
 
-def _fresh_missing_pairs(setting: Setting, delta: float) -> WorstCase:
+def fresh_pair(setting: Setting, a: str, b: str, delta: float) -> tuple[float, float]:
+    """(low, high) of the exact ε of the candidate pair (``a``, ``b``) over the setting's k
+    releases with fresh masks: both orders' PLDs composed separately, the larger, with the
+    loss grid refined (÷4 from 10⁻⁴) until the bracket is within ``PAIR_TOLERANCE``, the
+    grid floor, or the time budget (docs/THEORY.md §10.4)."""
     cands = setting.candidates()
-    pairs = list(_pairs(setting, with_missing_only=True))
-    if not pairs:  # NA reads as an end of the domain: the end's law is the missing record's
-        end = "lo" if setting.na_value == setting.domain[0] else "hi"
-        other = "hi" if end == "lo" else "lo"
-        pairs = [(other, end)]
+    P, Q = setting.law(cands[a]), setting.law(cands[b])
+    h = DISCRETIZATION
+    while True:
+        start = time.perf_counter()
+        low, high = _bracket(fresh_pair_epsilon(P, Q, setting.releases, delta,
+                                                discretization=h))
+        spent = time.perf_counter() - start  # the next step costs about 5 times more
+        if high - low <= PAIR_TOLERANCE or h <= MIN_DISCRETIZATION or \
+                5 * spent > TIME_BUDGET:
+            return low, high
+        h /= 4
+
+
+def _fresh(setting: Setting, delta: float) -> WorstCase:
+    """Lower: the largest exact ε of a candidate pair. Upper: the k-fold composition of the
+    pair that dominates the per-γ envelope of every candidate pair in both orders (by the
+    corner lemma, the envelope of the whole domain: §10.4)."""
     best = None
-    for a, b in pairs:
-        P, Q = setting.law(cands[a]), setting.law(cands[b])
-        h = DISCRETIZATION
-        while True:  # refine the loss grid until the bracket is within its tolerance
-            start = time.perf_counter()
-            eps, err = _upper(fresh_pair_epsilon(P, Q, setting.releases, delta,
-                                                 discretization=h))
-            spent = time.perf_counter() - start  # the next step costs about 5 times more
-            if err <= PAIR_TOLERANCE or h <= MIN_DISCRETIZATION or 5 * spent > TIME_BUDGET:
-                break
-            h /= 4
-        if best is None or eps > best[0]:
-            best = (eps, err, (a, b))
+    for a, b in _pairs(setting):
+        low, high = fresh_pair(setting, a, b, delta)
+        if best is None or low > best[0]:
+            best = (low, (a, b))
     assert best is not None
-    eps, err, pair = best
-    return WorstCase(eps, err, False, _ordered(pair),
-                     "both directions' PLDs composed separately (the larger)",
-                     "pairs with one record read as missing (remove/add type); other pairs "
-                     "of the domain are not proven below it")
+    lower, pair = best
+    upper = _envelope_composition(setting, delta)
+    return WorstCase(max(upper, lower), lower, _ordered(pair),
+                     "upper: the k-fold composition of the per-gamma envelope of the candidate "
+                     "pairs; lower: the worst candidate pair, both orders composed separately",
+                     "every pair of the domain and the missing record")
+
+
+def _envelope_composition(setting: Setting, delta: float) -> float:
+    """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
+    in both orders (:func:`audit.theory.pld.profile_pmf` on the envelope of their
+    pessimistic profiles)."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from audit.theory.pld import pair_pmfs, profile_pmf
+
+    cands = setting.candidates()
+    plds = [pair_pmfs(setting.law(cands[a]), setting.law(cands[b]), DISCRETIZATION)
+            for a, b in _pairs(setting)]
+
+    def envelope(eps):  # each PLD's δ is already the larger of its two orders
+        return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
+
+    top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
+    one = PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), DISCRETIZATION))
+    composed = one if setting.releases == 1 else one.self_compose(setting.releases)
+    return float(composed.get_epsilon_for_delta(delta))
 
 
 def _laplace_profile(mu: float, k: int, h: float, pessimistic: bool):
@@ -305,35 +347,55 @@ def _laplace_shared_upper(setting: Setting, delta: float) -> WorstCase:
     """Advanced joint convexity ([BBG18] Theorem 2) then joint convexity, at every pair:
     D_{γ'}(P_c ‖ P_c′) = q D_γ(N_c ‖ (1 − β)N_na + βN_c′) ≤ q[(1 − β)δ_1(ε) + βδ_2(ε)],
     γ = 1 + (γ' − 1)/q, β = γ'/γ, δ_1 and δ_2 the k-fold Laplace profiles at the largest
-    shifts |c − na| and |c − c′| of the domain."""
+    shifts |c − na| (μ₁) and max(|c − c′|, μ₁) (μ₂: a pair with the missing record moves
+    by |c − na|) of the domain. Lower end: the worst pair with the missing record (exact by
+    its one-dimensional loss, :func:`audit.theory.pair.releases.record_level_pair_epsilon`)."""
     lo, hi = setting.domain
     q, k, b = setting.observation, setting.releases, setting.scale
     mu1 = max(abs(hi - setting.na_value), abs(lo - setting.na_value)) / b
-    mu2 = (hi - lo) / b
-    top = log1p_c_expm1(k * max(mu1, mu2), q)
+    mu2 = max((hi - lo) / b, mu1)
+    lower, pair = _missing_record_lower(setting, delta)
     method = "advanced joint convexity over the domain ([BBG18] Thm 2)"
-    covers = "every pair of the domain and the missing record (an upper bound, not exact)"
+    covers = "every pair of the domain and the missing record"
+    top = log1p_c_expm1(k * mu2, q)
     if delta == 0.0:
-        return WorstCase(top, 0.0, False, None, method + " at delta = 0", covers)
-    values = []
-    for pess in (True, False):
-        d1 = _laplace_profile(mu1, k, DISCRETIZATION, pess) if mu1 > 0 else (lambda e: 0.0)
-        d2 = _laplace_profile(mu2, k, DISCRETIZATION, pess)
+        return WorstCase(top, min(lower, top), pair, method + " at delta = 0", covers)
+    d1 = _laplace_profile(mu1, k, DISCRETIZATION, True) if mu1 > 0 else (lambda e: 0.0)
+    d2 = _laplace_profile(mu2, k, DISCRETIZATION, True)
 
-        def excess(e_out: float, d1=d1, d2=d2) -> float:
-            e_in = log1p_expm1_div(e_out, q)  # ln γ, γ = 1 + (e^{ε'} − 1)/q
-            beta = math.exp(e_out - e_in)
-            return q * ((1 - beta) * d1(e_in) + beta * d2(e_in)) - delta
+    def excess(e_out: float) -> float:
+        e_in = log1p_expm1_div(e_out, q)  # ln γ, γ = 1 + (e^{ε'} − 1)/q
+        beta = math.exp(e_out - e_in)
+        return q * ((1 - beta) * d1(e_in) + beta * d2(e_in)) - delta
 
-        if excess(0.0) <= 0:
-            values.append(0.0)
-        elif excess(top) > 0:
-            values.append(top)
-        else:
-            values.append(brentq(excess, 0.0, top, xtol=1e-10))
-    hi_eps, lo_eps = values
-    hi_eps = min(hi_eps, top)  # ε is non-increasing in δ: never above the δ = 0 value
-    return WorstCase(hi_eps, max(hi_eps - lo_eps, 0.0), False, None, method, covers)
+    if excess(0.0) <= 0:
+        upper = 0.0
+    elif excess(top) > 0:
+        upper = top
+    else:
+        upper = brentq(excess, 0.0, top, xtol=1e-10)
+    # ε is non-increasing in δ: never above the δ = 0 value
+    return WorstCase(max(min(upper, top), lower), lower, pair, method, covers)
+
+
+def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple | None]:
+    """The largest exact ε of a pair (end of the domain, missing record) over k Laplace
+    releases from one table (its low numerical end), and that pair."""
+    from audit.theory.pair.releases import RecordLevelPair, record_level_pair_epsilon
+
+    lo, hi = setting.domain
+    m, k = setting.na_value, setting.releases
+    na = "NA" if "NA" in setting.candidates() else ("lo" if m == lo else "hi")
+    best: tuple[float, tuple | None] = (0.0, None)
+    for name, c in (("lo", lo), ("hi", hi)):
+        if c == m:
+            continue
+        pair = RecordLevelPair(setting.observation, np.full(k, c - m), np.zeros(k),
+                               setting.noise, setting.scale)
+        low = _bracket(record_level_pair_epsilon(pair, delta))[0]
+        if low > best[0]:
+            best = (low, _ordered((name, na)))
+    return best
 
 
 def setting_from_config(cfg) -> Setting:
