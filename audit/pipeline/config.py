@@ -61,10 +61,10 @@ from audit.pipeline.config_tables import (  # the tables' dataclasses, re-export
 from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
 from audit.pipeline.strata_config import StrataConfig, strata_from_table
 from audit.policy import DEFAULT_POLICY
-from audit.simulation.processes import RegisteredBackend, check_backend_setting, parse_backend
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
+    from audit.simulation.processes import RegisteredBackend
 
 #: Largest number of draws per side of one audit (the streams and int64 counts allow no more).
 MAX_TRIALS = 10**18
@@ -247,6 +247,8 @@ class AuditSettings:
                              f"got audit.checkpoint={self.checkpoint!r}")
         object.__setattr__(self, "mode", AuditMode.parse(self.mode, "audit.mode"))
         object.__setattr__(self, "stop", StopRule.parse(self.stop, "audit.stop"))
+        from audit.simulation.processes import check_backend_setting  # (joblib, on first use)
+
         object.__setattr__(self, "backend", check_backend_setting(self.backend, "audit.backend"))
 
     def attack_for(self, *, black_box: bool) -> str:
@@ -285,6 +287,8 @@ class AuditConfig:
         white-box audits only), dask (``dask``) or the joblib backend of that name; dask and a
         registered backend run either subject with the same seeds and counts as a local run."""
         cpu = {"cpu": Backend.LOKY}.get(self.audit.backend)
+        from audit.simulation.processes import parse_backend
+
         return cpu or parse_backend(self.audit.backend, "audit.backend")
 
     def components(self) -> tuple[MissingnessMechanism, Query]:
