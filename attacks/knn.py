@@ -5,7 +5,11 @@ The fitted pilot's finite draws of both sides are pooled in a k-d tree
 the log of the ratio of P's and Q's draws among its k nearest pooled draws, corrected for the
 sides' sizes (:class:`audit.statistics.NeighbourLogRatio`). k is chosen on the pilot by the
 leave-one-out log-loss of the neighbours' vote. An output with a NaN or ±inf coordinate is
-scored apart, by the smoothed ratio of how often each side released one.
+scored by its pattern of non-finite coordinates: by the neighbours among the pilot's outputs
+of the same pattern, on their finite coordinates, where each side released at least
+:data:`MIN_PER_SIDE` of them, else by the pattern's smoothed frequency ratio
+(:class:`audit.statistics.PatternNeighbourLogRatio`); a pattern the pilot never saw by the
+smoothed ratio of how often each side released any non-finite output.
 
 Degenerate pilots (too few finite draws on a side, all finite draws equal) fall back on
 :class:`attacks.fitted.DensityRatio`, and the score's note says so. The projection is black
@@ -23,7 +27,11 @@ import numpy as np
 from attacks.fitted import DensityRatio
 from audit._validate import check_positive_int
 from audit.protocols import BlackBoxAttack, Pilot, Score
-from audit.statistics import NeighbourLogRatio
+from audit.statistics import (
+    NeighbourLogRatio,
+    PatternNeighbourLogRatio,
+    nonfinite_pattern,
+)
 
 __all__ = ["NearestNeighbours", "K_GRID"]
 
@@ -71,6 +79,33 @@ def _special_score(fa: np.ndarray, fb: np.ndarray) -> float:
     return float(np.log((na + 0.5) / (fa.size + 1.0)) - np.log((nb + 0.5) / (fb.size + 1.0)))
 
 
+def _pattern_estimates(a: np.ndarray, b: np.ndarray, n_a: int, n_b: int,
+                       log_prior: float) -> tuple:
+    """Per pattern of non-finite coordinates among the pilot's rows ``a`` (P) and ``b`` (Q):
+    a neighbour estimate on the pattern's finite coordinates where each side has at least
+    :data:`MIN_PER_SIDE` such rows, else the pattern's smoothed frequency ratio
+    ln((n_p,π + ½)/(n_p + 1)) − ln((n_q,π + ½)/(n_q + 1))."""
+    ca, cb = nonfinite_pattern(a), nonfinite_pattern(b)
+    out = []
+    for code in np.union1d(ca, cb):
+        ra, rb = a[ca == code], b[cb == code]
+        freq = float(np.log((ra.shape[0] + 0.5) / (n_a + 1.0))
+                     - np.log((rb.shape[0] + 0.5) / (n_b + 1.0)))
+        row = ra[0] if ra.shape[0] else rb[0]
+        obs = np.isfinite(row)
+        points = np.concatenate([ra[:, obs], rb[:, obs]])
+        if (min(ra.shape[0], rb.shape[0]) < MIN_PER_SIDE or not obs.any()
+                or np.all(points == points[0])):
+            out.append((int(code), None, freq))
+            continue
+        from_p = np.concatenate([np.ones(ra.shape[0], bool), np.zeros(rb.shape[0], bool)])
+        scale = robust_scale(points)
+        k = min(loo_k(points / scale, from_p), points.shape[0] - 1)
+        out.append((int(code), NeighbourLogRatio(points, from_p, int(k), scale, log_prior),
+                    None))
+    return tuple(out)
+
+
 @dataclass(frozen=True)
 class NearestNeighbours(BlackBoxAttack):
     """k-NN estimate of ln p/q, fitted on the pilot.
@@ -114,8 +149,13 @@ class NearestNeighbours(BlackBoxAttack):
         special = _special_score(fa, fb)
         note = ""
         if not (fa.all() and fb.all()):
+            patterns = _pattern_estimates(a[~fa], b[~fb], a.shape[0], b.shape[0], log_prior)
+            projection = PatternNeighbourLogRatio(projection, patterns)
+            fitted = sum(e is not None for _, e, _ in patterns)
             note = (f"{int((~fa).sum() + (~fb).sum())} pilot outputs with a non-finite "
-                    "coordinate: scored apart by their frequency ratio")
+                    f"coordinate in {len(patterns)} pattern(s): {fitted} scored by the "
+                    "neighbours on their finite coordinates, the others by their frequency "
+                    "ratio")
 
         def transform(v):
             v = np.asarray(v, dtype=np.float64)

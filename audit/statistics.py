@@ -50,6 +50,8 @@ __all__ = [
     "LinearProjection",
     "CategoryIndex",
     "NeighbourLogRatio",
+    "PatternNeighbourLogRatio",
+    "nonfinite_pattern",
     "CoordinateSum",
     "Projection",
     "PROJECTIONS",
@@ -325,6 +327,75 @@ class NeighbourLogRatio:
                 "fit": _digest(self.points, self.from_p, self.scale)}
 
 
+def nonfinite_pattern(x: np.ndarray) -> np.ndarray:
+    """Per row of a 2-D array, one integer coding which coordinates are NaN, +inf or −inf
+    (base 4, coordinate j contributing 4^j × (0 finite, 1 NaN, 2 +inf, 3 −inf); 0: a
+    finite row). Rows with more than 30 coordinates are coded by their first 30."""
+    x = np.asarray(x, dtype=np.float64)
+    code = np.where(np.isnan(x), 1, np.where(x == np.inf, 2, np.where(x == -np.inf, 3, 0)))
+    code = code[:, :30].astype(np.int64)
+    return (code * (4 ** np.arange(code.shape[1], dtype=np.int64))).sum(axis=1)
+
+
+@dataclass(frozen=True, eq=False)
+class PatternNeighbourLogRatio:
+    """A k-NN log-ratio per pattern of non-finite coordinates: a finite row by ``finite``; a
+    row whose pattern (:func:`nonfinite_pattern`) is among ``patterns`` by that pattern's
+    neighbour estimate on its finite coordinates (``(code, NeighbourLogRatio, None)``) or, where
+    the pilot held too few such rows, by the pattern's smoothed frequency ratio
+    (``(code, None, score)``); a pattern the pilot never saw projects to NaN (the attack
+    scores it). Every estimate carries ln(n_q/n_p) over all draws, so the pattern's frequency
+    ratio enters the score (ln p(x)/q(x) = ln P(π)/Q(π) + ln p(x_obs|π)/q(x_obs|π)). Black
+    box only: counted in numpy.
+
+    Parameters
+    ----------
+    finite : NeighbourLogRatio
+        The estimate of finite rows.
+    patterns : tuple
+        ``(code, estimate or None, score or None)`` per non-finite pattern, codes distinct
+        and > 0; an estimate's dimension is the pattern's number of finite coordinates.
+    """
+
+    finite: NeighbourLogRatio
+    patterns: tuple = ()
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.finite, NeighbourLogRatio):
+            raise ValueError(f"finite must be a NeighbourLogRatio, got {self.finite!r}")
+        codes = [int(c) for c, _, _ in self.patterns]
+        if len(set(codes)) != len(codes) or any(c <= 0 for c in codes):
+            raise ValueError(f"patterns must have distinct codes > 0, got {codes}")
+        for c, est, score in self.patterns:
+            if (est is None) == (score is None) or (score is not None
+                                                     and not math.isfinite(score)):
+                raise ValueError(f"pattern {c} needs an estimate or a finite score, not both")
+
+    @property
+    def dim(self) -> int:
+        return int(self.finite.points.shape[1])
+
+    def evaluate(self, x: np.ndarray) -> np.ndarray:
+        x = _rows(x, self.dim, "PatternNeighbourLogRatio")
+        out = self.finite.evaluate(x)
+        codes = nonfinite_pattern(x)
+        for code, est, score in self.patterns:
+            rows = codes == code
+            if not rows.any():
+                continue
+            if est is None:
+                out[rows] = score
+            else:
+                sub = x[rows]
+                out[rows] = est.evaluate(sub[:, np.isfinite(sub[0])])
+        return out
+
+    def to_dict(self) -> dict:
+        return {"kind": "knn-patterns", "finite": self.finite.to_dict(),
+                "patterns": [{"code": int(c), "fit": None if e is None else e.to_dict(),
+                              "score": s} for c, e, s in self.patterns]}
+
+
 @dataclass(frozen=True, eq=False)
 class CoordinateSum:
     """Σ_j f_j(x_j): each f_j the linear interpolation of ``values[j]`` at ``knots[j]``
@@ -381,7 +452,7 @@ class CoordinateSum:
 #: the built-in projections (a :class:`Statistic` holds any :class:`Projection`: these, or a
 #: user's own class with ``evaluate`` and ``to_dict``)
 PROJECTIONS = (OutputValue, ExactLLR, LinearProjection, CategoryIndex, NeighbourLogRatio,
-               CoordinateSum)
+               PatternNeighbourLogRatio, CoordinateSum)
 #: the projections the numba and CUDA engines can count (the others: black box only)
 ENGINE_PROJECTIONS = (OutputValue, ExactLLR, LinearProjection)
 

@@ -74,6 +74,21 @@ def test_knn_scores_non_finite_outputs_apart():
     np.testing.assert_allclose(special, np.log(200.5 / 2001) - np.log(0.5 / 2001))
 
 
+def test_knn_scores_a_nan_row_by_its_observed_coordinates():
+    """A NaN in the second coordinate on both sides (10 %, independent of the data): such a
+    row still carries its first coordinate, whose log-ratio is x - 1/2 for N(1, 1) vs
+    N(0, 1); the score follows it (it was one frequency score for every NaN row)."""
+    rng = np.random.default_rng(5)
+    a, b = _gauss(4000, [1.0, 0.0], rng), _gauss(4000, [0.0, 0.0], rng)
+    a[rng.random(4000) < 0.1, 1] = np.nan
+    b[rng.random(4000) < 0.1, 1] = np.nan
+    score = NearestNeighbours().fit(Pilot(a, b))
+    assert "1 scored by the neighbours" in score.note
+    lo, hi = score(np.array([[-1.0, np.nan], [2.0, np.nan]]))
+    assert hi - lo > 1.5  # the truth: 3.0; one frequency score would give 0
+    assert np.isfinite(score(np.array([[0.0, np.inf]]))[0])  # an unseen pattern: scored
+
+
 @pytest.mark.parametrize("kind", ["constant", "all-nan", "few-finite"])
 def test_knn_falls_back_on_degenerate_pilots(kind):
     a, b = _gauss(500, [1.0, 0.0]), _gauss(500, [0.0, 0.0])
