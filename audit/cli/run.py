@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import signal
 import sys
 from pathlib import Path
 
@@ -183,11 +184,22 @@ def _cluster(cfg):
     if cfg.audit.backend != "dask":
         yield
         return
+    import logging
+
     import distributed
 
-    with distributed.LocalCluster(n_workers=max(cfg.audit.jobs, 1), threads_per_worker=1,
-                                  host="127.0.0.1", dashboard_address=":0") as cluster, \
-            distributed.Client(cluster):
+    # the cluster's own log lines (a cancelled task on Ctrl-C, a worker restarting) are not
+    # the audit's: errors only; and its processes start with SIGINT ignored (a Ctrl-C reaches
+    # the whole process group: the workers would each print a KeyboardInterrupt traceback),
+    # so this process alone answers Ctrl-C, ends the run and closes the cluster
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        cluster = distributed.LocalCluster(n_workers=max(cfg.audit.jobs, 1),
+                                           threads_per_worker=1, host="127.0.0.1",
+                                           dashboard_address=":0", silence_logs=logging.ERROR)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with cluster, distributed.Client(cluster):
         yield
 
 

@@ -236,3 +236,40 @@ def test_a_joblib_backend_by_name_runs_from_the_command_line(tmp_path):
     out = _run(_cfg(tmp_path), "--backend", "threading", "--jobs", "2", "--no-progress")
     assert out.returncode == 0, out.stderr
     assert "20,000 trials per side" in out.stdout
+
+
+@pytest.mark.dask
+def test_ctrl_c_on_a_dask_run_is_one_line_and_leaves_no_worker(tmp_path):
+    """Ctrl-C reaches the whole process group: the cluster's workers start with SIGINT
+    ignored, so they print nothing (they printed about 68 lines of tracebacks and warnings),
+    the run ends with 130 and its interrupted: line, and the cluster is closed."""
+    import signal
+    import time
+
+    cfg = tmp_path / "d.toml"
+    cfg.write_text('[scenario]\nnoise = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 2\nn = 10\n'
+                   '[missingness]\nkind = "mcar-iid"\nrate = 0.3\n[audit]\n'
+                   'trials = 100_000_000_000\nseed = 1\njobs = 2\nbackend = "dask"\n')
+    proc = subprocess.Popen([sys.executable, "-m", "audit", "run", str(cfg), "--no-progress",
+                             "--max-hours", "1000"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        time.sleep(15)  # the timing, the cluster's start, then the main run
+        os.killpg(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    lines = [x for x in err.splitlines() if not x.startswith("expected duration")]
+    assert lines == ["interrupted: nothing was saved (rerun with --checkpoint DIR to make a "
+                     "long run resumable)"], err
+    deadline = time.time() + 30  # the cluster's processes end as it closes
+    while time.time() < deadline:
+        try:
+            os.killpg(proc.pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.5)
+    with pytest.raises(ProcessLookupError):  # nothing of the run's group is left
+        os.killpg(proc.pid, 0)
