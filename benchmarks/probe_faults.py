@@ -103,6 +103,17 @@ def probes(folder: Path) -> list[Probe]:
     out.append(Probe("bad value", "scenario.bound = 1e300 (runs: no overflow, no warning)",
                      ["run", _config(folder, "huge", scenario="bound = 1e300"),
                       "--no-progress"], 0))
+    phases = [  # the mechanism hangs on its 201st call: past the timing, in the pilot or
+        # the search's first round, of a plain audit and of each design (SIGINT, one job)
+        ("the pilot", ""),
+        ("an audit with [search] (its first round)", "[search]\ncalls = 500\n"),
+        ("an audit with [strata]", "[strata]\nby = 'missing-count'\nrates = [0.0, 0.3]\n"),
+        ("an audit with [releases]", "[releases]\ncount = 3\n"),
+    ]
+    for phase, table in phases:
+        out.append(Probe("signal", f"SIGINT in {phase}, --jobs 1",
+                         ["run", _config(folder, f"phase{len(out)}", tail=hang + table),
+                          "--jobs", "1", "--no-progress"], 130, signal.SIGINT, 200))
     good = _config(folder, "good")
     out.append(Probe("pipe", "run | head -c 1", ["run", good, "--no-progress"], 141, pipe=True))
     out.append(Probe("pipe", "bound | head -c 1", ["bound", "--mechanism", "laplace",
