@@ -189,3 +189,15 @@ def test_a_record_missing_in_the_data_is_a_candidate_even_when_nothing_is_masked
     setting = Setting("laplace", 1.0, (0.0, 1.0), 3.0, 1.0, 1)
     w = worst_case(setting, 0.0)
     assert w.pair == ("lo", "NA") and w.epsilon == pytest.approx(3.0)
+
+
+@pytest.mark.parametrize("q,k,delta", [(0.01, 1000, 1e-10), (1.0, 1, 1e-3), (0.3, 20, 1e-7)])
+def test_gaussian_shared_worst_case_against_quadrature_over_the_issue_range(q, k, delta):
+    """Within 1 % above and never below the truth (independent quadrature of the two mixture
+    densities): at the reported ε the true δ is at most the target, at ε/1.01 above it."""
+    setting = Setting("gaussian", SIGMA_1, (-1.0, 1.0), 0.0, q, k)
+    w = worst_case(setting, delta)
+    s = SIGMA_1 / math.sqrt(k)
+    assert w.exact and w.pair == ("hi", "lo")
+    assert _quad_delta(q, s, 1.0, -1.0, w.epsilon) <= delta * (1 + 1e-6)
+    assert _quad_delta(q, s, 1.0, -1.0, w.epsilon / 1.01) > delta
