@@ -5,8 +5,9 @@ the exit status (0 ok, 1 violation, 2 bad input before any work, 3 failed once s
 130 interrupted, 141 stdout closed, 143 SIGTERM), one ``error:``/``interrupted:`` line where
 one is due, and never a traceback nor a raw Python warning (``...Warning:``). Categories:
 bad values per key, signals per phase (a mechanism that hangs while the run is timed and in
-the main run, SIGINT and SIGTERM, one and two jobs), pipes closed early, an unwritable
-``--json``, and the ``bound`` command's extremes.
+the main run, SIGINT and SIGTERM, one and two jobs; the pilot and the designs), pipes closed
+early, an unwritable ``--json``, a full disk while it is written, two runs writing one
+``--json`` at once, and the ``bound`` command's extremes.
 
 Usage::
 
@@ -57,6 +58,16 @@ def mech(data, rng):
 """
 
 
+#: ``python -c FULL_DISK run ...``: the command line with every atomic write failing ENOSPC
+FULL_DISK = ("import errno, os, sys\n"
+             "import audit.pipeline.results as r\n"
+             "def full(path, write):\n"
+             "    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))\n"
+             "r.atomic_write = full\n"
+             "from audit.cli import main\n"
+             "sys.exit(main(sys.argv[1:]))\n")
+
+
 @dataclass
 class Probe:
     category: str
@@ -66,6 +77,7 @@ class Probe:
     signal: int | None = None
     hang_after: int | None = None
     pipe: bool = False
+    twin: bool = False  # run twice at once; the file written must be one whole result
 
 
 def _config(folder: Path, name: str, *, scenario="", missingness="rate = 0.3",
@@ -122,6 +134,12 @@ def probes(folder: Path) -> list[Probe]:
     (folder / "a-file").write_text("")
     out.append(Probe("disk", "--json under a file", ["run", good, "--json",
                                                      str(folder / "a-file" / "r.json")], 2))
+    out.append(Probe("disk", "a full disk while --json is written",
+                     ["-c", FULL_DISK, "run", good, "--no-progress", "--json",
+                      str(folder / "full.json")], 3))
+    out.append(Probe("disk", "two runs writing one --json at once",
+                     ["run", good, "--no-progress", "--json", str(folder / "shared.json")], 0,
+                     twin=True))
     for name, args in [
         ("masks without releases", ["--masks", "fresh"]),
         ("epsilon 1e300 with releases", ["--epsilon", "1e300", "--releases", "3"]),
@@ -142,7 +160,10 @@ def run_probe(p: Probe, folder: Path) -> tuple[bool, str]:
     marker = folder / f"marker-{id(p)}"
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), str(ROOT)]),
            "HANG_MARKER": str(marker), "HANG_AFTER": str(p.hang_after or 10**9)}
-    cmd = [sys.executable, "-m", "audit", *p.args]
+    cmd = [sys.executable, *p.args] if p.args[0] == "-c" else \
+        [sys.executable, "-m", "audit", *p.args]
+    if p.twin:
+        return _twins(cmd, env, Path(p.args[-1]))
     if p.pipe:  # the reader goes away after one byte
         shell = " ".join(f"'{c}'" for c in cmd) + " | head -c 1 > /dev/null; " \
             "echo ${PIPESTATUS[0]} >&2"
@@ -179,6 +200,24 @@ def run_probe(p: Probe, folder: Path) -> tuple[bool, str]:
         problems.append(f"{len(err.splitlines())} stderr lines, expected one")
     last = err.strip().splitlines()[-1][:90] if err.strip() else "(no stderr)"
     return not problems, "; ".join(problems) or last
+
+
+def _twins(cmd: list, env: dict, target: Path) -> tuple[bool, str]:
+    """Two copies of ``cmd`` at once: both succeed, and ``target`` holds one whole JSON
+    result (the atomic write: never a mix of the two, never a partial file)."""
+    import json
+
+    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    errs = [p.communicate(timeout=300)[1] for p in procs]
+    codes = [p.returncode for p in procs]
+    try:
+        json.loads(target.read_text())
+        whole = True
+    except (OSError, ValueError):
+        whole = False
+    ok = codes == [0, 0] and whole and not any("Traceback" in e for e in errs)
+    return ok, f"exits {codes}, the file {'is one whole result' if whole else 'is BROKEN'}"
 
 
 def main() -> int:
