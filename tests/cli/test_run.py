@@ -178,20 +178,28 @@ def mech(data, rng):
 '''
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
-def test_ctrl_c_reaches_a_mechanism_that_hangs_while_the_run_is_timed(tmp_path, jobs):
-    """A mechanism that hangs on its 11th call hangs in the timing before the pilot; Ctrl-C
-    (even with SIGINT ignored by the parent: the CLI installs its own handler) is exit 130
-    with one ``interrupted:`` line and no traceback."""
+@pytest.mark.parametrize("jobs,after,table", [
+    ("1", 10, ""), ("2", 10, ""),  # the timing before the pilot
+    ("1", 200, ""),  # the pilot
+    ("1", 200, "[search]\ncalls = 500\n"),  # an audit with a searched pair
+    ("1", 200, "[strata]\nby = 'missing-count'\nrates = [0.0, 0.3]\n"),
+    ("1", 200, "[releases]\ncount = 3\n"),
+], ids=["timing-1", "timing-2", "pilot", "search", "strata", "releases"])
+def test_ctrl_c_reaches_a_mechanism_that_hangs_in_every_phase(tmp_path, jobs, after, table):
+    """A mechanism that hangs on its 11th call hangs in the timing before the pilot, on its
+    201st past it (the pilot, a search round, a stratified or k-release audit); Ctrl-C (even
+    with SIGINT ignored by the parent: the CLI installs its own handler) is exit 130 with one
+    ``interrupted:`` line and no traceback."""
     import os
     import signal
     import time
 
-    (tmp_path / "hangmech.py").write_text(_HANGING)
+    (tmp_path / "hangmech.py").write_text(_HANGING.replace("> 10", f"> {after}"))
     cfg = tmp_path / "hang.toml"
     cfg.write_text('[scenario]\nnoise = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 1\nn = 5\n'
                    '[missingness]\nkind = "mcar-iid"\nrate = 0.3\n[implementation]\n'
-                   'target = "hangmech:mech"\nepsilon = 1.0\n[audit]\ntrials = 2000\nseed = 1\n')
+                   'target = "hangmech:mech"\nepsilon = 1.0\n[audit]\ntrials = 2000\nseed = 1\n'
+                   + table)
     marker = tmp_path / "hanging"
     env = {**os.environ, "HANG_MARKER": str(marker),
            "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT)])}
