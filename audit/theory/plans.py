@@ -37,6 +37,7 @@ from audit._validate import (
     check_delta,
     check_in_range,
     check_probability,
+    check_table,
 )
 from audit.enums import MaskRegime, NoiseKind
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, subsampled_pmf
@@ -146,31 +147,22 @@ _PLAN_KEYS, _TABLE_KEYS = {"target_delta", "tables"}, {"name", "p_star", "masks"
 _RELEASE_KEYS = {"name", "noise", "epsilon", "delta", "count"}
 
 
-def _keys(table: dict, allowed: set, where: str) -> None:
-    if not isinstance(table, dict):
-        raise ValueError(f"{where} must be a table, got {table!r}")
-    unknown = sorted(set(table) - allowed)
-    if unknown:
-        raise ValueError(f"unknown key {where}.{unknown[0]} (allowed: "
-                         f"{', '.join(sorted(allowed))})")
-
-
 def plan_from_dict(data: dict) -> Plan:
     """A :class:`Plan` from a parsed TOML document (see ``docs/guide/cli.md``)."""
-    _keys(data, _PLAN_KEYS, "plan")
+    check_table("plan", data, _PLAN_KEYS)
     tables = data.get("tables")
     if not isinstance(tables, list) or not tables:
         raise ValueError("a plan must hold at least one [[tables]] entry")
     out = []
     for i, t in enumerate(tables):
-        _keys(t, _TABLE_KEYS, f"tables[{i}]")
+        check_table(f"tables[{i}]", t, _TABLE_KEYS)
         name = str(t.get("name", f"table {i + 1}"))
         rels = t.get("releases")
         if not isinstance(rels, list) or not rels:
             raise ValueError(f"table {name!r} must hold at least one [[tables.releases]] entry")
         releases = []
         for j, r in enumerate(rels):
-            _keys(r, _RELEASE_KEYS, f"tables[{i}].releases[{j}]")
+            check_table(f"tables[{i}].releases[{j}]", r, _RELEASE_KEYS)
             if "noise" not in r or "epsilon" not in r:
                 raise ValueError(f"tables[{i}].releases[{j}] needs noise and epsilon")
             releases.append(PlannedRelease(str(r.get("name", f"release {j + 1}")), r["noise"],
