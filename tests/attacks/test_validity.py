@@ -19,6 +19,14 @@ def _noise(datasets, rng):
     return rng.laplace(0.0, 1.0, size=(datasets.shape[0], 2))
 
 
+def _noise_nan(datasets, rng):
+    """The null release with its second coordinate NaN 30 % of the time (knn then scores
+    those rows by their first coordinate, per NaN pattern)."""
+    out = rng.laplace(0.0, 1.0, size=(datasets.shape[0], 2))
+    out[rng.random(datasets.shape[0]) < 0.3, 1] = np.nan
+    return out
+
+
 def _bits(datasets, rng):
     return (rng.random((datasets.shape[0], 3)) < [0.5, 0.3, 0.1]).astype(np.float64)
 
@@ -41,8 +49,8 @@ def _exceedances(attack: str, batch, audits: int, trials: int) -> int:
                          implementation=impl).eps_lower > 0.0 for seed in range(audits))
 
 
-CASES = [("categorical", _bits), ("auto", _bits), ("knn", _noise), ("additive", _noise),
-         ("isotonic", _noise), ("auto", _noise)]
+CASES = [("categorical", _bits), ("auto", _bits), ("knn", _noise), ("knn", _noise_nan),
+         ("additive", _noise), ("isotonic", _noise), ("auto", _noise)]
 
 
 @pytest.mark.statistical
