@@ -46,7 +46,10 @@ diffprivlib-nansum
     whose ratio is the same constant.
 
 Every row carries ``releases``, ``masks``, ``p_star``, ``eps_lower``, ``delta``, ``eps_pair``
-(None where no exact value is computed), ``eps_fresh_composed`` and
+(None where no exact value is computed), the accountant's worst case of the setting where it
+has one (``eps_accountant``, its certified upper end, and ``eps_accountant_lower``:
+:func:`accountant`; the Gaussian and diffprivlib settings, record-level masks over one
+column; laplace-iid's feature-wise masks have none), ``eps_fresh_composed`` and
 ``eps_fresh_composed_rule`` (the per-release guarantee composed k times: a valid bound for
 fresh masks, NOT for shared masks), and ``crosses_fresh_composed`` (ε_lower above it: for a
 shared-mask row, the per-release accounting refuted by experiment). ``curves`` holds the
@@ -153,6 +156,18 @@ def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_p
             "crosses_fresh_composed": bool(res.eps_lower > fresh), **extra}
 
 
+def accountant(noise: str, scale: float, p_star: float, k: int, masks: str,
+               delta: float) -> dict:
+    """The accountant's worst case of a setting of this experiment (a sum over one column in
+    [−B, B], NA read as 0, record-level masks: :func:`audit.theory.worst_case.worst_case`):
+    ``eps_accountant`` its certified upper end, ``eps_accountant_lower`` its lower end."""
+    from audit.theory.worst_case import Setting, worst_case
+
+    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks), delta)
+    return {"eps_accountant": w.epsilon, "eps_accountant_lower": w.lower,
+            "eps_accountant_exact": w.exact}
+
+
 def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: bool,
                    ks: tuple = KS):
     from audit.pipeline.runner import run_audit
@@ -173,7 +188,9 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
                          fresh=acc.fresh_masks_epsilon(acc.tradeoff_gaussian(mu), p_star, k,
                                                        DELTA),
                          rule=FRESH_RULES["gaussian"], eps_pair_fresh=fp.value,
-                         eps_pair_fresh_error=fp.error))
+                         eps_pair_fresh_error=fp.error,
+                         **accountant("gaussian", plan.noise_scale, p_star, k, "shared",
+                                      DELTA)))
     for i, k in enumerate(FRESH_KS):
         doc = _doc(_gauss_scenario(), miss, k, "fresh", trials["fresh"], seed + 50 + i, jobs,
                    delta=DELTA)
@@ -181,7 +198,9 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
                         progress=progress)
         rows.append(_row(res, setting, "model", k, "fresh", eps_pair=res.eps_pair,
                          eps_pair_error=res.eps_pair_error, fresh=res.eps_theory,
-                         rule=FRESH_RULES["gaussian"]))
+                         rule=FRESH_RULES["gaussian"],
+                         **accountant("gaussian", plan.noise_scale, p_star, k, "fresh",
+                                      DELTA)))
     return rows
 
 
@@ -225,7 +244,9 @@ def _diffprivlib_rows(trials: dict, seed: int, jobs: int, progress: bool):
                         implementation=impl, progress=progress)
         rows.append(_row(res, "diffprivlib-nansum", "black-box", k, "shared",
                          eps_pair=nansum_pair_epsilon(k, IID_RATE), eps_pair_error=0.0,
-                         fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"]))
+                         fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"],
+                         **accountant("laplace", 2 * BOUND / EPSILON, 1 - IID_RATE, k,
+                                      "shared", 0.0)))
     return rows
 
 

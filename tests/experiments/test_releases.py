@@ -198,3 +198,27 @@ def test_committed_shared_mask_lower_bound_crosses_the_fresh_composed_bound(comm
     assert committed["crossing"]["gaussian-p0.1"] == min(r["releases"] for r in crossing)
     for r in crossing:  # refutes the per-release accounting, not the shared-mask bound
         assert r["eps_lower"] <= r["eps_pair"] <= r["eps_theory"]
+
+
+def _check_accountant(doc: dict) -> None:
+    """The accountant's worst case of each setting (docs/THEORY.md §10) holds for what the
+    audits measure: ε_lower and the audited pair's exact ε lie below its upper end, the
+    bracket is ordered, and where it is exact the audited pair (−B, +B) attains it."""
+    rows = [r for r in doc["rows"] if r.get("eps_accountant") is not None]
+    assert {r["setting"] for r in rows} == {"gaussian-p0.1", "gaussian-p0.5",
+                                            "diffprivlib-nansum"}
+    for r in rows:
+        assert r["eps_accountant_lower"] <= r["eps_accountant"] + 1e-12, r["name"]
+        assert r["eps_lower"] <= r["eps_accountant"], r["name"]
+        err = r["eps_pair_error"] or 0.0
+        assert r["eps_pair"] - err <= r["eps_accountant"] + 1e-9, r["name"]
+        if r["eps_accountant_exact"] and r["masks"] == "shared":
+            assert r["eps_accountant"] == pytest.approx(r["eps_pair"], abs=2e-3 + err), r["name"]
+
+
+def test_smoke_rows_carry_the_accountant(smoke):
+    _check_accountant(smoke[1])
+
+
+def test_committed_rows_carry_the_accountant(committed):
+    _check_accountant(committed)
