@@ -48,6 +48,17 @@ def check_real(name: str, value: object, *, allow_inf: bool = False) -> float:
     return v
 
 
+def check_interval(value: object, name: str) -> tuple[float, float]:
+    """``value`` as (lo, hi): two finite real numbers (a list, tuple or 1-D array) with
+    lo < hi."""
+    items = value.tolist() if hasattr(value, "tolist") else value
+    ok = isinstance(items, list | tuple) and len(items) == 2 and all(
+        isinstance(v, Real) and not isinstance(v, bool) and math.isfinite(v) for v in items)
+    if not ok or not items[0] < items[1]:
+        raise ValueError(f"{name} must be [lo, hi] with finite lo < hi, got {name}={value!r}")
+    return float(items[0]), float(items[1])
+
+
 def check_in_range(
     name: str,
     value: object,

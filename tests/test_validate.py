@@ -124,3 +124,15 @@ def test_check_count_accepts_integral_floats_only():
         with pytest.raises(ValueError,
                            match=r"^releases must be a positive integer, got releases="):
             check_count(bad, "releases")
+
+
+def test_check_interval_takes_two_increasing_finite_numbers():
+    import numpy as np
+
+    from audit._validate import check_interval
+
+    assert check_interval([-1, 1], "d") == (-1.0, 1.0)
+    assert check_interval(np.array([0.0, 2.0]), "d") == (0.0, 2.0)
+    for bad in ([1.0, 1.0], [0.0, float("inf")], [0.0], "ab", [True, 2.0], None):
+        with pytest.raises(ValueError, match=r"d must be \[lo, hi\] with finite lo < hi"):
+            check_interval(bad, "d")

@@ -167,13 +167,18 @@ _FLAG_ONLY = ("mechanism", "epsilon", "delta", "p_star", "rho", "ratio", "d", "r
               "masks")
 
 
+def _given(args: argparse.Namespace, names) -> list[str]:
+    """The flags among ``names`` (argparse destinations) that the user gave, as written."""
+    return ["--" + n.replace("_", "-") for n in names if getattr(args, n) is not None]
+
+
 def _from_flags(args: argparse.Namespace):
     from audit.theory.accountant import bound_table
 
-    for name in ("mechanism", "epsilon", "p_star"):
-        if getattr(args, name) is None:
-            flag = "--" + name.replace("_", "-")
-            raise ValueError(f"{flag} is required (or give --config FILE.toml)")
+    missing = [n for n in ("mechanism", "epsilon", "p_star") if getattr(args, n) is None]
+    if missing:
+        flag = "--" + missing[0].replace("_", "-")
+        raise ValueError(f"{flag} is required (or give --config FILE.toml)")
     releases = None if args.releases is None else _parse_releases(args.releases)
     if args.masks is not None and releases is None:
         raise ValueError(f"--masks applies to k releases: give --releases K with "
@@ -201,7 +206,7 @@ def _from_config(args: argparse.Namespace):
     from audit.theory.accountant import bound_table
     from audit.theory.worst_case import setting_from_config, worst_case
 
-    given = [f"--{n.replace('_', '-')}" for n in _FLAG_ONLY if getattr(args, n) is not None]
+    given = _given(args, _FLAG_ONLY)
     if given:
         raise ValueError(f"--config reads the setting from the file: {given[0]} cannot be "
                          "given with it (set it in the config)")
@@ -240,8 +245,7 @@ def _plan(args: argparse.Namespace) -> int:
     from audit.pipeline.results import to_jsonable
     from audit.theory.plans import account_plan, load_plan
 
-    given = [f"--{n.replace('_', '-')}" for n in (*_FLAG_ONLY, "config", "target_delta")
-             if getattr(args, n) is not None]
+    given = _given(args, (*_FLAG_ONLY, "config", "target_delta"))
     if given:
         raise ValueError(f"--plan reads everything from the plan file: {given[0]} cannot be "
                          "given with it")

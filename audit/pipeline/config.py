@@ -30,6 +30,7 @@ import numpy as np
 
 from audit._validate import (
     check_in_range,
+    check_interval,
     check_jobs,
     check_positive,
     check_positive_int,
@@ -89,17 +90,6 @@ __all__ = [
     "config_from_dict",
 ]
 
-def _check_domain(value: object) -> tuple[float, float]:
-    """``scenario.domain``: two finite numbers [lo, hi] with lo < hi."""
-    ok = isinstance(value, (list, tuple)) and len(value) == 2 and all(
-        isinstance(v, (int, float)) and not isinstance(v, bool) and np.isfinite(v)
-        for v in value)
-    if not ok or not value[0] < value[1]:
-        raise ValueError(f"scenario.domain must be [lo, hi] with finite lo < hi, got "
-                         f"scenario.domain={value!r}")
-    return float(value[0]), float(value[1])
-
-
 @dataclass(frozen=True)
 class ScenarioConfig:
     """The released statistic: query, data domain and the noise of its release (``noise``;
@@ -146,7 +136,7 @@ class ScenarioConfig:
         if not isinstance(self.query, str):
             raise ValueError(f"scenario.query must be a string, got {self.query!r}")
         if self.domain is not None:
-            object.__setattr__(self, "domain", _check_domain(self.domain))
+            object.__setattr__(self, "domain", check_interval(self.domain, "scenario.domain"))
         na = self.na_value
         if isinstance(na, bool) or not isinstance(na, (int, float)) or not np.isfinite(na):
             raise ValueError(f"scenario.na_value must be a finite number, got "

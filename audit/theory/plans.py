@@ -201,13 +201,18 @@ def _composed(releases, p: float, h: float):
     return out
 
 
-def _profile(table: Table, h: float):
-    """δ(ε) of the table's guarantee (an upper bound, vectorised over ε ≥ 0)."""
-    q = table.p_star
+def _table_pld(table: Table, h: float):
+    """The pessimistic PLD a table's guarantee is read from: ⊗_j C_{p*}(f_j)^{⊗k_j} (fresh
+    masks), or ⊗_j f_j^{⊗k_j}, to which C_{p*} is applied once (shared masks)."""
+    q = table.p_star if table.masks is MaskRegime.FRESH else 1.0
+    return _composed(table.releases, q, h)
+
+
+def _profile(table: Table, pld):
+    """δ(ε) of the table's guarantee from its PLD (an upper bound, vectorised over ε ≥ 0)."""
     if table.masks is MaskRegime.FRESH:
-        pld = _composed(table.releases, q, h)
         return lambda eps: np.asarray(pld.get_delta_for_epsilon(np.asarray(eps)))
-    pld = _composed(table.releases, 1.0, h)
+    q = table.p_star
 
     def shared(eps):
         inner = np.array([log1p_expm1_div(float(e), q) for e in np.atleast_1d(eps)])
@@ -216,21 +221,12 @@ def _profile(table: Table, h: float):
     return shared
 
 
-def _table_epsilon(table: Table, delta: float, h: float) -> float:
-    """ε of one table at δ, read from its profile (no curve step)."""
-    q = table.p_star
+def _table_epsilon(table: Table, pld, delta: float) -> float:
+    """ε of one table at δ, read from its PLD (no curve step)."""
     if table.masks is MaskRegime.FRESH:
-        return float(_composed(table.releases, q, h).get_epsilon_for_delta(delta))
-    inner = float(_composed(table.releases, 1.0, h).get_epsilon_for_delta(min(1.0, delta / q)))
-    return log1p_c_expm1(inner, q)
-
-
-def _pair_pmf(profile, top: float, h: float):
-    """The pessimistic PMF of the discrete pair whose trade-off is the lower-bound curve of
-    ``profile`` on [0, top] (:func:`audit.theory.pld.profile_pmf`)."""
-    from audit.theory.pld import profile_pmf
-
-    return profile_pmf(profile, top, h)
+        return float(pld.get_epsilon_for_delta(delta))
+    q = table.p_star
+    return log1p_c_expm1(float(pld.get_epsilon_for_delta(min(1.0, delta / q))), q)
 
 
 def account_plan(plan: Plan, *, discretization: float = DISCRETIZATION) -> PlanResult:
@@ -247,31 +243,31 @@ def account_plan(plan: Plan, *, discretization: float = DISCRETIZATION) -> PlanR
     """
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
+    from audit.theory.pld import profile_pmf
+
     if not isinstance(plan, Plan):
         raise ValueError(f"plan must be a Plan, got plan={plan!r}")
     h, d = discretization, plan.target_delta
-    alone = tuple((t.name, _table_epsilon(t, d, h)) for t in plan.tables)
-    fresh = _fresh_everything(plan, h)
+    plds = [_table_pld(t, h) for t in plan.tables]
+    alone = tuple((t.name, _table_epsilon(t, pld, d)) for t, pld in zip(plan.tables, plds,
+                                                                          strict=True))
+    fresh = _fresh_everything(plan, plds, h)
     if len(plan.tables) == 1:
         return PlanResult(alone[0][1], d, alone, fresh)
     total = None
-    for t in plan.tables:
-        profile = _profile(t, h)
-        top = _table_epsilon(t, 1e-15, h)
-        pld = PrivacyLossDistribution(_pair_pmf(profile, max(top, 1e-3), h))
+    for t, table_pld in zip(plan.tables, plds, strict=True):
+        top = _table_epsilon(t, table_pld, 1e-15)
+        pld = PrivacyLossDistribution(profile_pmf(_profile(t, table_pld), max(top, 1e-3), h))
         total = pld if total is None else total.compose(pld)
     return PlanResult(float(total.get_epsilon_for_delta(d)), d, alone, fresh)
 
 
-def _fresh_everything(plan: Plan, h: float) -> float:
+def _fresh_everything(plan: Plan, plds: list, h: float) -> float:
     """Every release's amplified guarantee composed as if its masks were fresh: the
-    accounting that shared tables make wrong (a comparison, not a bound for them)."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
+    accounting that shared tables make wrong (a comparison, not a bound for them). A fresh
+    table's PLD (``plds``) is already that."""
     out = None
-    for t in plan.tables:
-        for r in t.releases:
-            one = PrivacyLossDistribution(subsampled_pmf(r.base(), t.p_star, h))
-            one = one if r.count == 1 else one.self_compose(r.count)
-            out = one if out is None else out.compose(one)
+    for t, pld in zip(plan.tables, plds, strict=True):
+        one = pld if t.masks is MaskRegime.FRESH else _composed(t.releases, t.p_star, h)
+        out = one if out is None else out.compose(one)
     return float(out.get_epsilon_for_delta(plan.target_delta))

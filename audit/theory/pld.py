@@ -46,6 +46,7 @@ __all__ = [
     "compose_epsilon",
     "tradeoff_from_profile",
     "profile_pmf",
+    "refine_bracket",
     "MAX_GRID",
     "MAX_PLD_RELEASES",
     "DISCRETIZATION",
@@ -454,3 +455,19 @@ def profile_pmf(profile, top: float, discretization: float):
     lo = int(idx.min())
     probs = np.bincount(idx - lo, weights=dp_[finite])
     return pld_pmf.DensePLDPmf(h, lo, probs, infinite, True)
+
+
+def refine_bracket(bracket_at, h: float, *, good, can_refine, step_seconds: float):
+    """A numerical bracket refined on finer loss grids: ``bracket_at(h)`` → (low, high) at
+    h, h/4, h/16, … until ``good(low, high)``, ``can_refine(h/4)`` is false (a grid floor or
+    size limit), or a step took more than ``step_seconds`` (the next costs about 4–5 times
+    more). Returns (low, high, h) of the last step."""
+    import time
+
+    while True:
+        start = time.perf_counter()
+        low, high = bracket_at(h)
+        if good(low, high) or not can_refine(h / 4) or \
+                time.perf_counter() - start > step_seconds:
+            return low, high, h
+        h /= 4

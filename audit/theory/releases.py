@@ -59,6 +59,7 @@ from audit.theory.pld import (
     gaussian_loss,
     laplace_loss,
     pure_dp_loss,
+    refine_bracket,
     subsampled_pmf,
     tradeoff_from_profile,
 )
@@ -276,14 +277,7 @@ def fresh_masks_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta
     docs/THEORY.md §7 (per release) and §9.3; [DRS] Theorem 3.2 (composition of f-DP);
     [KJH] (FFT composition of discretised PLDs, as implemented in dp_accounting).
     """
-    p = _check_p_star(p_star)
-    require_mar(missingness_class)
-    k = check_releases(releases)
-    d = check_delta(delta)
-    base = _base_loss(f)
-    if k > MAX_PLD_RELEASES:
-        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
-                         f"(too costly beyond), got releases={releases!r}")
+    p, k, d, base = _fresh_setup(f, p_star, releases, delta, missingness_class)
     pure = k * log1p_c_expm1(base.t_max, p)
     if d == 0.0 and not isinstance(f, GaussianTradeoff):
         return pure
@@ -313,37 +307,44 @@ def fresh_masks_bracket(f: TradeoffFunction, p_star: float, releases: int, delta
     ValueError
         As :func:`fresh_masks_epsilon`.
     """
-    import time
-
     from audit.theory.worst_case import tolerance
 
-    p = _check_p_star(p_star)
-    require_mar(missingness_class)
-    k, d = check_releases(releases), check_delta(delta)
-    base = _base_loss(f)
-    if k > MAX_PLD_RELEASES:
-        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
-                         f"(too costly beyond), got releases={releases!r}")
+    p, k, d, base = _fresh_setup(f, p_star, releases, delta, missingness_class)
     pure = k * log1p_c_expm1(base.t_max, p)
     gaussian = isinstance(f, GaussianTradeoff)
     if d == 0.0 and not gaussian:
         return pure, 0.0, 0.0
-    # a large ε needs a coarser first grid to stay within MAX_GRID points (its error says so)
-    h, spent = max(DISCRETIZATION, 2.2 * _up_count(base, p, 1.0) / MAX_GRID), 0.0
-    while True:
-        start = time.perf_counter()
+
+    def bracket(h: float) -> tuple[float, float]:
         hi = compose_epsilon(subsampled_pmf(base, p, h), k, d)
         # the optimistic estimate's truncated tails (≤ 1e-15 per composition) are paid in δ
         lo = compose_epsilon(subsampled_pmf(base, p, h, pessimistic=False), k,
                              min(1.0, d + 2e-15))
-        spent = time.perf_counter() - start
-        if not gaussian:
-            hi, lo = min(hi, pure), min(lo, pure)
-        err = max(hi - lo, 0.0)
-        too_big = 2 * (_up_count(base, p, h / 4)) + 1 > MAX_GRID
-        if err <= tolerance(hi) or too_big or spent * 6 > time_budget:
-            return hi, err, h
-        h /= 4
+        return (lo, hi) if gaussian else (min(lo, pure), min(hi, pure))
+
+    # a large ε needs a coarser first grid to stay within MAX_GRID points (its error says so)
+    first = max(DISCRETIZATION, 2.2 * _up_count(base, p, 1.0) / MAX_GRID)
+    lo, hi, h = refine_bracket(bracket, first, good=lambda lo, hi: hi - lo <= tolerance(hi),
+                               can_refine=lambda h: 2 * _up_count(base, p, h) + 1 <= MAX_GRID,
+                               step_seconds=time_budget / 6)
+    return hi, max(hi - lo, 0.0), h
+
+
+def _fresh_setup(f: TradeoffFunction, p_star, releases, delta, missingness_class):
+    """(p*, k, δ, the base pair) of a fresh-mask PLD composition, each checked; k at most
+    ``MAX_PLD_RELEASES``."""
+    p = _check_p_star(p_star)
+    require_mar(missingness_class)
+    k, d = check_releases(releases), check_delta(delta)
+    base = _base_loss(f)
+    _check_pld_releases(k, releases)
+    return p, k, d, base
+
+
+def _check_pld_releases(k: int, given) -> None:
+    if k > MAX_PLD_RELEASES:
+        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
+                         f"(too costly beyond), got releases={given!r}")
 
 
 def _up_count(base: BaseLoss, p: float, h: float) -> int:
@@ -411,9 +412,7 @@ def fresh_masks_tradeoff(f: TradeoffFunction, p_star: float, releases: int, *,
     require_mar(missingness_class)
     k = check_releases(releases)
     n = check_count(n_epsilons, "n_epsilons")
-    if k > MAX_PLD_RELEASES:
-        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
-                         f"(too costly beyond), got releases={releases!r}")
+    _check_pld_releases(k, releases)
     pmf = subsampled_pmf(_base_loss(f), p, discretization)
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 

@@ -34,19 +34,24 @@ from __future__ import annotations
 
 import math
 import sys
-import time
 from dataclasses import dataclass
 
 import numpy as np
 
 from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
-from audit._validate import check_count, check_delta, check_positive, check_probability
+from audit._validate import (
+    check_count,
+    check_delta,
+    check_interval,
+    check_positive,
+    check_probability,
+)
 from audit.enums import Calibration, MaskRegime, NoiseKind
 from audit.mixture import Mixture
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
-from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
+from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "setting_from_config", "substitution_sensitivity",
            "tolerance", "release_scale", "check_release_scale", "scenario_keys",
@@ -65,7 +70,7 @@ def tolerance(epsilon: float) -> float:
     return max(1e-3, 0.005 * epsilon) if math.isfinite(epsilon) else math.inf
 
 
-#: seconds a refinement step may be predicted to take before the refinement stops
+#: seconds the next refinement step may be predicted to take (5 times the last one)
 TIME_BUDGET = 30.0
 #: the numerical error a fresh-mask worst pair is refined to (absolute, in ε)
 PAIR_TOLERANCE = 1e-3
@@ -113,7 +118,7 @@ class Setting:
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
         object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
-        lo, hi = _check_domain(self.domain)
+        lo, hi = check_interval(self.domain, "domain")
         object.__setattr__(self, "domain", (lo, hi))
         if not math.isfinite(float(self.na_value)):
             raise ValueError(f"na_value must be finite, got na_value={self.na_value!r}")
@@ -140,16 +145,6 @@ class Setting:
         if self.na_value not in (lo, hi):  # a record that is NA in the data (any q)
             out["NA"] = None  # (NA read as an end of the domain has that end's law)
         return out
-
-
-def _check_domain(domain) -> tuple[float, float]:
-    try:
-        lo, hi = (float(v) for v in domain)
-    except (TypeError, ValueError):
-        raise ValueError(f"domain must be two numbers [lo, hi], got domain={domain!r}") from None
-    if not (math.isfinite(lo) and math.isfinite(hi) and lo < hi):
-        raise ValueError(f"domain must be [lo, hi] with finite lo < hi, got domain={domain!r}")
-    return lo, hi
 
 
 @dataclass(frozen=True)
@@ -240,12 +235,11 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
     return _fresh(setting, d)
 
 
-def _pairs(setting: Setting, *, with_missing_only: bool = False):
+def _pairs(setting: Setting):
+    """Every unordered pair of the setting's candidate records."""
     names = list(setting.candidates())
     for i, a in enumerate(names):
         for b in names[i + 1:]:
-            if with_missing_only and "NA" not in (a, b):
-                continue
             yield a, b
 
 
@@ -281,16 +275,12 @@ def fresh_pair(setting: Setting, a: str, b: str, delta: float) -> tuple[float, f
     grid floor, or the time budget (docs/THEORY.md §10.4)."""
     cands = setting.candidates()
     P, Q = setting.law(cands[a]), setting.law(cands[b])
-    h = DISCRETIZATION
-    while True:
-        start = time.perf_counter()
-        low, high = _bracket(fresh_pair_epsilon(P, Q, setting.releases, delta,
-                                                discretization=h))
-        spent = time.perf_counter() - start  # the next step costs about 5 times more
-        if high - low <= PAIR_TOLERANCE or h <= MIN_DISCRETIZATION or \
-                5 * spent > TIME_BUDGET:
-            return low, high
-        h /= 4
+    low, high, _ = refine_bracket(
+        lambda h: _bracket(fresh_pair_epsilon(P, Q, setting.releases, delta,
+                                              discretization=h)),
+        DISCRETIZATION, good=lambda lo, hi: hi - lo <= PAIR_TOLERANCE,
+        can_refine=lambda h: h >= MIN_DISCRETIZATION, step_seconds=TIME_BUDGET / 5)
+    return low, high
 
 
 def _fresh(setting: Setting, delta: float) -> WorstCase:
@@ -332,13 +322,13 @@ def _envelope_composition(setting: Setting, delta: float) -> float:
     return float(composed.get_epsilon_for_delta(delta))
 
 
-def _laplace_profile(mu: float, k: int, h: float, pessimistic: bool):
-    """δ(ε) of Lap(0, 1) against Lap(μ, 1) composed k times (dp_accounting's PLD)."""
+def _laplace_profile(mu: float, k: int, h: float):
+    """δ(ε) of Lap(0, 1) against Lap(μ, 1) composed k times, an upper bound (dp_accounting's
+    pessimistic connect-the-dots PLD)."""
     from dp_accounting.pld import privacy_loss_distribution as dpl
 
-    one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=pessimistic,
-                                     value_discretization_interval=h,
-                                     use_connect_dots=pessimistic)
+    one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=True,
+                                     value_discretization_interval=h, use_connect_dots=True)
     pld = one if k == 1 else one.self_compose(k)
     return lambda e: float(pld.get_delta_for_epsilon(e))
 
@@ -360,8 +350,8 @@ def _laplace_shared_upper(setting: Setting, delta: float) -> WorstCase:
     top = log1p_c_expm1(k * mu2, q)
     if delta == 0.0:
         return WorstCase(top, min(lower, top), pair, method + " at delta = 0", covers)
-    d1 = _laplace_profile(mu1, k, DISCRETIZATION, True) if mu1 > 0 else (lambda e: 0.0)
-    d2 = _laplace_profile(mu2, k, DISCRETIZATION, True)
+    d1 = _laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
+    d2 = _laplace_profile(mu2, k, DISCRETIZATION)
 
     def excess(e_out: float) -> float:
         e_in = log1p_expm1_div(e_out, q)  # ln γ, γ = 1 + (e^{ε'} − 1)/q
