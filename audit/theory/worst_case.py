@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import math
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -168,10 +168,14 @@ class WorstCase:
 
     @property
     def error(self) -> float:
+        if math.isinf(self.epsilon) and math.isinf(self.lower):
+            return 0.0  # both ends infinite: no finite ε holds, exactly
         return max(self.epsilon - self.lower, 0.0)
 
     @property
     def exact(self) -> bool:
+        if math.isinf(self.epsilon):
+            return math.isinf(self.lower)
         return self.error <= tolerance(self.epsilon)
 
     def to_dict(self) -> dict:
@@ -232,7 +236,19 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
         return _corners(setting, d)
     if setting.masks is MaskRegime.SHARED:
         return _laplace_shared_upper(setting, d)
+    if d == 0.0:
+        return _fresh_pure(setting)
     return _fresh(setting, d)
+
+
+def _fresh_pure(setting: Setting) -> WorstCase:
+    """Fresh masks at δ = 0: a product's sup |ln p/q| is the sum of its factors', so the
+    setting's ε is k times one release's (its worst pair by the corner lemma), with no PLD."""
+    one = _corners(replace(setting, releases=1), 0.0)
+    k = setting.releases
+    return WorstCase(k * one.epsilon, k * one.lower, one.pair,
+                     "pure composition: k times one release's epsilon at delta = 0 (corner "
+                     "lemma)", one.covers)
 
 
 def _pairs(setting: Setting):
@@ -249,7 +265,14 @@ def _corners(setting: Setting, delta: float) -> WorstCase:
     for a, b in _pairs(setting):
         P, Q = setting.law(cands[a]), setting.law(cands[b])
         if setting.noise is NoiseKind.GAUSSIAN and setting.releases > 1:
-            val = shared_pair_epsilon(P, Q, setting.releases, delta)
+            try:
+                val = shared_pair_epsilon(P, Q, setting.releases, delta)
+            except ValueError as exc:  # σ/√k so small that ε leaves the float range
+                raise ValueError(f"releases must be fewer for this worst case: {setting.releases}"
+                                 f" releases are one at sigma/sqrt(k) = "
+                                 f"{setting.scale / math.sqrt(setting.releases):.3g}, whose pair "
+                                 f"cannot be resolved ({exc}), got releases="
+                                 f"{setting.releases}") from None
         else:
             val = pair_epsilon(P, Q, delta)
         low, high = _bracket(val)
@@ -380,9 +403,12 @@ def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple 
     for name, c in (("lo", lo), ("hi", hi)):
         if c == m:
             continue
-        pair = RecordLevelPair(setting.observation, np.full(k, c - m), np.zeros(k),
-                               setting.noise, setting.scale)
-        low = _bracket(record_level_pair_epsilon(pair, delta))[0]
+        if delta == 0.0:  # the saturating likelihood ratio (§9.5): no k-vector, any k
+            low = log1p_c_expm1(k * abs(c - m) / setting.scale, setting.observation)
+        else:  # k ≤ MAX_PLD_RELEASES here (worst_case refuses more at δ > 0)
+            pair = RecordLevelPair(setting.observation, np.full(k, c - m), np.zeros(k),
+                                   setting.noise, setting.scale)
+            low = _bracket(record_level_pair_epsilon(pair, delta))[0]
         if low > best[0]:
             best = (low, _ordered((name, na)))
     return best

@@ -201,3 +201,22 @@ def test_gaussian_shared_worst_case_against_quadrature_over_the_issue_range(q, k
     assert w.exact and w.pair == ("hi", "lo")
     assert _quad_delta(q, s, 1.0, -1.0, w.epsilon) <= delta * (1 + 1e-6)
     assert _quad_delta(q, s, 1.0, -1.0, w.epsilon / 1.01) > delta
+
+
+def test_a_billion_releases_need_no_k_vector_and_bad_ones_are_refused_by_name():
+    # Laplace at δ = 0: the closed forms, with no array of k entries (it allocated 24 GB)
+    w = worst_case(Setting("laplace", 2.0, (-1.0, 1.0), 0.0, 0.1, 10**9), 0.0)
+    assert w.epsilon == pytest.approx(10**9 + math.log(0.1))  # ln(1 + q(e^{k·2/2} − 1))
+    assert w.lower == pytest.approx(10**9 / 2 + math.log(0.1))  # (hi, NA): shift 1 of 2
+    # Gaussian from one table: one release at σ/√k, whose pair leaves the float range
+    with pytest.raises(ValueError, match="releases must be fewer .* got releases=1000000000"):
+        worst_case(Setting("gaussian", SIGMA_1, (-1.0, 1.0), 0.0, 0.1, 10**9), 1e-5)
+
+
+def test_fresh_masks_at_delta_zero_compose_purely_with_no_pld():
+    one = worst_case(Setting("laplace", 2.0, (-1.0, 1.0), 0.0, 0.1, 1), 0.0)
+    w = worst_case(Setting("laplace", 2.0, (-1.0, 1.0), 0.0, 0.1, 10**9, "fresh"), 0.0)
+    assert w.epsilon == pytest.approx(10**9 * one.epsilon) and w.pair == one.pair and w.exact
+    # a Gaussian mixture pair has no finite ε at δ = 0: both ends infinite, exactly so
+    g = worst_case(Setting("gaussian", 1.0, (-1.0, 1.0), 0.0, 0.5, 3, "fresh"), 0.0)
+    assert math.isinf(g.epsilon) and g.exact and g.error == 0.0
