@@ -288,10 +288,13 @@ class Subject(Protocol):
 
     def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic: ...
 
-    def fit_rates(self, fit: Callable[[Pilot], Score], pilot: Pilot, bins: int) -> None:
-        """Fit further scores on the pilot's fit half ``pilot`` with ``fit`` (the audit's
-        attack), for a subject that bounds several settings at once (a stratified grid of
-        missing rates: one score per rate); others do nothing."""
+    def with_pilot(self, fitted: Any) -> Subject:
+        """The subject that runs the main run, once the runner has fixed the attack's score,
+        statistic and region on the pilot (``fitted``, an
+        ``audit.pipeline.subject.FittedPilot``): itself, or, for a subject whose main run's
+        design depends on the pilot (a stratified grid of missing rates: a score, region and
+        allocation per rate), a new frozen subject holding that design. A wrapper (a
+        plug-in design) returns itself around what its inner subject returns."""
 
     def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
               label: str = "main run", checkpoint: str | None = None,

@@ -26,13 +26,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import CeilingKind, MaskRegime, MissingnessClass
+from audit.enums import CeilingKind, MissingnessClass
 from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
-from audit.model.repeated import RepeatedReleases
 from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.plan import ranking_release
+from audit.pipeline.progress import progress_bar
+from audit.pipeline.repeated import releases_of
 from audit.pipeline.subject import (
     Monitor,
     PlannedSubject,
@@ -43,7 +44,6 @@ from audit.pipeline.subject import (
 from audit.policy import DEFAULT_POLICY, PilotRule
 from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, edges_for_pilot
-from audit.theory import accountant as acc
 
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
            "PILOT_RULE", "DEFAULT_CHUNK"]
@@ -108,72 +108,20 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     impl = implementation if implementation is not None else cfg.implementation.build()
     sc = cfg.scenario
     mech, query = cfg.components()
-    impl, sampler = _with_releases(cfg, impl, mech)
+    releases = releases_of(cfg)
+    impl, sampler = releases.implementation(impl, mech)
     claim = impl.claim
     z, z_prime = _pair(cfg, mech, query)
     dim = probe(impl, z, sampler, cfg.audit.seed)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     if mech.missing_class is MissingnessClass.MNAR:
         amplified, theory = None, "no amplification theorem (MNAR)"
-    elif isinstance(impl, RepeatedReleases):
-        amplified = impl.amplified(p_star)[0]
-        theory = (f"the {impl.count}-release claim amplified by RPS Theorem 3.2 (p* = "
-                  f"{p_star:.4g}; " + ("once, on the composition: shared masks)"
-                                       if impl.masks is MaskRegime.SHARED else
-                                       "per release, then composed: fresh masks)"))
     else:
-        amplified = acc.amplify(claim.epsilon, claim.delta, p_star)[0]
-        theory = f"the claim amplified by RPS Theorem 3.2 (p* = {p_star:.4g})"
-    comparison = _per_release_accounting(impl, p_star, mech.missing_class)
+        amplified, theory = releases.amplified(impl, p_star)
+    comparison = releases.comparison(impl, p_star, mech.missing_class)
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
                               time.perf_counter() - t0, comparison)
-
-
-def _per_release_accounting(impl, p_star: float, mclass: MissingnessClass
-                            ) -> Comparison | None:
-    """For k releases with shared masks: what accounting per release would say, the
-    per-release amplified claim composed k times as if the masks were fresh. NOT a bound for
-    shared masks (docs/THEORY.md §9): an ε_lower above it refutes that accounting. Empty in
-    every other case."""
-    if not (isinstance(impl, RepeatedReleases) and impl.masks is MaskRegime.SHARED
-            and mclass is not MissingnessClass.MNAR):
-        return None
-    c, k = impl.inner.claim, impl.count
-    if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
-        value = impl.amplified(p_star, MaskRegime.FRESH)[0]
-        rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
-    else:
-        try:
-            value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p_star, k,
-                                            k * c.delta)
-        except ValueError:  # no PLD of this curve here: no comparison, rather than a guess
-            return None
-        rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
-    return Comparison(float(value), rule,
-                      "not a bound for shared masks: the per-release accounting")
-
-
-def _with_releases(cfg: AuditConfig, impl, mech):
-    """The implementation the sampler calls and the mechanism it masks with: ``[releases]``
-    makes k calls per trial (:class:`audit.model.repeated.RepeatedReleases`), and under
-    fresh masks the implementation masks each call itself, so the sampler masks nothing."""
-    if cfg.releases is None:
-        return impl, mech
-    impl = RepeatedReleases(impl, cfg.releases.count, cfg.releases.masks, mech)
-    if impl.masks is MaskRegime.SHARED:
-        return impl, mech
-    from audit.model.missingness import make_missingness
-
-    return impl, make_missingness("mcar-iid", rate=0.0)
-
-
-def _bar(total: int, label: str, progress: bool):
-    if not progress:
-        return None
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=label, unit="chunk", leave=False)
 
 
 @dataclass(frozen=True, eq=False)
@@ -298,7 +246,7 @@ class ImplementationSubject(PlannedSubject):
         from audit.simulation.callables import iter_chunks
 
         run = self._run(trials, seed)
-        bar = _bar(run.n_chunks, f"{self.config.name}: {label}", progress)
+        bar = progress_bar(run.n_chunks, f"{self.config.name}: {label}", progress)
         try:
             chunks = iter_chunks(run, n_jobs=self.config.audit.jobs,
                                  backend=self.config.engine_backend, checkpoint=checkpoint,

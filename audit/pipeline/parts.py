@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from importlib import metadata
 from typing import Any
 
-from audit.enums import AuditMode, PairFamily, Selection
+from audit.enums import AuditMode, MaskRegime, PairFamily, Selection
 from audit.interfaces import Design, Part
 
 #: an ``audit.pipeline.config.AuditConfig`` (not imported: the config imports this module)
@@ -229,10 +229,11 @@ class SequentialDesign:
 @dataclass(frozen=True)
 class RepeatedDesign:
     """``[releases]``: k releases per trial from one masked table (shared masks) or each from
-    a table masked anew (fresh masks)."""
+    a table masked anew (fresh masks); what it computes is
+    :mod:`audit.pipeline.repeated`'s. It nests in ``[strata]`` with shared masks (the
+    strata are those of the one mask the k releases share)."""
 
     def supports(self, parts: AuditParts) -> str | None:
-        from audit.enums import MaskRegime
         from audit.theory.pld import MAX_PLD_RELEASES
 
         rel = parts.config.releases
@@ -268,9 +269,10 @@ class StratifiedDesign:
             return (f"strata.by='missing-count' needs at most {MAX_ENTRIES} entries per "
                     f"dataset ({MAX_ENTRIES + 1} strata), got scenario.n * scenario.d = "
                     f"{sc.n * sc.d}")
-        if parts.has(RepeatedDesign):
-            return ("[strata] and [releases] cannot be combined (k releases mask their own "
-                    "tables)")
+        if parts.has(RepeatedDesign) and cfg.releases.masks is not MaskRegime.SHARED:
+            return ("[strata] stratifies the one mask a table's k releases share: with "
+                    "[releases] it needs releases.masks='shared', got releases.masks="
+                    f"{cfg.releases.masks.value!r} (fresh masks are drawn per release)")
         if strata.looks is not None and cfg.audit.mode is not AuditMode.SEQUENTIAL:
             return (f"strata.looks sets the looks of a sequential run: it needs "
                     f"audit.mode='sequential', got strata.looks={strata.looks} in fixed mode")

@@ -41,7 +41,7 @@ from audit.pipeline.parts import check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
-from audit.pipeline.subject import SampleCounts, Subject, pilot_size
+from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic
 
@@ -91,6 +91,8 @@ class _Prepared:
     region: object
     fit_pilot: Pilot
     pilot_trials: int
+    #: the subject that runs the main run (:meth:`Subject.with_pilot`)
+    subject: Subject
 
 
 def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
@@ -109,7 +111,9 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
         fit_part, rest = raw.split(design.fit)
         score = _fit(attack, fit_part, subject.laws)
         statistic = subject.statistic(score, fit_part, au.bins)
-        subject.fit_rates(lambda pilot: _fit(attack, pilot, subject.laws), fit_part, au.bins)
+        laws = subject.laws
+        subject = subject.with_pilot(FittedPilot(raw, design.fit, score, statistic, au.bins,
+                                                 lambda pilot: _fit(attack, pilot, laws)))
     with timer.phase("pilot"):
         selection_counts = None
         if design.counted:
@@ -121,7 +125,7 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
         region = policy.choose_region(selection, score, statistic, delta=subject.delta,
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
                                       selection_counts=selection_counts)
-    return _Prepared(selection, score, statistic, region, fit_part, design.total)
+    return _Prepared(selection, score, statistic, region, fit_part, design.total, subject)
 
 
 def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
@@ -193,6 +197,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     attack_name = au.attack_for(black_box=subject.laws is None)
     attack = load_attack(attack_name)
     prep = _prepare(subject, attack, seeds, timer, progress)
+    subject = prep.subject
     monitor = _monitor(subject, prep)
     with timer.phase("main run"):
         counts = subject.count(prep.statistic, au.trials, seeds[2], progress=progress,

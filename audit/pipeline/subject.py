@@ -20,17 +20,21 @@ whether a config names an implementation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from audit.interfaces import Monitor, Subject
+from audit.protocols import Pilot, Score
+from audit.statistics import Statistic
 
 if TYPE_CHECKING:
     from audit.pipeline.config import AuditConfig
 
-__all__ = ["Subject", "PlannedSubject", "Setting", "SampleCounts", "Monitor", "pilot_size"]
+__all__ = ["Subject", "PlannedSubject", "Setting", "SampleCounts", "FittedPilot", "Monitor",
+           "pilot_size"]
 
 
 @dataclass(frozen=True)
@@ -54,6 +58,21 @@ class SampleCounts:
     trials: int
 
 
+@dataclass(frozen=True, eq=False)
+class FittedPilot:
+    """What the runner fixed on the pilot, handed to :meth:`Subject.with_pilot`: the raw
+    ``pilot`` (its first ``fit_size`` draws per side are the fit half, the rest the
+    selection half), the attack's ``score`` and its ``statistic`` of ``bins`` bins fitted on
+    the fit half, and ``fit``, the audit's attack (fits a score on any pilot)."""
+
+    pilot: Pilot
+    fit_size: int
+    score: Score
+    statistic: Statistic
+    bins: int
+    fit: Callable[[Pilot], Score]
+
+
 class PlannedSubject:
     """What every subject built on a plan shares: its config and planning time come from the
     plan (a frozen dataclass field ``plan`` in the subclass)."""
@@ -68,8 +87,10 @@ class PlannedSubject:
     def seconds(self) -> float:
         return self.plan.seconds
 
-    def fit_rates(self, fit, pilot, bins: int) -> None:
-        """One setting, one score: nothing more to fit."""
+    def with_pilot(self, fitted: FittedPilot) -> PlannedSubject:
+        """The subject that runs the main run: itself (its main run does not depend on the
+        pilot beyond the statistic and region the runner hands to :meth:`count`)."""
+        return self
 
     @property
     def tests_at_looks(self) -> bool:

@@ -209,6 +209,9 @@ class CallableRun:
     use_batch: bool = True
     label: str = "run"
     sides: tuple[int, ...] = (0, 1)
+    #: the implementation's code digest (:func:`audit.simulation.checkpoints.code_digest`),
+    #: when the caller already read it for its many runs; None: read on first use
+    code: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.sides not in ((0, 1), (0,), (1,)):
@@ -237,7 +240,7 @@ class CallableRun:
 
     @functools.cached_property
     def _code(self) -> tuple[str, str]:
-        return code_digest(self.implementation)
+        return self.code if self.code is not None else code_digest(self.implementation)
 
     @property
     def code_digest_strength(self) -> str:

@@ -54,6 +54,9 @@ class SplitSubject:
     def __getattr__(self, name):
         return getattr(self._inner, name)
 
+    def with_pilot(self, fitted):
+        return SplitSubject(self._inner.with_pilot(fitted), self._parts)
+
     def count(self, statistic, trials, seed, *, progress=False, label="main run",
               checkpoint=None, monitor=None):
         if label != "main run":

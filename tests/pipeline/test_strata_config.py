@@ -61,7 +61,7 @@ def test_each_bad_key_or_value_is_named(strata, needle):
     ({"missingness": {"kind": "mcar-row", "p_star": 0.7}}, "missingness.kind='mcar-iid'"),
     ({"scenario": {"query": "bounded-mean", "d": 3, "n": 70, "bound": 1.0}},
      "at most 200 entries"),
-    ({"releases": {"count": 2}}, r"\[releases\]"),
+    ({"releases": {"count": 2, "masks": "fresh"}}, r"releases.masks='shared'"),
 ])
 def test_settings_a_stratified_audit_cannot_run(change, needle):
     with pytest.raises(ValueError, match=needle):

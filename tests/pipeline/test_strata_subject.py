@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from unittest import mock
 
 import numpy as np
 import pytest
@@ -17,6 +18,8 @@ from audit.pipeline.config import config_from_dict
 from audit.pipeline.factory import make_subject
 from audit.pipeline.runner import run_audit
 from audit.pipeline.strata_subject import StratifiedImplementationSubject
+from audit.pipeline.subject import FittedPilot
+from audit.protocols import Pilot
 
 #: randomized response of "every entry observed", claimed (and exactly) ε = EPS on complete
 #: data; on the audited pair (z₁ = NaN vs +1) its exact ε at rate π is ln(1 + (1 − π)^n (e^ε − 1))
@@ -59,9 +62,26 @@ def _doc(seed: int = 1, trials: int = 2000, **strata) -> dict:
             "strata": {"rates": RATES, **strata}}
 
 
+def _audit(subject):
+    """``run_audit`` on ``subject``, and the subject its ``with_pilot`` returned (the one that
+    ran the main run, holding the design the pilot fixed)."""
+    designed = []
+    original = StratifiedImplementationSubject.with_pilot
+
+    def capture(self, fitted):
+        designed.append(original(self, fitted))
+        return designed[-1]
+
+    with mock.patch.object(StratifiedImplementationSubject, "with_pilot", capture):
+        res = run_audit(subject=subject)
+    return res, designed[-1]
+
+
 def _masses(subject, g: int) -> tuple[float, float]:
-    """Exact masses (numerator, denominator) of the audit's region at rate g of its grid."""
-    design, stat = subject.state["design"], subject.state["statistic"]
+    """Exact masses (numerator, denominator) of the audit's region at rate g of its grid
+    (``subject``: the one that ran the main run)."""
+    design = subject.design
+    stat = design.statistic
     score = design.scores[g]  # each rate's own or the pooled score
     if design.statistics is not None:
         stat = design.statistics[g]
@@ -94,8 +114,7 @@ def _failures(audits: int, sequential: bool = False) -> tuple[np.ndarray, int, i
             doc["strata"]["rates"] = SEQ_RATES
             doc["missingness"]["rate"] = 0.0
             impl = IMPL_LOW if low else IMPL
-        subject = make_subject(config_from_dict(doc), implementation=impl)
-        res = run_audit(subject=subject)
+        res, subject = _audit(make_subject(config_from_dict(doc), implementation=impl))
         stopped += res.bound.stopped_early
         bad = np.zeros(len(rates), dtype=bool)
         for g, entry in enumerate(res.to_dict()["strata"]["rates"]):
@@ -245,8 +264,11 @@ def test_the_subject_refuses_what_it_cannot_count():
     subject = make_subject(config_from_dict(_doc(trials=1000)), implementation=IMPL)
     assert isinstance(subject, StratifiedImplementationSubject)
     assert subject.supports_sequential and subject.tests_at_looks and subject.looks == 1
-    with pytest.raises(ValueError, match="call draw and statistic first"):
-        subject.design(None)
+    with pytest.raises(ValueError, match="count the subject with_pilot returns"):
+        subject.count(None, 1000, 0)
+    with pytest.raises(ValueError, match="its own pilot"):
+        subject.with_pilot(FittedPilot(Pilot(np.zeros(4), np.zeros(4)), 2, None, None, 8,
+                                       None))
     from audit.pipeline.implementation import ImplementationSubject
 
     plain = ImplementationSubject.from_plan(subject.plan)
@@ -281,13 +303,14 @@ def test_each_rate_gets_its_own_score_and_the_pilot_of_separate_audits():
     subject = make_subject(config_from_dict(doc), implementation=IMPL)
     one = ImplementationSubject.from_plan(subject.plan).pilot_rule.default_size(1000)
     assert subject.pilot_rule.default_size(1000) == len(RATES) * one
-    res = run_audit(subject=subject)
-    scores, statistics = subject.state["rate_scores"]
+    res, designed = _audit(subject)
+    assert subject.design is None  # (the subject is frozen: with_pilot returned another)
+    design = designed.design
+    scores, statistics = design.rate_fits
     assert len(scores) == len(statistics) == len(RATES)
     # each rate's region is on its own score and statistic or on the pooled pair, never a mix
-    design = subject.state["design"]
     assert len(design.scores) == len(design.statistics) == len(RATES)
-    pooled_pair = (subject.state["score"], subject.state["statistic"])
+    pooled_pair = (design.score, design.statistic)
     for g in range(len(RATES)):
         pair = (design.scores[g], design.statistics[g])
         assert pair == (scores[g], statistics[g]) or pair == pooled_pair
@@ -296,16 +319,34 @@ def test_each_rate_gets_its_own_score_and_the_pilot_of_separate_audits():
     assert "each rate its own region, on its own or the pooled score" in res.describe()
     doc["strata"]["scores"] = "pooled"
     pooled = make_subject(config_from_dict(doc), implementation=IMPL)
-    assert not run_audit(subject=pooled).bound.own_scores
-    assert pooled.state["rate_scores"] is None
+    res, designed = _audit(pooled)
+    assert not res.bound.own_scores
+    assert designed.design.rate_fits is None
 
 
-def test_the_pilot_spreads_a_quarter_evenly_and_the_rest_by_the_grids_mean_weight():
-    from audit.estimation.strata import stratum_weights
-    from audit.pipeline.strata_subject import _spread
+def exact_eps_k(rate: float, k: int) -> float:
+    """The exact ε of k releases of ``rr`` sharing one mask, on the audited pair: every bit
+    is 1 with probability KEEP given a fully observed z′, so the k ones give the largest
+    ratio, 1 + (1 − π)^n (e^{kε} − 1)."""
+    return math.log1p((1.0 - rate) ** N * math.expm1(k * EPS))
 
-    w = stratum_weights(10, RATES)
-    calls = _spread(4000, w)
-    assert calls.sum() == 4000 and calls.min() >= 1000 // 11
-    rest = calls - 1000 // 11 - (np.arange(11) < 1000 % 11)
-    np.testing.assert_allclose(rest, 3000 * w.mean(axis=0), atol=1.0)
+
+def test_strata_nest_k_releases_that_share_the_tables_mask():
+    # [strata] × [releases] (shared masks): each stratum masks one table, the k releases
+    # read it; every rate's bound holds against the k releases' exact ε, the ceilings are the
+    # k-release claim amplified at each rate, and the bound sees the composition: above one
+    # release's exact ε at π = 0.3 (0.92; the k releases' is 4.45; measured 2.05–3.07)
+    k, rates = 2, [0.3, 0.5]
+    for seed in range(3):
+        doc = _doc(seed, trials=3000, sides="auto")
+        doc["audit"].update(pilot_trials=1000, attack="categorical")  # (bits out)
+        doc["strata"]["rates"] = rates
+        doc["releases"] = {"count": k, "masks": "shared"}
+        res = run_audit(config_from_dict(doc), implementation=IMPL)
+        entries = res.to_dict()["strata"]["rates"]
+        assert [e["rate"] for e in entries] == rates
+        for e in entries:
+            assert e["eps_lower"] <= exact_eps_k(e["rate"], k) + 1e-12
+            assert e["eps_amplified"] == pytest.approx(
+                math.log1p((1.0 - e["rate"]) * math.expm1(k * EPS)))
+        assert entries[0]["eps_lower"] > exact_eps(0.3), entries[0]
