@@ -231,7 +231,8 @@ class PairFamily(Choice):
     record against the all-NA record; ``NAN_POSITION``: a record against itself with one
     feature NA, at each position; ``TESTER``: the DP testers' patterns on a one-record
     dataset whose record is the query vector (adjacency ‖x − x′‖∞ ≤ 1: StatDP, DP-Sniper);
-    ``LIST``: the user's pairs.
+    ``LIST``: the user's pairs; ``TABLE``: the user's own table with one record replaced (by a
+    domain corner, the all-NA record, or itself with another record's NaN pattern).
     """
 
     CORNERS = "corners"
@@ -239,6 +240,7 @@ class PairFamily(Choice):
     NAN_POSITION = "nan-position"
     TESTER = "tester"
     LIST = "list"
+    TABLE = "table"
 
     @classmethod
     def _parameter_name(cls) -> str:

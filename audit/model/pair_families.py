@@ -18,7 +18,12 @@ other records 0, one list per :class:`audit.enums.PairFamily`:
   above half below, all above, all below, and the X shape (x = −u on the second half of the
   entries, x′ = −u on the first half, the halves split at ⌊d/2⌋: StatDP's (1, …, 1, 0, …, 0)
   against (0, …, 0, 1, …, 1) taken about its base input (1, …, 1), as every other pattern is);
-- ``list``: the user's pairs, as given.
+- ``list``: the user's pairs, as given;
+- ``table``: a pair built around the user's own table T (n × d, NaN = NA, read by
+  :func:`read_table`): z = T and z′ = T with one record i replaced by the corner +B, the
+  corner −B, the all-NA record (for a release that skips NA, what removing the record is), or
+  record i with the NaN pattern of another record of T; identical pairs are dropped. The
+  other records are the user's, with their own NA (missing before any mask is drawn).
 
 Each family is capped at ``cap`` candidates, sampled without replacement by a seeded
 generator when larger, so a search is reproducible and its cost bounded whatever d.
@@ -34,10 +39,13 @@ import numpy as np
 from audit._validate import check_positive, check_positive_int
 from audit.enums import PairFamily
 
-__all__ = ["Candidate", "candidate_pairs", "MAX_CANDIDATES", "TESTER_PATTERNS"]
+__all__ = ["Candidate", "candidate_pairs", "read_table", "check_user_table", "MAX_CANDIDATES",
+           "MAX_TABLE_ENTRIES", "TESTER_PATTERNS"]
 
 #: Most candidates one family may contribute (``search.cap`` is checked against it).
 MAX_CANDIDATES = 1000
+#: Most entries (n × d) of a user's table (each candidate holds two copies of it).
+MAX_TABLE_ENTRIES = 10**5
 #: The testers' patterns (name → the offset of x′ from x, per coordinate, for d ≥ 2).
 TESTER_PATTERNS = ("one above", "one below", "one above rest below", "one below rest above",
                    "half above half below", "all above", "all below", "x shape")
@@ -53,8 +61,19 @@ class Candidate:
     z_prime: np.ndarray
 
     def to_dict(self) -> dict:
-        return {"family": self.family.value, "label": self.label,
-                "z0": _row(self.z[0]), "z_prime0": _row(self.z_prime[0])}
+        """Its family, label and differing record: ``z0``/``z_prime0`` its values on each
+        side (record 0 in every family but ``table``, whose ``record`` says which)."""
+        out = {"family": self.family.value, "label": self.label}
+        i = self.record
+        if i:
+            out["record"] = i
+        return {**out, "z0": _row(self.z[i]), "z_prime0": _row(self.z_prime[i])}
+
+    @property
+    def record(self) -> int:
+        """The index of the record the two datasets differ in."""
+        same = (self.z == self.z_prime) | (np.isnan(self.z) & np.isnan(self.z_prime))
+        return int(np.flatnonzero(~same.all(axis=1))[0])
 
 
 def _row(r: np.ndarray) -> list:
@@ -147,8 +166,78 @@ _BUILDERS = {PairFamily.CORNERS: _corner_pairs, PairFamily.NAN: _nan_pairs,
              PairFamily.NAN_POSITION: _nan_position_pairs, PairFamily.TESTER: _tester_pairs}
 
 
+def read_table(path: str) -> np.ndarray:
+    """The user's table at ``path``: a ``.npy`` array, or a comma-separated text file of
+    numbers (an empty field, ``nan`` or ``NA`` = NA; a first line that is not numbers is a
+    header), as an (n, d) float array of at most :data:`MAX_TABLE_ENTRIES` entries.
+
+    Raises
+    ------
+    ValueError
+        Naming ``search.table``, when the file cannot be read, is not a 2-D numeric table, or
+        is too large.
+    """
+    import pathlib
+
+    file = pathlib.Path(path)
+    try:
+        if file.suffix == ".npy":
+            table = np.load(file, allow_pickle=False)
+        else:
+            with file.open(encoding="utf-8") as fh:
+                lines = [ln for ln in fh.read().splitlines() if ln.strip()]
+            table = np.array([[_number(x) for x in ln.split(",")] for ln in lines[
+                0 if lines and _numeric(lines[0]) else 1:]], dtype=np.float64)
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"search.table must be a readable table of numbers (.csv or .npy), "
+                         f"got search.table={path!r}: {exc}") from None
+    if table.ndim != 2 or table.size == 0 or table.dtype.kind not in "fiu":
+        raise ValueError(f"search.table must hold a non-empty 2-D numeric table (records × "
+                         f"features), got shape {table.shape} from search.table={path!r}")
+    if table.size > MAX_TABLE_ENTRIES:
+        raise ValueError(f"search.table must hold at most {MAX_TABLE_ENTRIES} entries, got "
+                         f"{table.shape[0]} × {table.shape[1]} in search.table={path!r}")
+    return table.astype(np.float64)
+
+
+def _number(field: str) -> float:
+    field = field.strip()
+    return np.nan if field.lower() in ("", "na", "nan") else float(field)
+
+
+def _numeric(line: str) -> bool:
+    try:
+        [_number(x) for x in line.split(",")]
+    except ValueError:
+        return False
+    return True
+
+
+def _table_pairs(table: np.ndarray, bound: float, cap: int, rng) -> list[Candidate]:
+    """z = the user's table, z′ = it with one record replaced (module docstring), at most
+    ``cap`` of them (sampled)."""
+    n, d = table.shape
+    patterns = np.unique(np.isnan(table), axis=0)
+    out: dict[bytes, Candidate] = {}
+    for i in range(n):
+        rec = table[i]
+        options = [("+B", np.full(d, bound)), ("-B", np.full(d, -bound)),
+                   ("NA", np.full(d, np.nan))]
+        options += [(f"NA at {np.flatnonzero(m).tolist()}", np.where(m, np.nan, rec))
+                    for m in patterns if m.any() and not m.all()]
+        for name, new in options:
+            if np.array_equal(new, rec, equal_nan=True):
+                continue
+            z_prime = table.copy()
+            z_prime[i] = new
+            key = z_prime.tobytes()
+            out.setdefault(key, Candidate(PairFamily.TABLE, f"record {i} {_short(rec)} vs "
+                                          f"{name}", table, z_prime))
+    return _capped(list(out.values()), cap, rng)
+
+
 def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int = 0,
-                    pairs=()) -> list[Candidate]:
+                    pairs=(), table: np.ndarray | None = None) -> list[Candidate]:
     """The candidates of each family, in family order, each family capped at ``cap``.
 
     Parameters
@@ -165,6 +254,8 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
         Seeds the sampling of families larger than ``cap``.
     pairs : sequence of (z, z′)
         The ``list`` family's pairs, each of shape (n, d) (NaN = NA).
+    table : array of shape (n, d), optional
+        The ``table`` family's table (NaN = NA, values in [−B, B]).
 
     Raises
     ------
@@ -187,15 +278,36 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
     if (PairFamily.LIST in fams) != bool(len(pairs)):
         raise ValueError("search.pairs must be given exactly when search.families lists "
                          "'list'")
+    if (PairFamily.TABLE in fams) != (table is not None):
+        raise ValueError("search.table must be given exactly when search.families lists "
+                         "'table'")
+    if table is not None:
+        check_user_table(table, n, d, B)
     rng = np.random.default_rng(seed)
     out = []
     for fam in fams:
         if fam is PairFamily.LIST:
             out += [_listed(i, z, zp, n, d) for i, (z, zp) in enumerate(pairs)]
             continue
+        if fam is PairFamily.TABLE:
+            out += _table_pairs(np.asarray(table, dtype=np.float64), B, cap, rng)
+            continue
         for label, a, b in _BUILDERS[fam](d, B, cap, rng):
             out.append(Candidate(fam, label, _dataset(a, n), _dataset(b, n)))
     return out
+
+
+def check_user_table(table: np.ndarray, n: int, d: int, bound: float) -> None:
+    """Refuse a user's table that is not (n, d) with every value in [−B, B] (or NA)."""
+    t = np.asarray(table, dtype=np.float64)
+    if t.shape != (n, d):
+        raise ValueError(f"search.table must have scenario.n × scenario.d = {n} × {d} entries "
+                         f"(records × features), got {t.shape[0]} × {t.shape[1]}")
+    seen = t[~np.isnan(t)]
+    if seen.size and not np.all(np.abs(seen) <= bound):
+        raise ValueError(f"search.table must hold values in [-bound, bound] = [{-bound:g}, "
+                         f"{bound:g}] (scenario.bound) or NA, got values in "
+                         f"[{seen.min():g}, {seen.max():g}]")
 
 
 def _listed(i: int, z, z_prime, n: int, d: int) -> Candidate:

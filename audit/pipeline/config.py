@@ -465,6 +465,10 @@ def load_config(path: str | Path, *, for_audit: bool = True) -> AuditConfig:
         raise ValueError(f"config file {path} cannot be read: {exc.strerror}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"config file {path} is not valid TOML: {exc}") from None
+    table = data.get("search", {}).get("table") if isinstance(data.get("search"), dict) else None
+    if isinstance(table, str) and not Path(table).is_absolute():
+        # a user's table is named relative to the config file that names it
+        data["search"]["table"] = str(path.parent / table)
     return config_from_dict(data, name=path.stem, for_audit=for_audit)
 
 

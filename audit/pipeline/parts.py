@@ -192,6 +192,14 @@ class SearchedPair:
         if PairFamily.TESTER in cfg.search.families and cfg.scenario.n != 1:
             return (f"search.families 'tester' needs a one-record dataset (its record is the "
                     f"query vector): scenario.n must be 1, got n={cfg.scenario.n}")
+        if cfg.search.data is not None:
+            from audit.model.pair_families import check_user_table
+
+            sc = cfg.scenario
+            try:
+                check_user_table(cfg.search.data, sc.n, sc.d, sc.bound)
+            except ValueError as exc:
+                return str(exc)
         return None
 
 

@@ -77,7 +77,7 @@ def config_schema() -> dict:
                          required=("rates",)),
         "search": _table({"families": {"type": "array", "items": {"type": "string"}},
                           "cap": _POSITIVE, "calls": {"type": "integer", "minimum": 100},
-                          "pairs": {"type": "array"}}),
+                          "pairs": {"type": "array"}, "table": {"type": "string"}}),
     }
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "missingness-audit config", "type": "object", "properties": tables,

@@ -127,7 +127,7 @@ def _candidates(cfg: AuditConfig) -> list[Candidate]:
     """The candidates of ``cfg.search`` on ``cfg``'s domain, sampled from its seed."""
     s, sc = cfg.search, cfg.scenario
     return candidate_pairs(s.families, sc.n, sc.d, sc.bound, s.cap, seed=cfg.audit.seed,
-                           pairs=s.pairs)
+                           pairs=s.pairs, table=s.data)
 
 
 def _point(row: dict) -> float:

@@ -7,6 +7,7 @@
     cap = 16              # most candidates per family (sampled, seeded, when more)
     calls = 2000          # calls per side per candidate in the first round (the search split)
     pairs = []            # the "list" family's pairs: [{z = [[...]], z_prime = [[...]]}, ...]
+    table = "data.csv"    # the "table" family's table (.csv or .npy: records × features, NA)
 
 Each candidate is scored by a short audit on calls of its own (the search split), the best
 quarter (at least two) again with four times the calls until a round has scored two
@@ -18,7 +19,7 @@ the bound is valid for the pair chosen: the choice depends only on calls the bou
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from audit._validate import check_positive_int, check_table
 from audit.enums import PairFamily
@@ -37,7 +38,7 @@ ETA = 4
 #: Most calls per side a whole search may make (:func:`search_cost`: every round's
 #: candidates × calls, pilots excluded).
 MAX_SEARCH_CALLS = 10**8
-_KEYS = {"families", "cap", "calls", "pairs"}
+_KEYS = {"families", "cap", "calls", "pairs", "table"}
 
 
 @dataclass(frozen=True)
@@ -48,6 +49,9 @@ class SearchConfig:
     cap: int = 16
     calls: int = 2000
     pairs: tuple = ()
+    #: the ``table`` family's file (read when the config is loaded: :attr:`data`)
+    table: str | None = None
+    data: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         fams = self.families
@@ -83,10 +87,23 @@ class SearchConfig:
         if (PairFamily.LIST in parsed) != bool(self.pairs):
             raise ValueError("search.pairs must be given exactly when search.families lists "
                              "'list'")
+        if (PairFamily.TABLE in parsed) != (self.table is not None):
+            raise ValueError("search.table must be given exactly when search.families lists "
+                             "'table'")
+        if self.table is not None:
+            from audit.model.pair_families import read_table
+
+            if not isinstance(self.table, str):
+                raise ValueError(f"search.table must be a file path, got search.table="
+                                 f"{self.table!r}")
+            object.__setattr__(self, "data", read_table(self.table))
 
     def to_dict(self) -> dict:
-        return {"families": [f.value for f in self.families], "cap": self.cap,
-                "calls": self.calls, "pairs": [{"z": z, "z_prime": zp} for z, zp in self.pairs]}
+        out = {"families": [f.value for f in self.families], "cap": self.cap,
+               "calls": self.calls, "pairs": [{"z": z, "z_prime": zp} for z, zp in self.pairs]}
+        if self.table is not None:
+            out["table"] = self.table
+        return out
 
 
 def schedule(candidates: int, calls: int) -> list[tuple[int, int]]:

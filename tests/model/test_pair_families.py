@@ -108,3 +108,75 @@ def test_bad_input_is_refused_with_the_parameter(kwargs, needle):
     with pytest.raises(ValueError, match=needle):
         candidate_pairs(args.pop("families"), args["n"], args["d"], args["bound"], args["cap"],
                         pairs=pairs)
+
+
+TABLE = np.array([[0.5, -0.25], [np.nan, 1.0], [1.0, 1.0], [np.nan, np.nan]])
+
+
+def test_table_candidates_replace_one_record_of_the_users_table():
+    from audit.model.pair_families import MAX_CANDIDATES
+
+    cands = candidate_pairs(["table"], 4, 2, 1.0, MAX_CANDIDATES, table=TABLE)
+    labels = [c.label for c in cands]
+    assert len(labels) == len(set(labels))
+    for c in cands:
+        np.testing.assert_array_equal(c.z, TABLE)  # z is the user's table, NA kept
+        (i,) = _differing(c)
+        assert c.record == i and c.to_dict().get("record", 0) == i
+        new = c.z_prime[i]
+        assert np.all(np.isnan(new) | (np.abs(new) <= 1.0))
+    replaced = {(c.record, c.label.split(" vs ")[1]) for c in cands}
+    # every record against both corners and NA, except where that is the record itself
+    assert (2, "+B") not in replaced and (3, "NA") not in replaced
+    assert {(0, "+B"), (0, "-B"), (0, "NA"), (2, "-B"), (3, "+B")} <= replaced
+    # record 0 with the NaN pattern of record 1 (its feature 0 NA)
+    assert (0, "NA at [0]") in replaced and (1, "NA at [0]") not in replaced
+    assert len(candidate_pairs(["table"], 4, 2, 1.0, 3, table=TABLE)) == 3
+
+
+@pytest.mark.parametrize(("table", "kw", "needle"), [
+    (None, {}, "search.table must be given exactly"),
+    (TABLE[:3], {}, r"must have scenario.n × scenario.d = 4 × 2 entries"),
+    (TABLE * 3, {}, r"values in \[-bound, bound\]"),
+])
+def test_a_table_that_does_not_fit_the_setting_is_refused(table, kw, needle):
+    with pytest.raises(ValueError, match=needle):
+        candidate_pairs(["table"], 4, 2, 1.0, 10, table=table, **kw)
+    with pytest.raises(ValueError, match="search.table must be given exactly"):
+        candidate_pairs(["corners"], 4, 2, 1.0, 10, table=TABLE)
+
+
+def test_a_users_table_is_read_from_csv_or_npy(tmp_path):
+    from audit.model.pair_families import read_table
+
+    csv = tmp_path / "t.csv"
+    csv.write_text("age,income\n0.5,-0.25\n,1\nNA,nan\n")
+    out = read_table(str(csv))
+    np.testing.assert_array_equal(out, [[0.5, -0.25], [np.nan, 1.0], [np.nan, np.nan]])
+    np.save(tmp_path / "t.npy", TABLE)
+    np.testing.assert_array_equal(read_table(str(tmp_path / "t.npy")), TABLE)
+
+
+@pytest.mark.parametrize(("content", "needle"), [
+    (None, "readable table of numbers"),
+    ("1,2\n3\n", "readable table of numbers"),
+    ("1,2\n3,x\n", "readable table of numbers"),
+    ("a,b\n", "non-empty 2-D"),
+])
+def test_an_unreadable_table_is_refused_naming_the_key(tmp_path, content, needle):
+    from audit.model.pair_families import read_table
+
+    path = tmp_path / "t.csv"
+    if content is not None:
+        path.write_text(content)
+    with pytest.raises(ValueError, match=needle) as err:
+        read_table(str(path))
+    assert "search.table" in str(err.value)
+
+
+def test_a_table_too_large_is_refused(tmp_path):
+    from audit.model.pair_families import MAX_TABLE_ENTRIES, read_table
+
+    np.save(tmp_path / "big.npy", np.zeros((MAX_TABLE_ENTRIES + 1, 1)))
+    with pytest.raises(ValueError, match="at most"):
+        read_table(str(tmp_path / "big.npy"))

@@ -204,3 +204,57 @@ def test_bad_search_tables_are_refused_before_any_work(change, needle):
 def test_a_model_audit_with_a_search_is_refused_before_any_work():
     with pytest.raises(ValueError, match="needs an implementation"):
         run_audit(config_from_dict(_doc()))
+
+
+def test_a_search_around_the_users_table_finds_the_record_whose_na_leaks(tmp_path):
+    # the release leaks when record 3's feature 0 is NA; the user's table has NA elsewhere:
+    # the table family replaces each record (corners, NA, another record's NaN pattern) and
+    # the search picks record 3 against a pattern with feature 0 NA
+    table = np.array([[0.5, -0.5], [np.nan, 1.0], [1.0, 0.0], [0.25, 0.75], [0.0, np.nan]])
+    path = tmp_path / "mine.csv"
+    path.write_text("a,b\n" + "\n".join(",".join("" if np.isnan(v) else str(v) for v in r)
+                                        for r in table))
+
+    def batch(datasets, rng):
+        x = np.clip(np.nan_to_num(datasets, nan=0.0), -1, 1)
+        out = x.sum(axis=(1, 2)) + rng.laplace(0.0, 4.0, datasets.shape[0])
+        return out + 6.0 * np.isnan(datasets[:, 3, 0])
+
+    impl = CallableImplementation(lambda data, rng: batch(data[None], rng)[0],
+                                  Claim(1.0, 0.0, "Laplace sum, b = 4"), "sum", batch_func=batch)
+    doc = _doc(families=["table"], table=str(path), cap=32)
+    res = run_audit(config_from_dict(doc), implementation=impl)
+    s = res.to_dict()["search"]
+    best = s["candidates"][s["chosen"]]
+    assert best["family"] == "table" and best["record"] == 3 and best["z_prime0"][0] is None
+    assert res.eps_lower > 1.0  # the claim refuted on the pair around the user's table
+    z = np.asarray(res.config["pair"]["z"], dtype=float)
+    np.testing.assert_array_equal(z, table)  # the audited z is the user's table
+
+
+@pytest.mark.parametrize(("search", "needle"), [
+    ({"families": ["table"]}, "search.table must be given exactly"),
+    ({"families": ["corners"], "table": "x.csv"}, "search.table must be given exactly"),
+    ({"families": ["table"], "table": "/nonexistent/t.csv"}, "readable table of numbers"),
+    ({"families": ["table"], "table": "WRONG_SHAPE"}, r"5 × 2 entries"),
+])
+def test_bad_tables_are_refused_before_any_work(tmp_path, search, needle):
+    if search.get("table") == "WRONG_SHAPE":
+        path = tmp_path / "t.csv"
+        path.write_text("1,0\n0,1\n")
+        search = {**search, "table": str(path)}
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(_doc(**search))
+
+
+def test_a_table_is_named_relative_to_the_config_file(tmp_path):
+    from audit.pipeline.config import load_config
+
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "t.csv").write_text("\n".join(["0.5,0", "0,1", "1,1", "0,0", ",0"]))
+    cfg = tmp_path / "audit.toml"
+    cfg.write_text('[scenario]\nnoise = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 2\nn = 5\n'
+                   '[missingness]\nkind = "mcar-iid"\nrate = 0.0\n'
+                   '[search]\nfamilies = ["table"]\ntable = "data/t.csv"\n')
+    loaded = load_config(cfg)
+    assert loaded.search.data.shape == (5, 2) and np.isnan(loaded.search.data[4, 0])
