@@ -203,8 +203,9 @@ def _from_config(args: argparse.Namespace):
     """The theorem rows of a config's setting and its worst case (docs/THEORY.md §10)."""
     from audit.enums import Calibration, NoiseKind
     from audit.pipeline.config import load_config
+    from audit.pipeline.scenario import setting_from_config
     from audit.theory.accountant import bound_table
-    from audit.theory.worst_case import setting_from_config, worst_case
+    from audit.theory.worst_case import worst_case
 
     given = _given(args, _FLAG_ONLY)
     if given:
@@ -242,8 +243,9 @@ def _from_config(args: argparse.Namespace):
 def _plan(args: argparse.Namespace) -> int:
     """``bound --plan``: the plan's ε, each table's alone, and the comparison that is not a
     bound (raises ValueError on a bad plan or option)."""
+    from audit.pipeline.plan_file import load_plan
     from audit.pipeline.results import to_jsonable
-    from audit.theory.plans import account_plan, load_plan
+    from audit.theory.plans import account_plan
 
     given = _given(args, (*_FLAG_ONLY, "config", "target_delta"))
     if given:

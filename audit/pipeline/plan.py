@@ -26,10 +26,10 @@ from audit.pipeline.ceilings import Comparison
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.parts import check_parts
 from audit.pipeline.repeated import OneRelease, releases_of
+from audit.pipeline.scenario import check_release_scale, scenario_keys
 from audit.theory import accountant as acc
 from audit.theory.noise_theory import theory_of
 from audit.theory.tradeoff import TradeoffFunction
-from audit.theory.worst_case import check_release_scale, scenario_keys
 
 __all__ = ["AuditPlan", "plan_audit", "ranking_release"]
 

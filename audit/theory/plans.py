@@ -25,9 +25,7 @@ reads ε from the profile itself.
 from __future__ import annotations
 
 import math
-import tomllib
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
@@ -37,12 +35,11 @@ from audit._validate import (
     check_delta,
     check_in_range,
     check_probability,
-    check_table,
 )
 from audit.enums import MaskRegime, NoiseKind
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, subsampled_pmf
 
-__all__ = ["PlannedRelease", "Table", "Plan", "PlanResult", "load_plan", "plan_from_dict",
+__all__ = ["PlannedRelease", "Table", "Plan", "PlanResult",
            "account_plan"]
 
 @dataclass(frozen=True)
@@ -140,52 +137,6 @@ class PlanResult:
                     "name": "every release's amplified guarantee composed (NOT a bound for "
                             "tables with shared masks)",
                     "epsilon": self.fresh_composition}]}
-
-
-# ----------------------------------------------------------------------------- reading
-_PLAN_KEYS, _TABLE_KEYS = {"target_delta", "tables"}, {"name", "p_star", "masks", "releases"}
-_RELEASE_KEYS = {"name", "noise", "epsilon", "delta", "count"}
-
-
-def plan_from_dict(data: dict) -> Plan:
-    """A :class:`Plan` from a parsed TOML document (see ``docs/guide/cli.md``)."""
-    check_table("plan", data, _PLAN_KEYS)
-    tables = data.get("tables")
-    if not isinstance(tables, list) or not tables:
-        raise ValueError("a plan must hold at least one [[tables]] entry")
-    out = []
-    for i, t in enumerate(tables):
-        check_table(f"tables[{i}]", t, _TABLE_KEYS)
-        name = str(t.get("name", f"table {i + 1}"))
-        rels = t.get("releases")
-        if not isinstance(rels, list) or not rels:
-            raise ValueError(f"table {name!r} must hold at least one [[tables.releases]] entry")
-        releases = []
-        for j, r in enumerate(rels):
-            check_table(f"tables[{i}].releases[{j}]", r, _RELEASE_KEYS)
-            if "noise" not in r or "epsilon" not in r:
-                raise ValueError(f"tables[{i}].releases[{j}] needs noise and epsilon")
-            releases.append(PlannedRelease(str(r.get("name", f"release {j + 1}")), r["noise"],
-                                           r["epsilon"], r.get("delta", 0.0),
-                                           r.get("count", 1)))
-        if "p_star" not in t:
-            raise ValueError(f"table {name!r} needs p_star")
-        out.append(Table(name, t["p_star"], t.get("masks", "shared"), tuple(releases)))
-    if "target_delta" not in data:
-        raise ValueError("a plan needs target_delta (the final delta of everything it releases)")
-    return Plan(tuple(out), data["target_delta"])
-
-
-def load_plan(path: str | Path) -> Plan:
-    """Read a plan file (TOML); a ``ValueError`` names what is wrong."""
-    p = Path(path)
-    if not p.is_file():
-        raise ValueError(f"plan file not found: {p}")
-    try:
-        data = tomllib.loads(p.read_text(encoding="utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"plan file {p} is not valid TOML: {exc}") from None
-    return plan_from_dict(data)
 
 
 # ----------------------------------------------------------------------------- accounting

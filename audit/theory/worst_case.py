@@ -33,7 +33,6 @@ analyses via couplings and divergences*, NeurIPS 2018, Theorem 2.
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -46,15 +45,14 @@ from audit._validate import (
     check_positive,
     check_probability,
 )
-from audit.enums import Calibration, MaskRegime, NoiseKind
+from audit.enums import MaskRegime, NoiseKind
 from audit.mixture import Mixture
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
-__all__ = ["Setting", "WorstCase", "worst_case", "setting_from_config", "substitution_sensitivity",
-           "tolerance", "release_scale", "check_release_scale", "scenario_keys",
+__all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
            "MAX_GAUSSIAN_SCALE"]
 
 #: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
@@ -412,86 +410,3 @@ def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple 
         if low > best[0]:
             best = (low, _ordered((name, na)))
     return best
-
-
-def setting_from_config(cfg) -> Setting:
-    """The :class:`Setting` of an audit config (``bound --config``).
-
-    Supported: ``[scenario] query = "sum"`` over ``d`` features, each in ``domain`` (default
-    [−bound, bound]) with missing entries read as ``na_value`` (default 0); missingness
-    ``mcar-row`` (record-level, q = p*) or ``mcar-iid`` with d = 1 (q = 1 − rate); the
-    release's noise calibrated to the substitution sensitivity
-    d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release).
-
-    Raises
-    ------
-    ValueError
-        For anything else, naming the key.
-    """
-    sc, miss = cfg.scenario, cfg.missingness
-    if sc.query != "sum":
-        raise ValueError(f"bound --config computes the worst case of an additive scalar query: "
-                         f"scenario.query must be 'sum', got scenario.query={sc.query!r}")
-    if sc.query_params:
-        raise ValueError("bound --config: scenario.query_params is not used by the 'sum' query, "
-                         f"got scenario.query_params={sc.query_params!r}")
-    mech, _ = cfg.components()
-    if miss.kind == "mcar-row" or (miss.kind == "mcar-iid" and sc.d == 1):
-        q = mech.p_star(sc.d)
-    else:
-        raise ValueError("bound --config supports record-level missingness: missingness.kind "
-                         "must be 'mcar-row' (or 'mcar-iid' with scenario.d = 1), got "
-                         f"missingness.kind={miss.kind!r} with scenario.d={sc.d} (feature-wise "
-                         "masks: use the theorem rows of `bound`)")
-    if q == 0.0:
-        raise ValueError("bound --config needs a record that can be observed (p* > 0), got "
-                         f"p* = 0 from missingness {miss.kind!r}")
-    lo, hi = sc.value_domain
-    na = sc.na_value
-    sens = sc.d * substitution_sensitivity(lo, hi, na)
-    scale = release_scale(sc, sens)
-    k, masks = 1, MaskRegime.SHARED
-    if cfg.releases is not None:
-        k, masks = cfg.releases.count, cfg.releases.masks
-    return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks)
-
-
-def release_scale(sc, sensitivity: float) -> float:
-    """b or σ of the scenario's release at ``sensitivity`` (its own calibration)."""
-    from audit.theory.calibration import (
-        gaussian_sigma_analytic,
-        gaussian_sigma_classical,
-        laplace_scale,
-    )
-
-    if sc.noise is NoiseKind.LAPLACE:
-        scale = laplace_scale(sensitivity, sc.epsilon)
-    elif sc.calibration is Calibration.ANALYTIC:
-        scale = gaussian_sigma_analytic(sensitivity, sc.epsilon, sc.delta)
-    else:
-        scale = gaussian_sigma_classical(sensitivity, sc.epsilon, sc.delta)
-    return check_release_scale(sc, scale)
-
-
-def scenario_keys(sc) -> str:
-    """``scenario.query = 'linear', scenario.query_params.weights = [...], scenario.d = 1,
-    scenario.n = 20``: the keys of a config's ``[scenario]`` that set its query's constants,
-    as the user wrote them (for messages)."""
-    params = "".join(f", scenario.query_params.{k} = {v!r}" for k, v in sc.query_params.items())
-    return f"scenario.query = {sc.query!r}{params}, scenario.d = {sc.d}, scenario.n = {sc.n}"
-
-
-def check_release_scale(sc, scale: float) -> float:
-    """``scale``, the noise scale calibrated for the config scenario ``sc``, refused (naming
-    ``scenario.epsilon``) where it is not a finite float, or, for a Gaussian, above
-    :data:`MAX_GAUSSIAN_SCALE` (every Gaussian law and theorem squares σ)."""
-    top = MAX_GAUSSIAN_SCALE if sc.noise is NoiseKind.GAUSSIAN else sys.float_info.max
-    if math.isfinite(scale) and scale <= top:
-        return scale
-    # the scale is inversely proportional to ε (exactly so for Laplace and the classical
-    # Gaussian calibration), so this ε brings it back to the largest scale allowed
-    lowest = sc.epsilon * (scale / top) if math.isfinite(scale) else math.inf
-    raise ValueError(
-        f"scenario.epsilon must be at least about {lowest:.4g} for scenario.bound = "
-        f"{sc.bound!r} and {scenario_keys(sc)} (the {sc.noise.value} scale it calibrates, "
-        f"{scale:.4g}, must be at most {top:.4g}), got scenario.epsilon={sc.epsilon!r}")

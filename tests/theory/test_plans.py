@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from audit.theory.plans import Plan, PlannedRelease, Table, account_plan, plan_from_dict
+from audit.pipeline.plan_file import plan_from_dict
+from audit.theory.plans import Plan, PlannedRelease, Table, account_plan
 from audit.theory.releases import shared_masks_epsilon
 from audit.theory.tradeoff import GaussianTradeoff
 
