@@ -132,6 +132,10 @@ class AuditPolicy:
         The pilot rule of each target kind.
     model_attack, black_box_attack : str
         The default attack of each target kind (names of the ``audit.attacks`` group).
+    amplified_binds : bool
+        Whether an implementation's claim amplified by [RPS] Theorem 3.2 (MAR only) binds: an
+        ε_lower above it fails the audit as one above the claim itself does
+        (``python -m audit run``'s exit 1, ``assert_private``'s AssertionError).
     """
 
     confidence: float = 0.95
@@ -146,6 +150,7 @@ class AuditPolicy:
     black_box_pilot: PilotRule = BLACK_BOX_PILOT
     model_attack: str = "exact-lr"
     black_box_attack: str = "auto"
+    amplified_binds: bool = True
 
     def __post_init__(self) -> None:
         for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):
@@ -163,6 +168,16 @@ class AuditPolicy:
             if not isinstance(getattr(self, name), str) or not getattr(self, name):
                 raise ValueError(f"{name} must be an attack's name, got "
                                  f"{name}={getattr(self, name)!r}")
+
+    def failing(self, violations, *, amplified: bool | None = None) -> list:
+        """The violations (each with a ``kind``, a ``CeilingKind``) that fail an audit: every
+        one, except one of the amplified claim where it does not bind (``amplified``, default
+        :attr:`amplified_binds`)."""
+        from audit.enums import CeilingKind
+
+        binds = self.amplified_binds if amplified is None else bool(amplified)
+        return [v for v in violations
+                if binds or v.kind is not CeilingKind.AMPLIFIED_CLAIM]
 
     def default_attack(self, *, black_box: bool) -> str:
         """The attack an audit of this target kind runs when none is named."""

@@ -78,7 +78,7 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
                    d: int | None = None, n: int = 20, bound: float = 1.0,
                    trials: int = 20_000, confidence: float = DEFAULT_POLICY.confidence,
                    mode: str = "fixed", seed: int = 0, jobs: int = 1,
-                   attack: str | None = None, chunk: int = 1000, amplified: bool = True,
+                   attack: str | None = None, chunk: int = 1000, amplified: bool | None = None,
                    max_hours: float = 24.0) -> AuditResult:
     """Assert that ``mechanism`` is (ε, δ)-DP on the audited pair under ``missingness``.
 
@@ -111,9 +111,10 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
         attack (``auto``).
     mode : {"fixed", "sequential"}
         Run the whole budget, or stop as soon as the claim is refuted (anytime-valid).
-    amplified : bool
-        Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only):
-        the default, as ``python -m audit run`` (exit 1 on either claim).
+    amplified : bool, optional
+        Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only);
+        default the policy's (``audit.policy.AuditPolicy.amplified_binds``: True, as
+        ``python -m audit run``, exit 1 on either claim).
     max_hours : float
         Refuse, before the run, an audit expected to take longer (at the rate measured
         here), as ``run --max-hours`` does.
@@ -147,8 +148,7 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
 
     check_duration(subject, max_hours, trials="trials", hours="max_hours")
     result = run_audit(subject=subject)
-    kinds = {CeilingKind.CLAIM} | ({CeilingKind.AMPLIFIED_CLAIM} if amplified else set())
-    refuted = [v for v in result.violations if v.kind in kinds]
+    refuted = DEFAULT_POLICY.failing(result.violations, amplified=amplified)
     if refuted:
         raise AssertionError(_refutation(impl, result, refuted, miss, confidence))
     return result

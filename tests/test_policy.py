@@ -112,3 +112,17 @@ def test_a_policy_refuses_values_outside_its_ranges(field, value):
 def test_the_pilot_size_of_no_trials_is_refused(trials):
     with pytest.raises(ValueError, match="trials"):
         DEFAULT_POLICY.pilot_size(trials, black_box=True)
+
+
+def test_the_amplified_claim_binds_by_default_and_the_policy_says_where():
+    from types import SimpleNamespace
+
+    from audit.enums import CeilingKind
+
+    own = SimpleNamespace(kind=CeilingKind.CLAIM)
+    amp = SimpleNamespace(kind=CeilingKind.AMPLIFIED_CLAIM)
+    assert DEFAULT_POLICY.amplified_binds
+    assert DEFAULT_POLICY.failing([own, amp]) == [own, amp]
+    assert DEFAULT_POLICY.failing([amp], amplified=False) == []
+    assert AuditPolicy(amplified_binds=False).failing([own, amp]) == [own]
+    assert AuditPolicy(amplified_binds=False).failing([amp], amplified=True) == [amp]

@@ -239,4 +239,6 @@ def main(args: argparse.Namespace) -> int:
         print(f"wrote {args.json_out}")
     for violation in result.violations:
         print(f"VIOLATION: {violation.describe()}")
-    return 1 if result.violations else 0
+    from audit.policy import DEFAULT_POLICY
+
+    return 1 if DEFAULT_POLICY.failing(result.violations) else 0
