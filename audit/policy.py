@@ -5,7 +5,8 @@ frozen :class:`AuditPolicy`, :data:`DEFAULT_POLICY`, read by the config
 (:mod:`audit.pipeline.config`), ``assert_private`` (:mod:`audit.testing`), the estimators, the
 attacks, the experiments and the benchmarks. The α split is not a setting: every two-sided ε
 bound takes its numerator's and denominator's Clopper–Pearson bounds at α/2 each
-(:data:`audit.estimation.binomial.SIDES`).
+(:data:`audit.estimation.binomial.SIDES`), except the joint bound at δ = 0, one bound at α on
+the numerator's share of a Poissonised run (``joint_bound``, docs/THEORY.md §8.1b).
 
 **The pilot rule** (one sentence): the pilot is ``multiple`` times the main run's draws (or
 calls) per side up to ``whole``, and ``trials / divisor`` beyond, clipped to [``lo``, ``hi``],
@@ -46,7 +47,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audit._validate import check_in_range, check_positive_int
+from audit._validate import check_bool, check_in_range, check_positive_int
 
 __all__ = ["AuditPolicy", "PilotRule", "DEFAULT_POLICY", "MODEL_PILOT", "BLACK_BOX_PILOT"]
 
@@ -132,6 +133,11 @@ class AuditPolicy:
         The pilot rule of each target kind.
     model_attack, black_box_attack : str
         The default attack of each target kind (names of the ``audit.attacks`` group).
+    joint_bound : bool
+        Offer the joint bound at δ = 0 (docs/THEORY.md §8.1b): where a fixed audit's region
+        choice predicts it at least as strong as the two intervals, the main run's numbers
+        of calls per side are drawn Poisson(trials) and the region is bounded jointly. False:
+        the two intervals always, with exactly ``trials`` calls per side.
     """
 
     confidence: float = 0.95
@@ -146,6 +152,7 @@ class AuditPolicy:
     black_box_pilot: PilotRule = BLACK_BOX_PILOT
     model_attack: str = "exact-lr"
     black_box_attack: str = "auto"
+    joint_bound: bool = True
 
     def __post_init__(self) -> None:
         for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):
@@ -154,6 +161,7 @@ class AuditPolicy:
         check_in_range("pessimism_sd", self.pessimism_sd, 0.0, np.inf, hi_closed=False)
         check_positive_int(self.grid_quantiles, "grid_quantiles", minimum=2)
         check_positive_int(self.held_out_levels, "held_out_levels", minimum=2)
+        check_bool(self.joint_bound, "joint_bound")
         fractions = np.asarray(self.claim_fractions, dtype=np.float64)
         if fractions.ndim != 1 or not fractions.size or np.any(fractions <= 0) \
                 or np.any(fractions > 1):

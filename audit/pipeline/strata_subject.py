@@ -121,6 +121,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
     the fitted score, the design)."""
 
     state: dict = field(default_factory=dict, repr=False)
+    #: Its counts are drawn by stratum and bound themselves: never Poissonised.
+    poissonisable = False
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -23,10 +23,14 @@ RESULTS = ROOT / "results"
 def test_piped_suite_draws_no_progress_bar_and_logs_each_step_once(tmp_path):
     # a real (small) run: the audits' own bars would be drawn too if progress were on
     out = audit("suite", "--only", "mar_mnar", "--results", str(tmp_path))
-    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    # a chance VIOLATION (ε_lower above ε_pair: probability ≤ α per row, about α for the joint
+    # bound on a Laplace tail, docs/THEORY.md §8.1b) exits 1; it is not what this test is about
+    chance = [line for line in lines if line.startswith("VIOLATION: ")]
+    assert out.returncode == (1 if chance else 0), out.stderr
     assert "\r" not in out.stderr and "\r" not in out.stdout
     assert "%|" not in out.stderr  # no tqdm bar, not even a final one
-    lines = out.stdout.splitlines()
+    lines = [line for line in lines if line not in chance]
     assert lines[0] == "[suite] 1/1 mar_mnar: running (default)"
     assert re.fullmatch(rf"\[suite\] 1/1 mar_mnar: \d+\.\d s -> {tmp_path}/mar_mnar\.json",
                         lines[1])

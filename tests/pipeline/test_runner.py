@@ -37,7 +37,10 @@ def test_laplace_audit_respects_every_ceiling_and_serialises():
     assert REQUIRED <= set(d)
     json.dumps(d, allow_nan=False)
     w = d["witness"]
-    assert 0 <= w["k_p"] <= w["n_p"] == 200_000 and 0 <= w["k_q"] <= w["n_q"]
+    # δ = 0: the joint bound, on Poisson(200,000) calls per side (6 sd: 2,683)
+    assert w["rule"] == "joint" and d["trials"] == 200_000
+    assert abs(w["n_p"] - 200_000) < 2_683 and abs(w["n_q"] - 200_000) < 2_683
+    assert 0 <= w["k_p"] <= w["n_p"] and 0 <= w["k_q"] <= w["n_q"]
     assert d["eps_point"] >= d["eps_lower"]  # the plug-in estimate is not a bound
 
 
