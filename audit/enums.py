@@ -20,6 +20,7 @@ __all__ = [
     "Calibration",
     "Selection",
     "Direction",
+    "BoundRule",
     "TradeoffOrder",
     "Backend",
     "AuditMode",
@@ -100,6 +101,23 @@ class Direction(Choice):
 
     Z_VS_ZPRIME = "z_vs_zprime"  # S = {score >= t}: ln((P(S) - δ)/Q(S))
     ZPRIME_VS_Z = "zprime_vs_z"  # S = {score <= t}: ln((Q(S) - δ)/P(S))
+
+
+class BoundRule(Choice):
+    """How a region's counts become an ε lower bound at δ = 0 (docs/THEORY.md §8.1b).
+
+    ``TWO_INTERVALS``: the numerator's Clopper–Pearson lower and the denominator's upper bound
+    at α/2 each (fixed numbers of draws per side; every δ); ``JOINT``: one Clopper–Pearson
+    lower bound at α on the numerator's share P(S)/(P(S) + Q(S)), from the region's two counts
+    of a run whose numbers of draws per side are independent Poisson(``trials``) (δ = 0 only).
+    """
+
+    TWO_INTERVALS = "two-intervals"
+    JOINT = "joint"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "rule"
 
 
 class TradeoffOrder(Choice):

@@ -5,7 +5,9 @@ frozen :class:`AuditPolicy`, :data:`DEFAULT_POLICY`, read by the config
 (:mod:`audit.pipeline.config`), ``assert_private`` (:mod:`audit.testing`), the estimators, the
 attacks, the experiments and the benchmarks. The α split is not a setting: every two-sided ε
 bound takes its numerator's and denominator's Clopper–Pearson bounds at α/2 each
-(:data:`audit.estimation.binomial.SIDES`).
+(:data:`audit.estimation.binomial.SIDES`), except the joint bound at δ = 0, one bound at α on
+the numerator's share of a Poissonised run (``black_box_joint_bound``, docs/THEORY.md
+§8.1b; black boxes only by default).
 
 **The pilot rule** (one sentence): the pilot is ``multiple`` times the main run's draws (or
 calls) per side up to ``whole``, and ``trials / divisor`` beyond, clipped to [``lo``, ``hi``],
@@ -46,7 +48,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from audit._validate import check_in_range, check_positive_int
+from audit._validate import check_bool, check_in_range, check_positive_int
 
 __all__ = ["AuditPolicy", "PilotRule", "DEFAULT_POLICY", "MODEL_PILOT", "BLACK_BOX_PILOT"]
 
@@ -136,6 +138,17 @@ class AuditPolicy:
         Whether an implementation's claim amplified by [RPS] Theorem 3.2 (MAR only) binds: an
         ε_lower above it fails the audit as one above the claim itself does
         (``python -m audit run``'s exit 1, ``assert_private``'s AssertionError).
+    model_joint_bound, black_box_joint_bound : bool
+        Offer the joint bound at δ = 0 (docs/THEORY.md §8.1b) to audits of that target kind:
+        where a fixed audit's region choice predicts it at least as strong as the two
+        intervals, the main run's numbers of calls per side are drawn Poisson(trials) and the
+        region is bounded jointly. False: the two intervals always, with exactly ``trials``
+        calls per side. Black boxes: on (the power of a claim's refutation). The model: off.
+        Its audits are checked against exact ceilings, and a suite fails on any violation;
+        the joint bound spends all of α, so on a region whose ratio is exactly e^ε (a Laplace
+        tail) it exceeds ε_pair in about 5 % of audits (1,000 ``power_laplace`` audits: 4.9 %),
+        where the two intervals' union bound leaves 0.2 %: a suite of model audits would
+        print a chance violation in about one row in twenty.
     """
 
     confidence: float = 0.95
@@ -151,6 +164,8 @@ class AuditPolicy:
     model_attack: str = "exact-lr"
     black_box_attack: str = "auto"
     amplified_binds: bool = True
+    model_joint_bound: bool = False
+    black_box_joint_bound: bool = True
 
     def __post_init__(self) -> None:
         for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):
@@ -159,6 +174,8 @@ class AuditPolicy:
         check_in_range("pessimism_sd", self.pessimism_sd, 0.0, np.inf, hi_closed=False)
         check_positive_int(self.grid_quantiles, "grid_quantiles", minimum=2)
         check_positive_int(self.held_out_levels, "held_out_levels", minimum=2)
+        check_bool(self.model_joint_bound, "model_joint_bound")
+        check_bool(self.black_box_joint_bound, "black_box_joint_bound")
         fractions = np.asarray(self.claim_fractions, dtype=np.float64)
         if fractions.ndim != 1 or not fractions.size or np.any(fractions <= 0) \
                 or np.any(fractions > 1):
@@ -178,6 +195,10 @@ class AuditPolicy:
         binds = self.amplified_binds if amplified is None else bool(amplified)
         return [v for v in violations
                 if binds or v.kind is not CeilingKind.AMPLIFIED_CLAIM]
+
+    def joint_bound(self, *, black_box: bool) -> bool:
+        """Whether the joint bound is offered to audits of this target kind."""
+        return self.black_box_joint_bound if black_box else self.model_joint_bound
 
     def default_attack(self, *, black_box: bool) -> str:
         """The attack an audit of this target kind runs when none is named."""

@@ -83,8 +83,9 @@ after a search of 4·10⁶ per candidate (1.6·10⁷ for the two finalists): 26 
 ε ≤ 0.5, SVT3 0.237 against 0.182, SVT5 15.0 against 1.76). The twelfth is ReportNoisyMax3
 (0.24801 against 0.24881): the best event, {max ≤ t} on "all below", has a Clopper–Pearson bound
 whose expected value at 2·10⁸ calls per side is 0.2486, below the published value, so no audit
-that bounds the two masses separately at α/2 each (the audit's and DP-Sniper's rule) beats it
-except by chance. The close ones are close in expectation too (the tests compute each by
+that bounds the two masses separately at α/2 each (DP-Sniper's rule, and the audit's before the
+joint bound of docs/THEORY.md §8.1b, whose expected value there is 0.2492) beats it except by
+chance. The close ones are close in expectation too (the tests compute each by
 quadrature): ReportNoisyMax1 0.0941 on "one below rest above" but 0.0922, below DP-Sniper's
 0.0925, on "one above rest below" (exact ε 0.0946 and 0.0927, so the search has to tell them
 apart: its finalists' scores differ by 0.0019 in expectation, and with 1.6·10⁷ calls each it

@@ -12,6 +12,7 @@ from audit import enums
 from audit.enums import (
     AuditMode,
     Backend,
+    BoundRule,
     Calibration,
     CeilingKind,
     Choice,
@@ -28,7 +29,8 @@ from audit.enums import (
     TradeoffOrder,
 )
 
-ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, TradeoffOrder, Backend,
+ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, BoundRule, TradeoffOrder,
+       Backend,
        AuditMode, CeilingKind, MaskRegime, StopRule, StrataBy, StrataSides, SideDesign,
        PairFamily]
 

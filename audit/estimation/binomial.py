@@ -3,6 +3,12 @@
 Every bound holds with probability ≥ 1 − ``alpha`` for K ~ Bin(n, p), whatever p; they are
 ONE-sided (scipy.stats.beta quantiles), never the two-sided interval's ends.
 
+Two rules turn a region's counts into an ε bound (:class:`audit.enums.BoundRule`, one
+evaluator, :func:`eps_by_rule`): the two intervals (:func:`eps_from_counts`, each side at
+α/:data:`SIDES`, any δ) and, at δ = 0 for a run whose numbers of draws per side are
+independent Poisson variables of one mean, the joint bound (:func:`eps_joint_from_counts`,
+docs/THEORY.md §8.1b).
+
 References
 ----------
 Clopper, C. J. and Pearson, E. S. (1934). The use of confidence or fiducial limits illustrated
@@ -17,14 +23,17 @@ import numpy as np
 from scipy.special import betaincinv
 
 from audit._validate import check_delta, check_in_range
+from audit.enums import BoundRule
 
 __all__ = ["beta_quantile", "cp_upper", "cp_lower", "cp_upper_array", "cp_lower_array",
            "SIDES", "log_ratio_of_bounds", "eps_from_bounds", "eps_from_counts", "eps_plug_in",
-           "eps_lower_bound", "check_alpha", "check_count"]
+           "eps_lower_bound", "check_alpha", "check_count", "joint_share_lower",
+           "eps_joint_from_counts", "eps_joint_bound", "eps_by_rule"]
 
-#: The one α split of every two-sided ε bound (δ = 0 or not): the numerator's lower and the
+#: The one α split of every two-interval ε bound (δ = 0 or not): the numerator's lower and the
 #: denominator's upper Clopper–Pearson bound are each taken at ``alpha / SIDES`` (a union
-#: bound over the two sides), so the ε bound holds with probability ≥ 1 − ``alpha``.
+#: bound over the two sides), so the ε bound holds with probability ≥ 1 − ``alpha``. (The
+#: joint bound of a Poissonised run, :func:`eps_joint_from_counts`, takes one bound at α.)
 SIDES = 2
 
 
@@ -195,3 +204,78 @@ def eps_lower_bound(k_p: int, n_p: int, k_q: int, n_q: int, delta: float, alpha:
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
     return float(eps_from_counts(k_p, n_p, k_q, n_q, delta, alpha))
+
+
+def joint_share_lower(k_num, k_den, alpha: float) -> np.ndarray:
+    """θ_lo: the one-sided Clopper–Pearson lower bound at ``alpha`` on the numerator's share
+    θ = P(S)/(P(S) + Q(S)) from ``k_num`` of the s = ``k_num`` + ``k_den`` draws in S (0 where
+    k_num = 0). Vectorised and unvalidated; fractional (expected) counts allowed, as for
+    :func:`cp_lower_array`."""
+    k_num = np.asarray(k_num, dtype=np.float64)
+    return cp_lower_array(k_num, k_num + np.asarray(k_den, dtype=np.float64), alpha)
+
+
+def eps_joint_from_counts(k_num, k_den, alpha: float) -> np.ndarray:
+    """The joint bound at δ = 0: ln(θ_lo/(1 − θ_lo)), θ_lo = :func:`joint_share_lower` at the
+    WHOLE ``alpha``, floored at 0 (:func:`eps_from_bounds`: θ_lo and 1 − θ_lo are the bounds on
+    the numerator's and the denominator's shares).
+
+    Valid (probability ≥ 1 − alpha, whatever P(S) and Q(S)) when the region's counts are
+    K_num ~ Poisson(λ·P(S)) and K_den ~ Poisson(λ·Q(S)), independent, of ONE mean λ: then
+    K_num given K_num + K_den = s is Binomial(s, θ), θ = P(S)/(P(S) + Q(S)), so θ_lo ≤ θ with
+    probability ≥ 1 − alpha for every s, and ε ≥ ln(P(S)/Q(S)) = ln(θ/(1 − θ)) by δ = 0 DP
+    (docs/THEORY.md §8.1b). A run of N_P ~ Poisson(λ) draws from P and N_Q ~ Poisson(λ) from
+    Q, independent, gives such counts for every region fixed before it. Vectorised and
+    unvalidated (the callers validate); fractional counts predict (as
+    :func:`eps_from_counts`).
+
+    Examples
+    --------
+    >>> round(float(eps_joint_from_counts(900, 100, 0.05)), 4)  # two intervals: 1.9897
+    2.0212
+    >>> float(eps_joint_from_counts(5, 5, 0.05))  # no evidence: the floor
+    0.0
+    """
+    lo = joint_share_lower(k_num, k_den, alpha)
+    return eps_from_bounds(lo, 1.0 - lo, 0.0)
+
+
+def eps_joint_bound(k_num: int, k_den: int, alpha: float) -> float:
+    """:func:`eps_joint_from_counts` on validated counts: ε ≥ ln(θ_lo/(1 − θ_lo)) for one
+    region fixed before a Poissonised run (both sides' numbers of draws independent
+    Poisson(λ), one λ), ``k_num`` the numerator side's hits in it, ``k_den`` the
+    denominator's; valid at δ = 0 with probability ≥ 1 − ``alpha``.
+
+    Raises
+    ------
+    ValueError
+        On a negative or non-integer count, or alpha ∉ (0, 1).
+
+    References
+    ----------
+    Clopper and Pearson (1934); the conditional binomial law of two independent Poisson
+    counts given their sum (e.g. Lehmann and Romano, Testing Statistical Hypotheses, 3rd ed.,
+    §4.5). docs/THEORY.md §8.1b.
+    """
+    k_num = check_count("k_num", k_num)
+    k_den = check_count("k_den", k_den)
+    return float(eps_joint_from_counts(k_num, k_den, check_alpha(alpha)))
+
+
+def eps_by_rule(rule: BoundRule, k_num, n_num, k_den, n_den, delta: float,
+                alpha: float) -> np.ndarray:
+    """The ε bound of ``rule`` from a region's counts (the one dispatch on
+    :class:`audit.enums.BoundRule`): :func:`eps_from_counts` for the two intervals,
+    :func:`eps_joint_from_counts` for the joint bound (which reads no ``n``: a Poissonised
+    run's n are not the mean). Vectorised and unvalidated.
+
+    Raises
+    ------
+    ValueError
+        For ``JOINT`` with delta > 0 (no joint form is proven there: docs/THEORY.md §8.1b).
+    """
+    if BoundRule.parse(rule) is BoundRule.JOINT:
+        if delta != 0.0:
+            raise ValueError(f"the joint bound needs delta = 0, got delta={delta}")
+        return eps_joint_from_counts(k_num, k_den, alpha)
+    return eps_from_counts(k_num, n_num, k_den, n_den, delta, alpha)

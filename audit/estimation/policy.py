@@ -13,7 +13,10 @@ from a finite family paid for by a Bonferroni union bound.
   pilot draws are held raw (to fit the attack and read the statistic's range) and how many
   are only counted (to choose the region);
 - :func:`grid_thresholds`: the Bonferroni grid, declared from pilot quantiles;
-- :func:`choose_region` and :func:`fixed_bound`: the region and its Clopper–Pearson bound;
+- :func:`bound_rules`: the bound rules a fixed audit may choose between (the joint bound of a
+  Poissonised run at δ = 0 beside the two intervals);
+- :func:`choose_region` and :func:`fixed_bound`: the region, the rule it is bounded by and its
+  Clopper–Pearson bound;
 - :func:`sequential_claims`: the grid of claims a sequential audit tests at once.
 """
 
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit._validate import check_positive_int
-from audit.enums import Selection
+from audit.enums import BoundRule, Selection
 from audit.estimation import regions
 from audit.estimation.regions import EpsLowerResult, Region
 from audit.estimation.strata import StratifiedCounts
@@ -41,6 +44,7 @@ __all__ = [
     "resolve_selection",
     "pilot_design",
     "grid_thresholds",
+    "bound_rules",
     "choose_region",
     "fixed_bound",
     "sequential_claims",
@@ -109,11 +113,30 @@ def grid_thresholds(score: Score, pilot: Pilot) -> np.ndarray:
     return np.unique(np.quantile(np.concatenate([score(pilot.p), score(pilot.q)]), levels))
 
 
+def bound_rules(selection: Selection, *, delta: float, poissonised: bool,
+                black_box: bool = True, policy=None) -> tuple[BoundRule, ...]:
+    """The bound rules a region choice may pick between: the joint bound
+    (:class:`audit.enums.BoundRule`) beside the two intervals where ``policy`` (default
+    :data:`DEFAULT_POLICY`) offers it to the target kind (``black_box``), δ = 0, the region
+    is one region chosen before the run (not ``GRID``) and the subject can count a
+    Poissonised main run (``poissonised``: a fixed-mode audit of a subject whose draws of
+    each side are i.i.d., :func:`audit.pipeline.poisson.poissonisable`); else the two
+    intervals only."""
+    policy = DEFAULT_POLICY if policy is None else policy
+    joint = (policy.joint_bound(black_box=black_box) and delta == 0.0 and poissonised
+             and Selection.parse(selection, "selection") is not Selection.GRID)
+    two = (BoundRule.TWO_INTERVALS,)
+    return (BoundRule.JOINT,) + two if joint else two
+
+
 def choose_region(selection: Selection, score: Score, statistic: Statistic, *, delta: float,
                   alpha: float, trials: int, laws: Laws | None = None,
-                  selection_counts=None) -> Region | None:
+                  selection_counts=None, rules=(BoundRule.TWO_INTERVALS,)) -> Region | None:
     """The region a fixed or sequential audit is evaluated on (None for ``GRID``, whose
-    regions are declared by :func:`grid_thresholds`)."""
+    regions are declared by :func:`grid_thresholds`), with the rule among ``rules``
+    (:func:`bound_rules`) its main-run counts will be bounded by: each candidate region is
+    predicted under each rule by the selection's own prediction, and the best (region,
+    rule) kept, the joint rule where it is predicted at least as strong."""
     bin_scores = statistic.bin_scores(score)
     if selection is Selection.GRID:
         return None
@@ -121,17 +144,18 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
         if laws is None:
             raise ValueError("model selection needs the exact laws")
         return regions.select_region_by_model(laws.P, laws.Q, statistic.edges, bin_scores,
-                                              trials, delta, alpha)
+                                              trials, delta, alpha, rules)
     return regions.select_region_on_pilot(selection_counts.counts_p,
                                           selection_counts.counts_q, bin_scores, delta,
                                           guard="predicted",
                                           pilot_alpha=regions.PILOT_GUARD_ALPHA,
-                                          trials=trials, alpha=alpha)
+                                          trials=trials, alpha=alpha, rules=rules)
 
 
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,
                 counts, *, delta: float, alpha: float, grid_pilot: Pilot) -> EpsLowerResult:
-    """Clopper–Pearson on the chosen region, or the Bonferroni maximum over the grid; the
+    """Clopper–Pearson on the chosen region by its rule (the joint rule needs the counts of a
+    Poissonised main run), or the Bonferroni maximum over the grid; the
     counts of a stratified run (:class:`audit.estimation.strata.StratifiedCounts`) bound
     themselves at every rate of their grid (a :class:`~audit.estimation.strata.
     StratifiedBound`)."""

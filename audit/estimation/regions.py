@@ -14,6 +14,12 @@ independent pilot (:func:`select_region_on_pilot`), or as one of a finite family
 before the run and paid for with a Bonferroni union bound (:func:`grid_bound`). Choosing the
 threshold on the main counts and then calling :func:`region_bound` is NOT valid.
 
+Every region carries the rule it is bounded by (:class:`audit.enums.BoundRule`): the two
+intervals, or at δ = 0 the joint bound on P(S)/(P(S) + Q(S)), valid only on the counts of a
+Poissonised run (:func:`audit.estimation.binomial.eps_joint_from_counts`). The region choices
+offered both (``rules``) predict each candidate under each rule and keep the best pair, the
+joint bound where it is predicted at least as strong.
+
 Every function here runs in O((bins + thresholds) · log bins) time and O(bins + thresholds)
 memory.
 """
@@ -27,15 +33,16 @@ from typing import ClassVar
 import numpy as np
 
 from audit._validate import check_delta, check_positive_int
-from audit.enums import Direction
+from audit.enums import BoundRule, Direction
 from audit.estimation.binomial import (
     SIDES,
     check_alpha,
     cp_lower_array,
     cp_upper_array,
+    eps_by_rule,
     eps_from_bounds,
-    eps_from_counts,
     eps_plug_in,
+    joint_share_lower,
     log_ratio_of_bounds,
 )
 from audit.estimation.witness import field_values, register_bound
@@ -56,6 +63,7 @@ __all__ = [
     "model_bin_probabilities",
     "region_bound",
     "grid_bound",
+    "check_rules",
     "PILOT_GUARD_ALPHA",
     "MODEL_PESSIMISM_SD",
 ]
@@ -70,6 +78,7 @@ MODEL_PESSIMISM_SD = DEFAULT_POLICY.pessimism_sd
 PILOT_GUARD_ALPHA = DEFAULT_POLICY.guard_alpha
 
 _DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
+_TWO = BoundRule.TWO_INTERVALS
 
 
 # --------------------------------------------------------------------------- checks
@@ -103,6 +112,17 @@ def check_histograms(counts_p, counts_q, score, prefix: str = "counts"):
     return cp, cq, sc
 
 
+def check_rules(rules, delta: float) -> tuple[BoundRule, ...]:
+    """``rules`` as a non-empty tuple of :class:`BoundRule` members, the joint one only at
+    δ = 0."""
+    rules = tuple(BoundRule.parse(r, "rules") for r in rules)
+    if not rules:
+        raise ValueError("rules must name at least one bound rule, got rules=()")
+    if BoundRule.JOINT in rules and delta != 0.0:
+        raise ValueError(f"the joint bound rule needs delta = 0, got delta={delta}")
+    return rules
+
+
 def _check_thresholds(thresholds) -> np.ndarray:
     th = np.asarray(thresholds, dtype=np.float64).reshape(-1)
     if th.size == 0 or not np.all(np.isfinite(th)):
@@ -113,13 +133,17 @@ def _check_thresholds(thresholds) -> np.ndarray:
 # --------------------------------------------------------------------------- regions
 @dataclass(frozen=True)
 class Region:
-    """A score-threshold region: {score ≥ t} for z_vs_zprime, {score ≤ t} for zprime_vs_z."""
+    """A score-threshold region: {score ≥ t} for z_vs_zprime, {score ≤ t} for zprime_vs_z,
+    and the rule its main-run counts are bounded by (``JOINT``: the main run must be
+    Poissonised, :mod:`audit.pipeline.poisson`)."""
 
     direction: Direction
     threshold: float
+    rule: BoundRule = _TWO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
+        object.__setattr__(self, "rule", BoundRule.parse(self.rule, "rule"))
 
     def mask(self, score: np.ndarray) -> np.ndarray:
         score = np.asarray(score, dtype=np.float64)
@@ -163,7 +187,12 @@ class EpsLowerResult:
     ``k_p``/``n_p`` count draws from P = A_D(z) falling in the region, ``k_q``/``n_q`` those
     from Q = A_D(z'). ``p_lo`` is the lower confidence bound on the NUMERATOR mass and ``q_hi``
     the upper bound on the DENOMINATOR mass (P and Q swapped for ``zprime_vs_z``).
-    ``n_regions`` is the number of regions the confidence level was split over.
+    ``n_regions`` is the number of regions the confidence level was split over. ``rule``:
+    the two intervals (``p_lo``, ``q_hi`` bound the masses, at alpha/2 each), or the joint
+    bound of a Poissonised run (``p_lo`` = θ_lo, the lower bound at alpha on the numerator's
+    share of the region's draws, ``q_hi`` = 1 − θ_lo; ``n_p`` and ``n_q`` are the Poisson
+    numbers of draws, whose mean is the audit's ``trials``). Either way ε_lower =
+    ln((p_lo − δ)/q_hi), floored at 0.
     """
 
     kind: ClassVar[str] = "region"
@@ -180,9 +209,11 @@ class EpsLowerResult:
     delta: float
     method: str
     n_regions: int
+    rule: BoundRule = _TWO
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
+        object.__setattr__(self, "rule", BoundRule.parse(self.rule, "rule"))
 
     def plug_in(self) -> float:
         """Point estimate ln((k_num/n_num − δ)/(k_den/n_den)) on the same region: not a bound.
@@ -205,6 +236,8 @@ class EpsLowerResult:
         """The one sentence the command line, ``assert_private`` and reports print."""
         how = ("Bonferroni over a declared grid of " f"{self.n_regions} regions"
                if self.n_regions > 1 else f"region chosen by {self.method}")
+        if self.rule is BoundRule.JOINT:
+            how += ", joint bound on the numerator's share, Poisson calls"
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence "
                 f"(one-sided Clopper-Pearson, {how}): region {self.region_text} "
                 f"({self.direction.value}), k_p={self.k_p}/{self.n_p}, k_q={self.k_q}/{self.n_q}")
@@ -213,6 +246,7 @@ class EpsLowerResult:
         """The witness as JSON: every field, the direction by its value."""
         out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         out["direction"] = self.direction.value
+        out["rule"] = self.rule.value
         out["kind"] = self.kind
         return out
 
@@ -254,6 +288,7 @@ class _Candidates:
     kq: np.ndarray
     n_p: int
     n_q: int
+    rule: BoundRule = _TWO
 
     def result(self, thresholds, d: int, i: int, alpha, delta, method, m) -> EpsLowerResult:
         return EpsLowerResult(
@@ -261,23 +296,33 @@ class _Candidates:
             threshold=float(thresholds[i]), k_p=int(self.kp[d, i]), n_p=self.n_p,
             k_q=int(self.kq[d, i]), n_q=self.n_q, p_lo=float(self.num_lo[d, i]),
             q_hi=float(self.den_hi[d, i]), alpha=alpha, delta=delta, method=method,
-            n_regions=m,
+            n_regions=m, rule=self.rule,
         )
 
 
-def _candidates(rc: RegionCounts, delta: float, alpha_each: float) -> _Candidates:
+def _candidates(rc: RegionCounts, delta: float, alpha_each: float,
+                rule: BoundRule = _TWO) -> _Candidates:
     # z_vs_zprime: numerator P on {score ≥ t}; zprime_vs_z: numerator Q on {score ≤ t}.
-    a = alpha_each / SIDES
-    num_lo = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
-    den_hi = np.stack([cp_upper_array(rc.q_ge, rc.n_q, a), cp_upper_array(rc.p_le, rc.n_p, a)])
+    if rule is BoundRule.JOINT:  # (δ = 0: check_rules) the shares' bounds, at the whole α
+        num_lo = np.stack([joint_share_lower(rc.p_ge, rc.q_ge, alpha_each),
+                           joint_share_lower(rc.q_le, rc.p_le, alpha_each)])
+        den_hi = 1.0 - num_lo
+    else:
+        a = alpha_each / SIDES
+        num_lo = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a),
+                           cp_lower_array(rc.q_le, rc.n_q, a)])
+        den_hi = np.stack([cp_upper_array(rc.q_ge, rc.n_q, a),
+                           cp_upper_array(rc.p_le, rc.n_p, a)])
     return _Candidates(eps_from_bounds(num_lo, den_hi, delta), num_lo, den_hi,
-                       np.stack([rc.p_ge, rc.p_le]), np.stack([rc.q_ge, rc.q_le]), rc.n_p, rc.n_q)
+                       np.stack([rc.p_ge, rc.p_le]), np.stack([rc.q_ge, rc.q_le]), rc.n_p, rc.n_q,
+                       rule)
 
 
 # --------------------------------------------------------------------------- selection
 def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, *,
                            guard: str = "cp", pilot_alpha: float = 0.05,
-                           trials: int | None = None, alpha: float = 0.05) -> Region:
+                           trials: int | None = None, alpha: float = 0.05,
+                           rules=(_TWO,)) -> Region:
     """Choose (direction, threshold) maximising an estimate of ε on PILOT counts only.
 
     Candidate thresholds are the distinct score values, both directions. ``guard="cp"`` ranks
@@ -292,13 +337,19 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
     guard of 10⁻³); the prediction can. Remaining ties (the same pilot counts) go to the
     region of fewer bins. The choice is a function of the pilot alone, so bounding it on an
     independent main run with :func:`region_bound` is valid without any multiplicity
-    correction.
+    correction. ``rules`` (the predicted guard only): the bound rules on offer; each
+    candidate is predicted under each, the best (region, rule) kept, the joint rule on ties
+    (the returned :class:`Region`'s ``rule``).
     """
     cp_, cq_, sc = check_histograms(pilot_counts_p, pilot_counts_q, score, "pilot_counts")
     delta = check_delta(delta)
     pilot_alpha = check_alpha(pilot_alpha)
     if guard not in ("cp", "point", "predicted"):
         raise ValueError(f"guard must be one of 'cp', 'point', 'predicted', got "
+                         f"guard={guard!r}")
+    rules = check_rules(rules, delta)
+    if guard != "predicted" and rules != (_TWO,):
+        raise ValueError(f"rules other than ('two-intervals',) need guard='predicted', got "
                          f"guard={guard!r}")
     thresholds = np.unique(sc)
     rc = region_counts(cp_, cq_, sc, thresholds)
@@ -316,17 +367,23 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
         key = plug - size_penalty
     else:
         key = _candidates(rc, delta, pilot_alpha).eps + 1e-9 * np.tanh(plug) - size_penalty
-    if guard == "predicted":
-        pred = predicted_bounds(rc, delta, pilot_alpha, trials, alpha)
-        order = np.lexsort((key.ravel(), pred.ravel()))
-        d, i = np.unravel_index(int(order[-1]), key.shape)
-    else:
+    if guard != "predicted":
         d, i = np.unravel_index(int(np.argmax(key)), key.shape)
-    return Region(_DIRECTIONS[d], float(thresholds[i]))
+        return Region(_DIRECTIONS[d], float(thresholds[i]))
+    pred = np.stack([predicted_bounds(rc, delta, pilot_alpha, trials, alpha, rule)
+                     for rule in rules])
+    keys = np.broadcast_to(key, pred.shape)
+    # the last sort key decides first: the prediction, then the pilot's rank, then the joint
+    # rule over the two intervals (at least as strong: the joint one)
+    prefer = np.broadcast_to(np.array([r is BoundRule.JOINT for r in rules],
+                                      dtype=np.float64)[:, None, None], pred.shape)
+    order = np.lexsort((prefer.ravel(), keys.ravel(), pred.ravel()))
+    r, d, i = np.unravel_index(int(order[-1]), pred.shape)
+    return Region(_DIRECTIONS[d], float(thresholds[i]), rules[r])
 
 
 def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials: int,
-                     alpha: float) -> np.ndarray:
+                     alpha: float, rule: BoundRule = _TWO) -> np.ndarray:
     """Per (direction, threshold) of pilot region counts ``rc``: the ε_lower a main run of
     ``trials`` calls per side is predicted to give at ``alpha`` (shape (2, thresholds)).
 
@@ -337,18 +394,21 @@ def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials:
     them (fractional counts: :func:`audit.estimation.binomial.cp_lower_array`). Floored at 0.
     The denominator is not guarded: a guard there at the pilot's scale (3.3 standard
     deviations at 5·10⁻⁴) rules out the tail regions the main run measures well
-    (ReportNoisyMax4 of the tester benchmark: 0.14 against 0.36 over four seeds).
+    (ReportNoisyMax4 of the tester benchmark: 0.14 against 0.36 over four seeds). ``rule``:
+    the bound the expected counts are evaluated by
+    (:func:`audit.estimation.binomial.eps_by_rule`; the joint one at δ = 0 only).
     """
     delta = check_delta(delta)
     a = check_alpha(pilot_alpha) / 2
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
+    (rule,) = check_rules((rule,), delta)
     num_rate = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
     # the denominator one pseudo-call up, as the plug-in value counts it: a region whose
     # pilot denominator is empty is not predicted an empty one on the main run
     den_rate = np.stack([(rc.q_ge + 1) / rc.n_q, (rc.p_le + 1) / rc.n_p]).clip(max=1.0)
     n = float(trials)
-    return eps_from_counts(num_rate * n, n, den_rate * n, n, delta, alpha)
+    return eps_by_rule(rule, num_rate * n, n, den_rate * n, n, delta, alpha)
 
 
 def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
@@ -359,18 +419,21 @@ def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
 
 
 def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, delta: float,
-                           alpha: float) -> Region:
+                           alpha: float, rules=(_TWO,)) -> Region:
     """White-box region choice from the exact laws, using no sample at all.
 
     For every threshold region of the score (both directions), predict the Clopper–Pearson
     bound the main run would give with expected counts moved ``MODEL_PESSIMISM_SD`` standard
     deviations against it, and keep the best. Valid because the choice does not depend on the
     data it is later evaluated on. Bin masses are summed exactly (no rounding to counts), so
-    far tails are not mistaken for empty regions.
+    far tails are not mistaken for empty regions. ``rules``: the bound rules on offer, each
+    candidate predicted under each (the same moved counts), the best (region, rule) kept, the
+    joint rule on ties.
     """
     trials = check_positive_int(trials, "trials")
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
+    rules = check_rules(rules, delta)
     edges = np.asarray(edges, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     if scores.size != edges.size + 2:
@@ -385,18 +448,29 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     p_ge, q_ge = np.cumsum(mp[::-1])[::-1], np.cumsum(mq[::-1])[::-1]
     p_le, q_le = np.cumsum(mp), np.cumsum(mq)
     n = float(trials)
-    a = alpha / SIDES
-    best, region = -np.inf, Region(Direction.Z_VS_ZPRIME, float(thresholds[-1]))
-    for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
-                                (Direction.ZPRIME_VS_Z, q_le, p_le)):
-        k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
-        k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
-        lo, hi = cp_lower_array(k_num, n, a), cp_upper_array(k_den, n, a)
-        pred = log_ratio_of_bounds(lo, hi, delta)  # unfloored: ranks below-zero regions too
-        i = int(np.argmax(pred))
-        if pred[i] > best:
-            best, region = pred[i], Region(direction, float(thresholds[i]))
+    best, region = -np.inf, Region(Direction.Z_VS_ZPRIME, float(thresholds[-1]), rules[0])
+    # the joint rule first: a later rule replaces it only where strictly stronger
+    for rule in sorted(rules, key=lambda r: r is not BoundRule.JOINT):
+        for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
+                                    (Direction.ZPRIME_VS_Z, q_le, p_le)):
+            k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
+            k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
+            pred = _model_prediction(rule, k_num, k_den, n, delta, alpha)
+            i = int(np.argmax(pred))
+            if pred[i] > best:
+                best, region = pred[i], Region(direction, float(thresholds[i]), rule)
     return region
+
+
+def _model_prediction(rule: BoundRule, k_num, k_den, n: float, delta: float,
+                      alpha: float) -> np.ndarray:
+    """The unfloored bound of moved expected counts under ``rule`` (it ranks below-zero
+    regions too)."""
+    if rule is BoundRule.JOINT:
+        lo = joint_share_lower(k_num, k_den, alpha)
+        return log_ratio_of_bounds(lo, 1.0 - lo, 0.0)
+    a = alpha / SIDES
+    return log_ratio_of_bounds(cp_lower_array(k_num, n, a), cp_upper_array(k_den, n, a), delta)
 
 
 # --------------------------------------------------------------------------- bounds
@@ -406,15 +480,18 @@ def region_bound(counts_p, counts_q, score, region: Region, delta: float, alpha:
 
     Valid with probability ≥ 1 − alpha provided ``region`` does not depend on the main run
     (e.g. from :func:`select_region_on_pilot` on an independent pilot, or from the model).
-    ``method`` records how the region was chosen; ``n_regions`` is 1.
+    ``method`` records how the region was chosen; ``n_regions`` is 1. The region's ``rule``
+    says how: the joint rule (δ = 0) is valid only on the counts of a Poissonised main run
+    (:mod:`audit.pipeline.poisson`), whose ``n_p`` and ``n_q`` differ.
     """
     cp_, cq_, sc = check_histograms(counts_p, counts_q, score)
     if not isinstance(region, Region):
         raise ValueError(f"region must be an estimation.Region, got region={region!r}")
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
+    (rule,) = check_rules((region.rule,), delta)
     th = np.array([region.threshold])
-    cand = _candidates(region_counts(cp_, cq_, sc, th), delta, alpha)
+    cand = _candidates(region_counts(cp_, cq_, sc, th), delta, alpha, rule)
     d = _DIRECTIONS.index(region.direction)
     return cand.result(th, d, 0, alpha, delta, method, 1)
 

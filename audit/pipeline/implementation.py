@@ -21,6 +21,7 @@ refuted (``audit.estimation.sequential``, anytime-valid).
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
@@ -122,6 +123,12 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
                               time.perf_counter() - t0, comparison)
+
+
+def _side_indices(statistic: Statistic, outputs: np.ndarray) -> np.ndarray:
+    """The bins of one side's outputs; none for the side a one-sided run leaves out (a
+    user's projection need not accept an empty array)."""
+    return statistic.indices(outputs) if len(outputs) else np.zeros(0, dtype=np.int64)
 
 
 @dataclass(frozen=True, eq=False)
@@ -232,20 +239,25 @@ class ImplementationSubject(PlannedSubject):
     def unit(self) -> str:
         return "calls"
 
-    def _run(self, trials: int, seed: int):
+    #: Its ``count`` makes ``trials`` i.i.d. calls of each side for any ``trials``: a main run
+    #: may be Poissonised (:mod:`audit.pipeline.poisson`).
+    poissonisable = True
+
+    def _run(self, trials: int, seed: int, sides: tuple[int, ...] = (0, 1)):
         from audit.simulation.callables import CallableRun
 
         p = self.plan
         return CallableRun(p.implementation, p.z, p.z_prime, p.missingness, self.chunk, trials,
-                           seed, p.dim, self.batch)
+                           seed, p.dim, self.batch, sides=sides)
 
     def _chunks(self, trials: int, seed: int, label: str, progress: bool,
-                checkpoint: str | None = None, reduce=None):
+                checkpoint: str | None = None, reduce=None, sides: tuple[int, ...] = (0, 1)):
         """(chunk, outputs on z, outputs on z') in chunk order, with a progress bar; with
-        ``reduce``, each side's outputs reduced (in the workers where they can be)."""
+        ``reduce``, each side's outputs reduced (in the workers where they can be); a side
+        left out of ``sides`` is not called (its outputs empty)."""
         from audit.simulation.callables import iter_chunks
 
-        run = self._run(trials, seed)
+        run = self._run(trials, seed, sides)
         bar = progress_bar(run.n_chunks, f"{self.config.name}: {label}", progress)
         try:
             chunks = iter_chunks(run, n_jobs=self.config.audit.jobs,
@@ -294,6 +306,18 @@ class ImplementationSubject(PlannedSubject):
             if monitor is not None and monitor.update(ip, iq):
                 break
         return SampleCounts(counts_p, counts_q, done)
+
+    def count_side(self, statistic: Statistic, calls: int, seed: int, side: int, *,
+                   progress: bool = False, label: str = "main run",
+                   checkpoint: str | None = None) -> np.ndarray:
+        """Counts of ``calls`` calls of one side alone (0: z, 1: z'), a one-sided run keyed by
+        ``seed`` (the top-up of a Poissonised main run, :mod:`audit.pipeline.poisson`)."""
+        counts = np.zeros(statistic.n_bins, dtype=np.int64)
+        for chunk in self._chunks(calls, seed, label, progress, checkpoint,
+                                  reduce=functools.partial(_side_indices, statistic),
+                                  sides=(side,)):
+            counts += np.bincount(chunk[1 + side], minlength=statistic.n_bins)
+        return counts
 
     def rate(self, calls: int = 20) -> float:
         """Calls per second (both sides) on masked datasets, in one process."""

@@ -36,6 +36,10 @@ class ModelSubject(PlannedSubject):
     """The release A_D of the model on the plan's worst-case pair."""
 
     plan: AuditPlan
+    #: Its ``count`` draws ``trials`` i.i.d. outputs of each side for any ``trials``: a main
+    #: run may be Poissonised (:mod:`audit.pipeline.poisson`; the top-up is a two-sided
+    #: kernel run, one side discarded).
+    poissonisable = True
 
     @property
     def laws(self) -> Laws:

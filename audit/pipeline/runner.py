@@ -11,11 +11,13 @@ valid theory, with probability ≥ confidence, ε_lower is below every ceiling:
     eps_lower ≤ eps_pair ≤ eps_theory, eps_fdp        (the model)
     eps_lower ≤ the claim (and the amplified claim)    (an implementation)
 
-Randomness: ``SeedSequence(seed)`` is spawned into three independent streams: the raw pilot
+Randomness: ``SeedSequence(seed)`` is spawned into four independent streams: the raw pilot
 (the attack is fitted on it, and the statistic's range read from it), the counted selection
 pilot (a subject whose pilot is held raw chooses the region on the raw pilot's second half
-instead) and the main run. The main run never reuses pilot randomness, so a region chosen on
-the pilot is independent of the counts it is evaluated on.
+instead), the main run, and the numbers of calls of a Poissonised main run (the joint bound,
+:mod:`audit.pipeline.poisson`; the first three are those of every other audit). The main run
+never reuses pilot randomness, so a region chosen on the pilot is independent of the counts
+it is evaluated on.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import AuditMode, CeilingKind, Selection
+from audit.enums import AuditMode, BoundRule, CeilingKind, Selection
 from audit.estimation import policy
 from audit.estimation.sequential import SequentialMonitor
 from audit.estimation.tradeoff_points import (
@@ -39,6 +41,7 @@ from audit.pipeline.config import AuditConfig
 from audit.pipeline.factory import check_subject, implementation_of, make_subject
 from audit.pipeline.parts import check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
+from audit.pipeline.poisson import count_poissonised, poissonisable
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
 from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
@@ -69,9 +72,10 @@ class _Timer:
         return sum(self.phases.values())
 
 
-def _streams(seed: int) -> tuple[int, int, int]:
-    """Independent 63-bit seeds: raw pilot, selection pilot, main run."""
-    children = np.random.SeedSequence(seed).spawn(3)
+def _streams(seed: int) -> tuple[int, int, int, int]:
+    """Independent 63-bit seeds: raw pilot, selection pilot, main run, Poisson numbers of
+    calls (``spawn(4)``'s first three children are ``spawn(3)``'s)."""
+    children = np.random.SeedSequence(seed).spawn(4)
     return tuple(int(c.generate_state(1, np.uint64)[0] >> np.uint64(1)) for c in children)
 
 
@@ -104,7 +108,7 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
     size = pilot_size(subject)
     design = policy.pilot_design(size, subject.pilot_rule, white_box=attack.white_box,
                                  selection=selection)
-    seed_raw, seed_select, _ = seeds
+    seed_raw, seed_select = seeds[:2]
     with timer.phase("pilot"):
         raw = subject.draw(design.raw, seed_raw, progress=progress)
     with timer.phase("fit"):
@@ -121,10 +125,13 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
                                              progress=progress, label="pilot")
         elif len(rest.p):
             selection_counts = _counted(statistic, rest)
+    rules = policy.bound_rules(selection, delta=subject.delta,
+                               poissonised=au.mode is AuditMode.FIXED and poissonisable(subject),
+                               black_box=subject.laws is None)
     with timer.phase("fit"):
         region = policy.choose_region(selection, score, statistic, delta=subject.delta,
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
-                                      selection_counts=selection_counts)
+                                      selection_counts=selection_counts, rules=rules)
     return _Prepared(selection, score, statistic, region, fit_part, design.total, subject)
 
 
@@ -200,8 +207,12 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     subject = prep.subject
     monitor = _monitor(subject, prep)
     with timer.phase("main run"):
-        counts = subject.count(prep.statistic, au.trials, seeds[2], progress=progress,
-                               checkpoint=au.checkpoint, monitor=monitor)
+        if getattr(prep.region, "rule", None) is BoundRule.JOINT:  # chosen before this run
+            counts = count_poissonised(subject, prep.statistic, au.trials, seeds[2], seeds[3],
+                                       progress=progress, checkpoint=au.checkpoint)
+        else:
+            counts = subject.count(prep.statistic, au.trials, seeds[2], progress=progress,
+                                   checkpoint=au.checkpoint, monitor=monitor)
     with timer.phase("selection and bound"):
         if monitor is not None:
             bound = monitor.bound(counts.trials, au.trials)
@@ -276,7 +287,7 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     if not subject.is_scalar:
         raise ValueError("run_tradeoff_audit needs a scalar output")
     au = subject.config.audit
-    seed_raw, _, seed_main = _streams(au.seed)
+    seed_raw, _, seed_main, _ = _streams(au.seed)
     pilot = subject.draw(min(pilot_size(subject), MAX_RAW_PILOT), seed_raw)
     score = _fit(load_attack("exact-lr"), pilot, subject.laws)
     statistic = Statistic(score.projection, default_edges(subject.plan.P, subject.plan.Q,

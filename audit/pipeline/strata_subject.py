@@ -85,6 +85,8 @@ class StratifiedImplementationSubject(ImplementationSubject):
     :meth:`with_pilot` returns the subject that runs it)."""
 
     design: StrataDesign | None = dataclasses.field(default=None, repr=False)
+    #: Its counts are drawn by stratum and bound themselves: never Poissonised.
+    poissonisable = False
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from attacks import DensityRatio, ExactLikelihoodRatio
-from audit.enums import Direction, Selection
+from audit.enums import BoundRule, Direction, Selection
 from audit.estimation import policy, regions
-from audit.estimation.policy import PilotDesign, PilotRule
+from audit.estimation.policy import DEFAULT_POLICY, PilotDesign, PilotRule
 from audit.protocols import Pilot
 from audit.statistics import OutputValue, Statistic
 
@@ -110,3 +112,40 @@ def test_grid_thresholds_are_pilot_quantiles_of_the_score():
     th = policy.grid_thresholds(score, pilot)
     assert th.size <= policy.GRID_QUANTILES and np.all(np.diff(th) > 0)
     assert isinstance(score.projection, OutputValue)
+
+
+def test_bound_rules_offer_the_joint_bound_only_where_it_is_valid():
+    both = (BoundRule.JOINT, BoundRule.TWO_INTERVALS)
+    two = (BoundRule.TWO_INTERVALS,)
+    assert policy.bound_rules(Selection.PILOT, delta=0.0, poissonised=True) == both
+    assert policy.bound_rules("model", delta=0.0, poissonised=True) == both
+    assert policy.bound_rules(Selection.PILOT, delta=1e-6, poissonised=True) == two
+    assert policy.bound_rules(Selection.GRID, delta=0.0, poissonised=True) == two
+    assert policy.bound_rules(Selection.PILOT, delta=0.0, poissonised=False) == two
+    off = dataclasses.replace(DEFAULT_POLICY, black_box_joint_bound=False)
+    assert policy.bound_rules(Selection.PILOT, delta=0.0, poissonised=True, policy=off) == two
+    # the model keeps the two intervals by default (its suite fails on any violation of its
+    # exact ceilings); a policy may offer it the joint bound
+    assert policy.bound_rules("model", delta=0.0, poissonised=True, black_box=False) == two
+    on = dataclasses.replace(DEFAULT_POLICY, model_joint_bound=True)
+    assert policy.bound_rules("model", delta=0.0, poissonised=True, black_box=False,
+                              policy=on) == both
+
+
+def test_choose_region_offered_both_rules_picks_the_joint_one_where_predicted_stronger():
+    rng = np.random.default_rng(1)
+    pilot = Pilot(rng.normal(1.0, 1.0, 4000), rng.normal(0.0, 1.0, 4000))
+    score = DensityRatio().fit(pilot)
+    statistic = Statistic(score.projection, np.linspace(-4, 5, 50))
+    _, sel = pilot.split(2000)
+    counts = type("C", (), {"counts_p": statistic.counts(sel.p),
+                            "counts_q": statistic.counts(sel.q)})()
+    rules = policy.bound_rules(Selection.PILOT, delta=0.0, poissonised=True)
+    region = policy.choose_region(Selection.PILOT, score, statistic, delta=0.0, alpha=0.05,
+                                  trials=10_000, selection_counts=counts, rules=rules)
+    direct = regions.select_region_on_pilot(counts.counts_p, counts.counts_q,
+                                            score.per_bin(statistic.edges), 0.0,
+                                            guard="predicted",
+                                            pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                            trials=10_000, alpha=0.05, rules=rules)
+    assert region == direct and region.rule is BoundRule.JOINT

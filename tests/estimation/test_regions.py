@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.enums import Direction
-from audit.estimation.binomial import eps_lower_bound
+from audit.enums import BoundRule, Direction
+from audit.estimation.binomial import eps_joint_bound, eps_lower_bound
 from audit.estimation.regions import (
     EpsLowerResult,
     Region,
@@ -250,3 +250,85 @@ def test_model_selection_validates_its_parameters(kwargs, message):
             "trials": 100, "delta": 0.0, "alpha": 0.05} | kwargs
     with pytest.raises(ValueError, match=message):
         select_region_by_model(P, Q, **args)
+
+
+# ------------------------------------------------------------------ the joint rule (δ = 0)
+JOINT = BoundRule.JOINT
+BOTH = (BoundRule.JOINT, BoundRule.TWO_INTERVALS)
+
+
+def test_region_bound_by_the_joint_rule_is_the_joint_bound_of_the_region_counts():
+    for direction in (GE, LE):
+        for t in np.unique(SCORE):
+            res = region_bound(CP, CQ, SCORE, Region(direction, t, JOINT), 0.0, 0.05)
+            mask = SCORE >= t if direction is GE else SCORE <= t
+            num, den = (CP, CQ) if direction is GE else (CQ, CP)
+            assert res.eps_lower == pytest.approx(
+                eps_joint_bound(int(num[mask].sum()), int(den[mask].sum()), 0.05), rel=1e-15)
+            assert res.rule is JOINT and res.q_hi == pytest.approx(1.0 - res.p_lo)
+    with pytest.raises(ValueError, match="joint bound rule needs delta = 0, got delta=0.01"):
+        region_bound(CP, CQ, SCORE, Region(GE, 0.0, JOINT), 0.01, 0.05)
+
+
+def test_the_rule_is_in_the_witness_and_read_back():
+    res = region_bound(CP, CQ, SCORE, Region(GE, float(np.median(SCORE)), JOINT), 0.0, 0.05)
+    doc = res.to_dict()
+    assert doc["rule"] == "joint" and "joint bound" in res.describe()
+    assert EpsLowerResult.from_dict(doc) == res
+    old = {k: v for k, v in doc.items() if k != "rule"}  # a witness written before the rule
+    assert EpsLowerResult.from_dict(old).rule is BoundRule.TWO_INTERVALS
+
+
+def test_predicted_bounds_under_the_joint_rule_by_hand():
+    a, trials, alpha = 1e-3 / 2, 5000, 0.05
+    th = np.unique(SCORE)
+    pred = predicted_bounds(region_counts(CP, CQ, SCORE, th), 0.0, 1e-3, trials, alpha, JOINT)
+    for d in (GE, LE):
+        for i, t in enumerate(th):
+            mask = SCORE >= t if d is GE else SCORE <= t
+            num, den = (CP, CQ) if d is GE else (CQ, CP)
+            k, n, kd, nd = num[mask].sum(), num.sum(), den[mask].sum(), den.sum()
+            m_num = (stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0) * trials
+            m_den = min((kd + 1) / nd, 1.0) * trials
+            lo = stats.beta.ppf(alpha, m_num, m_den + 1) if m_num > 0 else 0.0
+            want = max(math.log(lo / (1 - lo)), 0.0) if lo > 0 else 0.0
+            assert pred[0 if d is GE else 1, i] == pytest.approx(want, rel=1e-9, abs=1e-12)
+    with pytest.raises(ValueError, match="needs delta = 0"):
+        predicted_bounds(region_counts(CP, CQ, SCORE, th), 0.01, 1e-3, trials, alpha, JOINT)
+
+
+def test_pilot_choice_keeps_the_best_region_and_rule_and_predicts_with_it():
+    th = np.unique(SCORE)
+    rc = region_counts(CP, CQ, SCORE, th)
+    for trials in (200, 5_000, 10**6):
+        got = select_region_on_pilot(CP, CQ, SCORE, 0.0, guard="predicted", pilot_alpha=1e-3,
+                                     trials=trials, alpha=0.05, rules=BOTH)
+        preds = {r: predicted_bounds(rc, 0.0, 1e-3, trials, 0.05, r) for r in BOTH}
+        d = 0 if got.direction is GE else 1
+        i = int(np.flatnonzero(th == got.threshold)[0])
+        assert preds[got.rule][d, i] == pytest.approx(max(p.max() for p in preds.values()))
+        if preds[JOINT].max() >= preds[BoundRule.TWO_INTERVALS].max():
+            assert got.rule is JOINT
+    # offered the two intervals only, the choice is the one it always was
+    assert select_region_on_pilot(CP, CQ, SCORE, 0.0, guard="predicted", pilot_alpha=1e-3,
+                                  trials=5000, alpha=0.05).rule is BoundRule.TWO_INTERVALS
+    with pytest.raises(ValueError, match="need guard='predicted'"):
+        select_region_on_pilot(CP, CQ, SCORE, 0.0, rules=BOTH)
+
+
+def test_model_choice_predicts_each_rule_and_keeps_the_stronger():
+    P = Mixture(np.array([0.5, 0.5]), np.array([0.0, 3.0]), "laplace", 1.0)
+    Q = Mixture(np.array([1.0]), np.array([0.0]), "laplace", 1.0)
+    edges = np.linspace(-6.0, 9.0, 31)
+    with np.errstate(divide="ignore"):
+        scores = np.log(model_bin_probabilities(P, edges)[:-1]) \
+            - np.log(model_bin_probabilities(Q, edges)[:-1])
+    scores = np.append(scores, 0.0)
+    for rules in (BOTH, (JOINT,), (BoundRule.TWO_INTERVALS,)):
+        got = select_region_by_model(P, Q, edges, scores, 10_000, 0.0, 0.05, rules)
+        assert got.rule in rules
+    both = select_region_by_model(P, Q, edges, scores, 10_000, 0.0, 0.05, BOTH)
+    alone = select_region_by_model(P, Q, edges, scores, 10_000, 0.0, 0.05, (JOINT,))
+    assert both == alone  # small masses: the joint rule is the stronger here
+    with pytest.raises(ValueError, match="needs delta = 0"):
+        select_region_by_model(P, Q, edges, scores, 10_000, 1e-3, 0.05, BOTH)

