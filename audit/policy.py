@@ -138,6 +138,11 @@ class AuditPolicy:
         Whether an implementation's claim amplified by [RPS] Theorem 3.2 (MAR only) binds: an
         ε_lower above it fails the audit as one above the claim itself does
         (``python -m audit run``'s exit 1, ``assert_private``'s AssertionError).
+    budget_test_share : float
+        A sequential audit run to its budget (``stop = "budget"``) tests the claims and the
+        estimation grid at this share of α each (anytime-valid), and bounds the whole run at
+        the budget (a fixed-size sample: its stopping time is the budget) at the rest, in
+        (0, 0.5).
     model_joint_bound, black_box_joint_bound : bool
         Offer the joint bound at δ = 0 (docs/THEORY.md §8.1b) to audits of that target kind:
         where a fixed audit's region choice predicts it at least as strong as the two
@@ -164,6 +169,7 @@ class AuditPolicy:
     model_attack: str = "exact-lr"
     black_box_attack: str = "auto"
     amplified_binds: bool = True
+    budget_test_share: float = 0.05
     model_joint_bound: bool = False
     black_box_joint_bound: bool = True
 
@@ -172,6 +178,8 @@ class AuditPolicy:
             check_in_range(name, getattr(self, name), 0.0, 1.0, lo_closed=False,
                            hi_closed=False)
         check_in_range("pessimism_sd", self.pessimism_sd, 0.0, np.inf, hi_closed=False)
+        check_in_range("budget_test_share", self.budget_test_share, 0.0, 0.5,
+                       lo_closed=False, hi_closed=False)
         check_positive_int(self.grid_quantiles, "grid_quantiles", minimum=2)
         check_positive_int(self.held_out_levels, "held_out_levels", minimum=2)
         check_bool(self.model_joint_bound, "model_joint_bound")

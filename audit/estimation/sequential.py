@@ -39,11 +39,17 @@ import numpy as np
 
 from audit._validate import check_delta, check_in_range
 from audit.enums import Direction, StopRule
-from audit.estimation.binomial import check_alpha
+from audit.estimation.binomial import check_alpha, eps_from_counts
 from audit.estimation.witness import field_values, register_bound
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
-           "SequentialMonitor", "estimation_grid"]
+           "SequentialMonitor", "estimation_grid", "BUDGET_TEST_SHARE"]
+
+#: ``stop = "budget"``: the share of α each anytime-valid family (the claims, the estimation
+#: grid) gets; the whole run's fixed-sample bound at the budget takes the rest
+#: (:attr:`audit.policy.AuditPolicy.budget_test_share`).
+BUDGET_TEST_SHARE = DEFAULT_POLICY.budget_test_share
 
 
 @dataclass(frozen=True)
@@ -271,6 +277,10 @@ class SequentialBound:
     estimated: tuple[float, ...] = ()
     estimated_stopped_at: tuple[int, ...] = ()
     stop: str = "refuted"
+    #: ``stop = "budget"``: the fixed-sample bound of the whole run, ln((P_lo − δ)/Q_hi) at
+    #: ``at_budget_alpha`` (None: no such bound; the run stopped early or stops on refutation)
+    at_budget: float | None = None
+    at_budget_alpha: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
@@ -295,6 +305,9 @@ class SequentialBound:
                  if t >= 0]
         if above:
             stop += f", estimating above the claim up to {max(above):.4g}"
+        if self.at_budget is not None:
+            stop += (f", the whole run's fixed-sample bound {self.at_budget:.4g} at "
+                     f"{1 - self.at_budget_alpha:.6g}")
         return (f"eps >= {self.eps_lower:.4g} at {1 - self.alpha:.6g} confidence "
                 f"(anytime-valid betting test, {stop} after {self.calls_per_side:,} calls per "
                 f"side): region {{score {op} {self.threshold:.6g}}} ({self.direction.value})")
@@ -308,6 +321,7 @@ class SequentialBound:
                 "claims_tested": list(self.claims_tested), "stopped_at": list(self.stopped_at),
                 "max_log_wealth": list(self.max_log_wealth), "estimated": list(self.estimated),
                 "estimated_stopped_at": list(self.estimated_stopped_at), "stop": self.stop,
+                "at_budget": self.at_budget, "at_budget_alpha": self.at_budget_alpha,
                 "kind": self.kind}
 
     @classmethod
@@ -331,15 +345,24 @@ class SequentialBound:
 
 
 class SequentialMonitor:
-    """Two anytime-valid tests on one declared region, fed with the main run's bin indices.
+    """Anytime-valid tests on one declared region, fed with the main run's bin indices.
 
-    The claims (a grid of fractions of the implementation's claim, and its amplified claim) are
-    tested by a :class:`BettingTest` at alpha/2, so the claim is refuted about as fast as by one
-    test; a geometric grid from an eighth of the claim to 256 times it
-    (:func:`estimation_grid`) by an :class:`EstimatingTest` at alpha/2, each ε with bets of its
-    own, so the bound estimates ε below the claim and can exceed it. ε_lower is the larger of
-    the two bounds: with probability ≥ 1 − alpha neither family refutes a true claim (union
-    bound).
+    ``stop = "refuted"``: the claims (a grid of fractions of the implementation's claim, and
+    its amplified claim) are tested by a :class:`BettingTest` at alpha/2, so the claim is
+    refuted about as fast as by one test; a geometric grid from an eighth of the claim to 256
+    times it (:func:`estimation_grid`) by an :class:`EstimatingTest` at alpha/2, each ε with
+    bets of its own, so the bound estimates ε below the claim and can exceed it. ε_lower is
+    the larger of the two bounds: with probability ≥ 1 − alpha neither family refutes a true
+    claim (union bound).
+
+    ``stop = "budget"`` (the estimator): the run's stopping time is its budget, fixed before
+    it starts, so at the budget the whole run's counts are a fixed-size sample on a region
+    declared before them, and the fixed mode's bound (:func:`audit.estimation.binomial.
+    eps_from_counts`) is valid on them. The claims are tested at :data:`BUDGET_TEST_SHARE` ×
+    alpha (the betting test, anytime-valid: when the claim would have been refuted), the
+    estimation grid at the same share, and the fixed-sample bound takes the rest; ε_lower is
+    the largest of the three (union bound: probability ≥ 1 − alpha). It is not capped by the
+    estimation grid's spacing (2^{1/4}: a grid point is at best 0.841 of the truth).
 
     Parameters
     ----------
@@ -365,9 +388,15 @@ class SequentialMonitor:
         self.stop = StopRule.parse(stop, "stop")
         claims = np.asarray(claims, dtype=np.float64)
         alpha = check_alpha(alpha)
-        self.test = BettingTest(claims, delta, alpha / 2)
-        self.estimate = EstimatingTest(estimation_grid(float(np.max(claims))), delta, alpha / 2)
+        share = 0.5 if self.stop is StopRule.REFUTED else BUDGET_TEST_SHARE
+        self.test = BettingTest(claims, delta, alpha * share)
+        self.estimate = EstimatingTest(estimation_grid(float(np.max(claims))), delta,
+                                       alpha * share)
         self.alpha = alpha
+        #: the fixed-sample bound's level (budget mode), and its counts (numerator, denominator,
+        #: calls per side)
+        self.fixed_alpha = None if self.stop is StopRule.REFUTED else alpha * (1 - 2 * share)
+        self._counts = np.zeros(3, dtype=np.int64)
 
     def update(self, bins_p: np.ndarray, bins_q: np.ndarray) -> bool:
         """Bet on one chunk of paired calls (their bin indices); True when the run may stop
@@ -376,6 +405,7 @@ class SequentialMonitor:
         if self.direction is not Direction.Z_VS_ZPRIME:
             a, b = b, a
         pairs = PairCounts.from_indicators(a, b)
+        self._counts += (int(np.count_nonzero(a)), int(np.count_nonzero(b)), a.size)
         self.test.update(pairs)
         self.estimate.update(pairs)
         return self.stop is StopRule.REFUTED and self.test.refuted()
@@ -384,11 +414,17 @@ class SequentialMonitor:
         """The bound after ``calls_per_side`` calls of a run whose budget was ``budget``."""
         s = self.test.summary()
         e = self.estimate.summary()
+        fixed = None
+        if self.fixed_alpha is not None and calls_per_side >= budget:
+            k_num, k_den, n = (int(c) for c in self._counts)
+            fixed = float(eps_from_counts(k_num, n, k_den, n, self.test.delta,
+                                          self.fixed_alpha))
         return SequentialBound(
-            eps_lower=max(s["eps_lower"], e["eps_lower"]), direction=self.direction,
+            eps_lower=max(s["eps_lower"], e["eps_lower"], fixed or 0.0), direction=self.direction,
             threshold=self.threshold, method=self.METHOD, alpha=self.alpha,
             delta=self.test.delta, calls_per_side=int(calls_per_side),
             stopped_early=calls_per_side < budget, claims_tested=tuple(s["epsilons"]),
             stopped_at=tuple(s["stopped_at"]), max_log_wealth=tuple(s["max_log_wealth"]),
             estimated=tuple(e["epsilons"]), estimated_stopped_at=tuple(e["stopped_at"]),
-            stop=self.stop.value)
+            stop=self.stop.value, at_budget=fixed,
+            at_budget_alpha=None if fixed is None else self.fixed_alpha)
