@@ -9,6 +9,8 @@
     sides = "auto"             # "auto" | "both" | "p" | "q" | "none": which sides are stratified
     scores = "per-rate"        # "per-rate": a score fitted for each rate | "pooled": one score
     looks = 4                  # audit.mode = "sequential" only: the looks of the run (2 to 16)
+    simultaneous = false       # true: bounds valid at every rate at once (both sides
+                               # stratified, one score and one region for the grid)
 
 One run gives ε_lower at every rate of the grid: ``audit.trials`` calls per side per rate
 (``len(rates) × trials`` per side in all, the calls of as many separate audits). In
@@ -32,7 +34,7 @@ __all__ = ["StrataConfig", "strata_from_table", "DEFAULT_FLOOR",
 DEFAULT_FLOOR = 20
 #: Looks of a sequential stratified audit, by default.
 DEFAULT_LOOKS = 4
-_KEYS = {"by", "rates", "floor", "sides", "scores", "looks"}
+_KEYS = {"by", "rates", "floor", "sides", "scores", "looks", "simultaneous"}
 _SCORES = ("per-rate", "pooled")
 
 
@@ -47,6 +49,9 @@ class StrataConfig:
     scores: str = "per-rate"
     #: looks of a sequential run; None: not set (:data:`DEFAULT_LOOKS` when sequential)
     looks: int | None = None
+    #: bounds valid at every rate of the grid at once (both sides stratified, one pooled
+    #: score, one region for the grid chosen on the pilot)
+    simultaneous: bool = False
 
     def __post_init__(self) -> None:
         from audit.estimation.strata import check_rates  # (the config imports no scipy)
@@ -84,6 +89,8 @@ class StrataConfig:
                "sides": self.sides.value, "scores": self.scores}
         if self.looks is not None:
             out["looks"] = self.looks
+        if self.simultaneous:
+            out["simultaneous"] = True
         return out
 
 
@@ -93,4 +100,16 @@ def strata_from_table(table: object) -> StrataConfig:
     table = check_table("strata", table, _KEYS)
     if "rates" not in table:
         raise ValueError("config is missing the key strata.rates (the grid of missing rates)")
+    simultaneous = table.get("simultaneous", False)
+    if not isinstance(simultaneous, bool):
+        raise ValueError(f"strata.simultaneous must be true or false, got "
+                         f"strata.simultaneous={simultaneous!r}")
+    if simultaneous:
+        # one statement about every rate needs the same per-stratum events at every rate
+        for key, needed in (("sides", "both"), ("scores", "pooled")):
+            if table.get(key, needed) != needed:
+                raise ValueError(f"strata.simultaneous = true stratifies both sides with one "
+                                 f"score and one region for the grid: strata.{key} must be "
+                                 f"{needed!r} (or absent), got strata.{key}={table[key]!r}")
+        table = {**table, "sides": "both", "scores": "pooled"}
     return StrataConfig(**table)

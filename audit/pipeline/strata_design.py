@@ -216,6 +216,8 @@ def choose_design(grid: StrataGrid, score: Score, statistic: Statistic,
         options = [(scores[r], stats[r])] + ([(score, statistic)] if own else [])
         picks, hist, bin_scores, pick = _pick_regions(grid, options, rows, seen, rest,
                                                       rest.labels)
+        if getattr(grid.strata, "simultaneous", False):
+            picks = (_one_region(grid, picks, hist, bin_scores),) * len(picks)
         regions += picks
         chosen += [pick] * len(picks)
         for region in picks:
@@ -237,6 +239,22 @@ def choose_design(grid: StrataGrid, score: Score, statistic: Statistic,
                         tuple(masks) if own else None,
                         tuple(c[1] for c in chosen) if own else None,
                         tuple(c[0] for c in chosen), fits)
+
+
+def _one_region(grid: StrataGrid, picks, hist, bin_scores):
+    """The one region of a simultaneous audit (``strata.simultaneous``): among the rates'
+    picks, the one whose ε_lower the main run is predicted to give, clipped at 0 and summed
+    over the grid, is the largest (ties: the first rate's). A function of the pilot only, so
+    the bounds it gives hold at every rate at once (docs/THEORY.md §8.5)."""
+    best, value = picks[0], -np.inf
+    for region in dict.fromkeys(picks):  # (distinct, in order)
+        pred = region_prediction(region, bin_scores, hist[0], hist[1], grid.weights[0],
+                                 grid.weights[1], grid.trials, grid.alpha_side, grid.delta,
+                                 PILOT_GUARD_ALPHA)
+        total = float(np.sum(np.clip(pred, 0.0, None)))
+        if total > value:
+            best, value = region, total
+    return best
 
 
 def _side_designs(grid: StrataGrid, p_hats, allocs, forward) -> tuple:

@@ -350,3 +350,82 @@ def test_strata_nest_k_releases_that_share_the_tables_mask():
             assert e["eps_amplified"] == pytest.approx(
                 math.log1p((1.0 - e["rate"]) * math.expm1(k * EPS)))
         assert entries[0]["eps_lower"] > exact_eps(0.3), entries[0]
+
+
+# --------------------------------------------------------------- simultaneous bounds
+#: nansum of N entries with Laplace(1) noise: z₁ = +1 against z₁ = NA (the others 0)
+def nansum_batch(datasets, rng):
+    return np.nansum(datasets, axis=(1, 2)) + rng.laplace(0.0, 1.0, datasets.shape[0])
+
+
+def nansum(data, rng):
+    return nansum_batch(np.asarray(data)[None], rng)[0]
+
+
+NANSUM = CallableImplementation(nansum, Claim(1.0), "nansum", nansum_batch)
+SIM_RATES = [0.0, 0.3, 0.6]
+
+
+def _interval_masses(stat, region, score, centre: float) -> float:
+    """Laplace(centre, 1)'s exact mass of the region's bins (the threshold attack's statistic
+    is the output itself: each bin an interval)."""
+    mask = region.mask(stat.bin_scores(score))
+    cuts = np.concatenate([[-np.inf], stat.edges, [np.inf]])
+    cdf = stats.laplace.cdf(cuts, loc=centre)
+    bins = np.append(np.diff(cdf), 0.0)  # underflow, the edges' bins, overflow; NaN: 0
+    return float(bins[mask[:bins.size]].sum())
+
+
+def _simultaneous_failures(audits: int) -> tuple[int, int]:
+    """Audits (of ``audits``) whose bounds fail at some rate of the grid at once, and the
+    audits that were simultaneous."""
+    failed = simultaneous = 0
+    for seed in range(audits):
+        doc = _doc(seed, trials=1000, simultaneous=True)
+        doc["implementation"]["target"] = "tests.pipeline.test_strata_subject:nansum"
+        doc["strata"]["rates"] = SIM_RATES
+        doc["missingness"]["rate"] = 0.3
+        doc["audit"].update(attack="threshold", pilot_trials=400)
+        doc["pair"] = {"z": [[1.0]] + [[0.0]] * (N - 1),
+                       "z_prime": [[math.nan]] + [[0.0]] * (N - 1)}
+        res, subject = _audit(make_subject(config_from_dict(doc), implementation=NANSUM))
+        design = subject.design
+        simultaneous += res.bound.simultaneous
+        bad = False
+        for g, e in enumerate(res.to_dict()["strata"]["rates"]):
+            region, rate = design.regions[g], e["rate"]
+            l1, l0 = (_interval_masses(design.statistic, region, design.score, c)
+                      for c in (1.0, 0.0))
+            p, q = (1 - rate) * l1 + rate * l0, l0  # z: record 1 observed w.p. 1 − π
+            num, den = (p, q) if region.direction.value == "z_vs_zprime" else (q, p)
+            bad |= e["p_lower"] > num + 1e-12 or e["q_upper"] < den - 1e-12
+        failed += bad
+    return failed, simultaneous
+
+
+def _check_simultaneous(audits: int) -> None:
+    # every audit asked for simultaneous bounds gets them (both sides stratified, one
+    # region), and the bounds fail at some rate of the grid in at most α of the audits
+    # (checked against the binomial 1 − 1e-3 quantile)
+    failed, simultaneous = _simultaneous_failures(audits)
+    assert simultaneous == audits
+    assert failed <= stats.binom.ppf(1 - 1e-3, audits, 0.05), failed
+
+
+def test_simultaneous_bounds_hold_at_every_rate_at_once_on_a_continuous_release():
+    _check_simultaneous(30)
+
+
+@pytest.mark.slow
+def test_simultaneous_bounds_hold_at_every_rate_at_once_300_audits():
+    _check_simultaneous(300)
+
+
+@pytest.mark.parametrize(("strata", "needle"), [
+    ({"simultaneous": True, "sides": "q"}, "strata.sides must be 'both'"),
+    ({"simultaneous": True, "scores": "per-rate"}, "strata.scores must be 'pooled'"),
+    ({"simultaneous": "yes"}, "strata.simultaneous must be true or false"),
+])
+def test_simultaneous_bounds_refuse_what_would_break_them(strata, needle):
+    with pytest.raises(ValueError, match=needle):
+        config_from_dict(_doc(**strata))
