@@ -22,6 +22,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from audit.enums import MaskRegime, MissingnessClass
 from audit.laws import fresh_releases, shared_releases
 from audit.model.release import Release
@@ -199,13 +201,13 @@ class KReleases(OneRelease):
         if c.delta == 0.0:  # pure DP: the k-fold composition of ln(1 + p*(e^ε − 1)), exact
             value = impl.amplified(p_star, MaskRegime.FRESH)[0]
             rule = "k x ln(1 + p*(e^eps - 1)): per-release amplification composed (pure DP)"
-        else:
-            try:
-                value = acc.fresh_masks_epsilon(acc.tradeoff_dp(c.epsilon, c.delta), p_star,
-                                                k, k * c.delta)
-            except ValueError:  # no PLD of this curve here: no comparison, not a guess
+        else:  # the amplified (ε', p*δ) composed optimally, at the k-release δ
+            eps1, delta1 = acc.amplify(c.epsilon, c.delta, p_star)
+            value = acc.optimal_composition(eps1, delta1, k, min(1.0, k * c.delta))
+            if not np.isfinite(value):
                 return None
-            rule = "C_p*(f_(eps, delta)) composed k times by PLD, at the k-release delta"
+            rule = ("the per-release amplified claim (eps', p* delta) composed k times "
+                    "optimally (Kairouz-Oh-Viswanath), at the k-release delta")
         return Comparison(float(value), rule,
                           "not a bound for shared masks: the per-release accounting")
 

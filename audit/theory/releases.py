@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit._numeric import log1p_c_expm1
+from audit._numeric import brentq, log1p_c_expm1
 from audit._validate import check_count, check_delta, check_epsilon, check_probability
 from audit.enums import MaskRegime, MissingnessClass
 from audit.theory.amplification import amplify, fdp_missing, p_star_mcar_iid, require_mar
@@ -78,6 +78,7 @@ __all__ = [
     "check_releases",
     "Composed",
     "composed_epsilon",
+    "optimal_composition",
     "releases_epsilon",
     "fresh_masks_tradeoff",
     "shared_masks_dp",
@@ -358,6 +359,47 @@ def basic_composition(epsilon: float, delta: float, releases: int) -> tuple[floa
     """(k ε, k δ): basic composition of k (ε, δ)-DP mechanisms ([DR] Theorem 3.16)."""
     e, d, k = check_epsilon(epsilon), check_delta(delta), check_releases(releases)
     return k * e, min(1.0, k * d)
+
+
+def optimal_composition(epsilon: float, delta: float, releases: int, target_delta: float
+                        ) -> float:
+    """The smallest ε_k such that k (ε, δ)-DP mechanisms compose to (ε_k, ``target_delta``)-DP,
+    exactly ([KOV] Theorem 3.3): the k-fold product of the canonical (ε, δ) pair, whose
+    hockey-stick divergence at e^E is
+
+        δ_k(E) = 1 − (1 − δ)^k + (1 − δ)^k Σ_j C(k, j) (a^j b^(k−j) − e^E b^j a^(k−j))_+,
+
+    a = e^ε/(1 + e^ε), b = 1/(1 + e^ε) (j releases on the outcome of loss +ε, the others on
+    −ε; with probability 1 − (1 − δ)^k one release hits its δ outcome, of infinite loss). ε_k
+    solves δ_k(ε_k) = ``target_delta`` (bisection; δ_k is non-increasing).
+
+    Returns ``inf`` when ``target_delta`` < 1 − (1 − δ)^k (no finite ε holds).
+
+    References
+    ----------
+    [KOV] Kairouz, Oh, Viswanath (2015). The composition theorem for differential privacy.
+    ICML.
+    """
+    from scipy import stats as _stats
+
+    e, d, k = check_epsilon(epsilon), check_delta(delta), check_releases(releases)
+    td = check_delta(target_delta, "target_delta")
+    infinite = -math.expm1(k * math.log1p(-d)) if d < 1.0 else 1.0
+    if td < infinite:
+        return math.inf
+    j = np.arange(k + 1)
+    a = 1.0 / (1.0 + math.exp(-e))  # e^ε/(1 + e^ε), overflow-free
+    log_p = _stats.binom.logpmf(j, k, a)  # ln C(k, j) a^j b^(k−j)
+    loss = (2 * j - k) * e  # ln of P_j / Q_j
+
+    def excess(E: float) -> float:
+        keep = loss > E
+        return float(infinite + (1.0 - infinite) * np.sum(
+            np.exp(log_p[keep]) * -np.expm1(E - loss[keep]))) - td
+
+    if excess(0.0) <= 0.0:
+        return 0.0
+    return float(brentq(excess, 0.0, k * e))
 
 
 def advanced_composition(epsilon: float, delta: float, releases: int, delta_slack: float

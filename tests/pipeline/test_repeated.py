@@ -87,6 +87,11 @@ def test_amplified_claims_and_the_shared_comparison():
     impl, _ = shared.implementation(_impl(), mech)
     eps, rule = shared.amplified(impl, 0.7)
     assert eps == pytest.approx(acc.amplify(2.0, 4e-6, 0.7)[0]) and "once" in rule
+    # (ε, δ) claims: the amplified (ε', p*δ) composed optimally, at the k-release δ
+    comp = shared.comparison(impl, 0.7, MissingnessClass.MCAR)
+    eps1, delta1 = acc.amplify(0.5, 1e-6, 0.7)
+    assert comp.value == pytest.approx(acc.optimal_composition(eps1, delta1, 4, 4e-6))
+    assert comp.value < 4 * eps1 and "optimally" in comp.rule
     pure, _ = shared.implementation(_impl(0.0), mech)  # pure DP: k × the amplified ε
     comp = shared.comparison(pure, 0.7, MissingnessClass.MCAR)
     assert comp.value == pytest.approx(4 * acc.amplify(0.5, 0.0, 0.7)[0])

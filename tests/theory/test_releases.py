@@ -263,3 +263,32 @@ def test_composed_epsilon_laplace_pld_against_pure_composition():
     big = rel.composed_epsilon(LaplaceTradeoff(mu), rel.MAX_PLD_RELEASES + 1, 1e-6)
     assert big.epsilon == pytest.approx((rel.MAX_PLD_RELEASES + 1) * mu)
     assert "too costly" in big.rule
+
+
+@pytest.mark.parametrize("eps,delta,k,target", [
+    (1.0, 0.0, 1, 0.0), (1.0, 1e-6, 10, 1e-4), (0.5, 1e-5, 50, 1e-3), (2.0, 0.0, 20, 1e-5),
+    (0.1, 1e-7, 200, 1e-4)])
+def test_optimal_composition_matches_dp_accountings_pld(eps, delta, k, target):
+    # an independent computation: dp_accounting's PLD of the canonical (ε, δ) pair, composed
+    # k times (its discretisation rounds losses up: above the exact value by about k·h/2)
+    from dp_accounting import dp_event  # noqa: F401  (the package is there)
+    from dp_accounting.pld import common, privacy_loss_distribution as dpl
+
+    from audit.theory.releases import optimal_composition
+
+    exact = optimal_composition(eps, delta, k, target)
+    pld = dpl.from_privacy_parameters(common.DifferentialPrivacyParameters(eps, delta),
+                                      value_discretization_interval=1e-5)
+    ref = float((pld if k == 1 else pld.self_compose(k)).get_epsilon_for_delta(target))
+    assert exact <= ref + 1e-9 and ref - exact <= k * 1e-5 + 1e-6
+    if k == 1:
+        assert exact == pytest.approx(eps if delta <= target else math.inf)
+
+
+def test_optimal_composition_is_infinite_below_the_delta_mass_and_refuses_bad_input():
+    from audit.theory.releases import optimal_composition
+
+    assert optimal_composition(1.0, 1e-3, 10, 1e-3) == math.inf  # 1 − (1 − δ)^10 ≈ 0.00996
+    assert optimal_composition(1.0, 1e-3, 10, 0.5) < optimal_composition(1.0, 1e-3, 10, 0.02)
+    with pytest.raises(ValueError, match="target_delta must be in"):
+        optimal_composition(1.0, 0.0, 3, 1.5)
