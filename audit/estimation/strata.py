@@ -51,7 +51,6 @@ __all__ = [
     "round_calls",
     "side_bounds",
     "predicted_side_bounds",
-    "choose_designs",
     "SideCounts",
     "StratifiedCounts",
     "StratifiedBound",
@@ -280,44 +279,6 @@ def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side:
     lo = side_bounds(design, np.clip(mean - sd, 0, n), n, w, alpha_side)[0]
     hi = side_bounds(design, np.clip(mean + sd, 0, n), n, w, alpha_side)[1]
     return lo, hi
-
-
-def choose_designs(p_hats, weights, allocations, plain_calls: int, alpha_side: float,
-                   forward, delta: float = 0.0) -> tuple[SideDesign, SideDesign]:
-    """The designs of the two sides (z, z′) whose predicted ε_lower, summed over the grid,
-    is the largest (ties: the fewer stratified sides, then z′ stratified before z).
-
-    ``p_hats[s]`` and ``weights[s]`` are side s's region probabilities (as in
-    :func:`allocate`) and stratum weights, ``allocations[s]`` its calls per stratum if
-    stratified, ``plain_calls`` its calls per rate if plain; ``forward[g]`` says whether rate
-    g's region puts z in the numerator (one bool or one per rate). Each rate's ε_lower is
-    predicted as the bound :func:`predicted_side_bounds` gives, clipped at 0 as reported, so
-    a rate that no design can bound (ε_lower 0 either way) does not decide: choosing each side
-    alone by the sum of its own log-bounds let such a rate's ln(10⁻³⁰⁰) against ln(5·10⁻⁴)
-    stratify diffprivlib nansum's z′ side, which lost at every rate (12 seeds: 0.718 against
-    0.745 at π = 0.1, 0.139 against 0.158 at π = 0.7).
-    """
-    g = np.asarray(weights[0]).shape[0]
-    fwd = _per_rate_flags(forward, g, "forward")
-    predicted = []
-    for side in (0, 1):
-        predicted.append({
-            SideDesign.PLAIN: predicted_side_bounds(SideDesign.PLAIN, p_hats[side],
-                                                    weights[side], np.full(g, plain_calls),
-                                                    alpha_side),
-            SideDesign.STRATIFIED: predicted_side_bounds(SideDesign.STRATIFIED, p_hats[side],
-                                                         weights[side], allocations[side],
-                                                         alpha_side)})
-    plain, stratified = SideDesign.PLAIN, SideDesign.STRATIFIED
-
-    def value(designs: tuple[SideDesign, SideDesign]) -> float:
-        (p_lo, p_hi), (q_lo, q_hi) = predicted[0][designs[0]], predicted[1][designs[1]]
-        return float(np.sum(eps_from_bounds(np.where(fwd, p_lo, q_lo),
-                                            np.where(fwd, q_hi, p_hi), delta)))
-
-    # max keeps the first of equal values: this order is the tie-break
-    return max([(plain, plain), (plain, stratified), (stratified, plain),
-                (stratified, stratified)], key=value)
 
 
 @dataclass(frozen=True, eq=False)

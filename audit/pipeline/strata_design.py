@@ -29,6 +29,7 @@ from audit.enums import Direction, Selection, SideDesign, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
 from audit.estimation.regions import PILOT_GUARD_ALPHA
+from audit.estimation.strata_designs import choose_side_designs
 from audit.estimation.strata_regions import (
     rate_regions,
     region_prediction,
@@ -231,10 +232,7 @@ def choose_design(grid: StrataGrid, score: Score, statistic: Statistic,
                           grid.strata.floor,
                           lower=forward if side == 0 else ~forward,  # side's numerator
                           alpha_side=grid.alpha_side) for side in (0, 1)]
-    designs = _side_designs(grid, p_hats, allocs, forward)
-    calls = [alloc if d is SideDesign.STRATIFIED
-             else np.full(g, grid.trials, dtype=np.int64)
-             for alloc, d in zip(allocs, designs, strict=True)]
+    designs, calls = _side_designs(grid, p_hats, allocs, forward)
     return StrataDesign(score, statistic, tuple(regions), tuple(designs), tuple(calls),
                         tuple(masks) if own else None,
                         tuple(c[1] for c in chosen) if own else None,
@@ -257,12 +255,17 @@ def _one_region(grid: StrataGrid, picks, hist, bin_scores):
     return best
 
 
-def _side_designs(grid: StrataGrid, p_hats, allocs, forward) -> tuple:
+def _side_designs(grid: StrataGrid, p_hats, allocs, forward) -> tuple[tuple, tuple]:
+    """Each side's design and calls (per stratum, or per rate for a plain side, spread over
+    the rates by :func:`audit.estimation.strata_designs.plain_allocation`): the best of the
+    four designs (``strata.sides = "auto"``) or the one the config forces."""
     sides = grid.strata.sides
-    if sides is StrataSides.AUTO:
-        return st.choose_designs(p_hats, list(grid.weights), allocs, grid.trials,
-                                 grid.alpha_side, forward, delta=grid.delta)
-    stratified = {StrataSides.BOTH: (0, 1), StrataSides.P: (0,), StrataSides.Q: (1,),
-                  StrataSides.NONE: ()}[sides]
-    return tuple(SideDesign.STRATIFIED if side in stratified else SideDesign.PLAIN
-                 for side in (0, 1))
+    options = None
+    if sides is not StrataSides.AUTO:
+        stratified = {StrataSides.BOTH: (0, 1), StrataSides.P: (0,), StrataSides.Q: (1,),
+                      StrataSides.NONE: ()}[sides]
+        options = [tuple(SideDesign.STRATIFIED if side in stratified else SideDesign.PLAIN
+                         for side in (0, 1))]
+    return choose_side_designs(p_hats, list(grid.weights), allocs, grid.trials,
+                               grid.alpha_side, forward, delta=grid.delta,
+                               floor=grid.strata.floor, sides=options)

@@ -27,7 +27,7 @@ m's law is free of π, so its calls serve every rate of the grid.
   with :func:`audit.estimation.strata.allocate`, and with ``strata.sides = "auto"`` the two
   sides take the designs (each stratified, or one plain run of ``trials`` calls per rate)
   whose predicted ε_lower summed over the grid is the largest
-  (:func:`audit.estimation.strata.choose_designs`).
+  (:func:`audit.estimation.strata_designs.choose_side_designs`).
 - **Main run** (``count``): one one-sided :class:`audit.simulation.callables.CallableRun` per
   stratum (:class:`audit.simulation.strata.SubsetMasks`) or per rate (MCAR iid at that rate),
   each with its own key (:func:`audit.simulation.strata.run_key`) and checkpoint digest (its

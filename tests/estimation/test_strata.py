@@ -16,12 +16,12 @@ from audit.estimation.strata import (
     StratifiedCounts,
     allocate,
     check_rates,
-    choose_designs,
     predicted_side_bounds,
     sampled_strata,
     side_bounds,
     stratum_weights,
 )
+from audit.estimation.strata_designs import choose_designs
 
 GRID = [0.0, 0.1, 0.3, 0.5, 0.7, 0.9, 1.0]
 

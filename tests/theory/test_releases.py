@@ -272,7 +272,8 @@ def test_optimal_composition_matches_dp_accountings_pld(eps, delta, k, target):
     # an independent computation: dp_accounting's PLD of the canonical (ε, δ) pair, composed
     # k times (its discretisation rounds losses up: above the exact value by about k·h/2)
     from dp_accounting import dp_event  # noqa: F401  (the package is there)
-    from dp_accounting.pld import common, privacy_loss_distribution as dpl
+    from dp_accounting.pld import common
+    from dp_accounting.pld import privacy_loss_distribution as dpl
 
     from audit.theory.releases import optimal_composition
 
