@@ -1,11 +1,12 @@
-"""Black-box audits of k releases from one table (shared masks): ratio of ε_lower to the exact ε.
+"""Black-box audits of k releases from one table: the ratio of ε_lower to the exact ε.
 
 The setting is the ``releases`` experiment's laplace-iid one (``experiments/releases.py``):
 a numpy sum over d = 10 features of n = 5 records, entries clipped to [−B, B] (B = 1), NA read
 as 0, Laplace noise b = 2dB/ε = 20 (ε = 1 per release), ``mcar-iid`` with rate r = 0.9, the
 pair record 1 all −B against all +B (the others 0), k releases from one masked table
-(``[releases] masks = "shared"``), audited as a black box at δ = 0 with ``--trials`` main calls
-per side (the pilot by the black-box rule: 2·10⁴ per side at 10⁵), seeds 0 … ``--seeds`` − 1.
+(``[releases] masks = "shared"``, or ``--masks fresh``: masked anew per release), audited as a
+black box at δ = 0 with ``--trials`` main calls per side (the pilot by the black-box rule:
+2·10⁴ per side at 10⁵), seeds 0 … ``--seeds`` − 1.
 
 **The exact ε** (δ = 0) of the k releases. Given the record's mask, which observes C ~
 Binomial(d, 1 − r) of its features, the k outputs are i.i.d. Laplace(∓C·B, b) on the two
@@ -19,11 +20,14 @@ positive mass), and the other direction is the same by the reflection y ↦ −y
 It is also the worst case of the setting at δ = 0: for any two records with contributions
 S and S′ given the mask (|S|, |S′| ≤ CB), Π_j L(y_j − S) ≤ Π_j L(y_j) e^{k|S|/b} and
 Π_j L(y_j − S′) ≥ Π_j L(y_j) e^{−k|S′|/b}, so every pair's ratio is at most the one above
-(the other records' masks are common to both sides, docs/THEORY.md §10.1). The script
-checks the closed form against the model's own law of the k releases
-(:func:`audit.laws.shared_releases`) on that orthant before any audit.
+(the other records' masks are common to both sides, docs/THEORY.md §10.1). With fresh
+masks the k releases are the k-fold product of the one-release pair, whose ratio saturates on
+the same orthant: ε is k times the k = 1 value (0.5001 at k = 5). The script checks the closed
+form against the model's own law of the k releases (:func:`audit.laws.shared_releases`,
+:func:`audit.laws.fresh_releases`) on that orthant before any audit.
 
     python benchmarks/bench_kvector.py [--seeds 10] [--trials 100000] [--releases 5]
+        [--masks shared]
         [--attacks default isotonic kvector oracle] [--json out.json]
 
 ``default`` names no attack: the policy's black-box attack (``auto``), as a user gets it;
@@ -67,26 +71,34 @@ def implementation():
                                   "laplace-sum", batch_func=laplace_sum)
 
 
-def exact_epsilon(releases: int) -> float:
-    """The exact ε at δ = 0 of ``releases`` shared-mask releases (module docstring)."""
+def exact_epsilon(releases: int, masks: str = "shared") -> float:
+    """The exact ε at δ = 0 of ``releases`` releases (module docstring)."""
+    if masks == "fresh":
+        return releases * exact_epsilon(1)
     t = releases * BOUND / SCALE
     return D * (math.log(RATE + (1 - RATE) * math.exp(t))
                 - math.log(RATE + (1 - RATE) * math.exp(-t)))
 
 
-def check_exact(releases: int) -> float:
-    """The closed form against the model's law of the k releases on the orthant where the
-    ratio saturates; returns the closed form."""
-    from audit.laws import shared_releases
+def laws(releases: int, masks: str):
+    """The model's laws (P, Q) of the k releases."""
+    from audit.laws import fresh_releases, shared_releases
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.plan import plan_audit
 
     plan = plan_audit(config_from_dict({"scenario": scenario(), "missingness": missingness(),
                                         "audit": {"seed": 0}}))
-    P, Q = shared_releases(plan.P, releases), shared_releases(plan.Q, releases)
+    of = shared_releases if masks == "shared" else fresh_releases
+    return of(plan.P, releases), of(plan.Q, releases)
+
+
+def check_exact(releases: int, masks: str) -> float:
+    """The closed form against the model's law of the k releases on the orthant where the
+    ratio saturates; returns the closed form."""
+    P, Q = laws(releases, masks)
     y = np.full((1, releases), -10 * D * BOUND)
     model = float(P.logpdf(y)[0] - Q.logpdf(y)[0])
-    exact = exact_epsilon(releases)
+    exact = exact_epsilon(releases, masks)
     if abs(abs(model) - exact) > 1e-9:
         raise SystemExit(f"error: the closed form {exact} differs from the model's {model}")
     return exact
@@ -101,34 +113,29 @@ def missingness() -> dict:
     return {"kind": "mcar-iid", "rate": RATE}
 
 
-def config(attack: str, trials: int, seed: int, releases: int, null: bool = False) -> dict:
-    """The audit's config; ``null``: both sides the dataset z (true ε = 0)."""
+def config(attack: str, trials: int, seed: int, releases: int, masks: str) -> dict:
+    """The audit's config."""
     z = [[-BOUND] * D] + [[0.0] * D] * (N_RECORDS - 1)
-    zp = z if null else [[BOUND] * D] + [[0.0] * D] * (N_RECORDS - 1)
+    zp = [[BOUND] * D] + [[0.0] * D] * (N_RECORDS - 1)
     audit = {"trials": trials, "seed": seed, "jobs": 1}
     if attack != "default":
         audit["attack"] = attack
     return {"scenario": scenario(), "missingness": missingness(),
             "pair": {"z": z, "z_prime": zp},
-            "releases": {"count": releases, "masks": "shared"}, "audit": audit}
+            "releases": {"count": releases, "masks": masks}, "audit": audit}
 
 
 @contextlib.contextmanager
-def _oracle(releases: int):
+def _oracle(releases: int, masks: str):
     """Within the block, the runner loads, for the name :data:`ORACLE_STANDS_IN`, a black-box
     attack whose score is the exact log-likelihood ratio of the k releases (the model's laws,
-    :func:`audit.laws.shared_releases`): what no fitted score can beat in this pipeline (the
-    same pilot split, region choice and bound). Not registered; this process only."""
-    from audit.laws import shared_releases
+    :func:`laws`): what no fitted score can beat in this pipeline (the same pilot split,
+    region choice and bound). Not registered; this process only."""
     from audit.pipeline import runner
-    from audit.pipeline.config import config_from_dict
-    from audit.pipeline.plan import plan_audit
     from audit.protocols import BlackBoxAttack, Score
     from audit.statistics import ExactLLR
 
-    plan = plan_audit(config_from_dict({"scenario": scenario(), "missingness": missingness(),
-                                        "audit": {"seed": 0}}))
-    llr = ExactLLR(shared_releases(plan.P, releases), shared_releases(plan.Q, releases))
+    llr = ExactLLR(*laws(releases, masks))
 
     class Oracle(BlackBoxAttack):
         name = "oracle"
@@ -144,15 +151,16 @@ def _oracle(releases: int):
         runner.load_attack = load
 
 
-def run(attack: str, trials: int, seeds: int, releases: int) -> dict:
+def run(attack: str, trials: int, seeds: int, releases: int, masks: str) -> dict:
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.runner import run_audit
 
     impl = implementation()
     eps, notes, t0 = [], [], time.perf_counter()
-    with _oracle(releases) if attack == "oracle" else contextlib.nullcontext(attack) as name:
+    oracle = _oracle(releases, masks) if attack == "oracle" else None
+    with oracle or contextlib.nullcontext(attack) as name:
         for seed in range(seeds):
-            res = run_audit(config_from_dict(config(name, trials, seed, releases)),
+            res = run_audit(config_from_dict(config(name, trials, seed, releases, masks)),
                             implementation=impl)
             eps.append(res.eps_lower)
             notes.append(res.attack_note or "")
@@ -160,6 +168,7 @@ def run(attack: str, trials: int, seeds: int, releases: int) -> dict:
                   f"{res.attack_note})", flush=True)
     eps = np.asarray(eps)
     return {"attack": attack, "trials": trials, "seeds": seeds, "releases": releases,
+            "masks": masks,
             "eps_lower": eps.tolist(), "mean": float(eps.mean()),
             "sd": float(eps.std(ddof=1)) if seeds > 1 else 0.0, "notes": notes,
             "seconds": time.perf_counter() - t0}
@@ -170,19 +179,21 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=10)
     ap.add_argument("--trials", type=int, default=100_000)
     ap.add_argument("--releases", type=int, default=5)
+    ap.add_argument("--masks", choices=["shared", "fresh"], default="shared")
     ap.add_argument("--attacks", nargs="+", default=["default", "isotonic", "kvector"])
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.seeds < 1 or args.trials < 1 or args.releases < 1:
         print("error: --seeds, --trials and --releases must be >= 1", file=sys.stderr)
         raise SystemExit(2)
-    exact = check_exact(args.releases)
-    print(f"k = {args.releases}, exact ε (δ = 0) {exact:.4f}; {args.trials} calls per side, "
+    exact = check_exact(args.releases, args.masks)
+    print(f"k = {args.releases} ({args.masks} masks), exact ε (δ = 0) {exact:.4f}; "
+          f"{args.trials} calls per side, "
           f"{args.seeds} seeds; cpus {len(os.sched_getaffinity(0))}, load "
           f"{os.getloadavg()[0]:.2f}", flush=True)
     rows = []
     for attack in args.attacks:
-        row = run(attack, args.trials, args.seeds, args.releases)
+        row = run(attack, args.trials, args.seeds, args.releases, args.masks)
         row["exact"] = exact
         ratios = np.asarray(row["eps_lower"]) / exact
         row["ratio_mean"] = float(ratios.mean())
