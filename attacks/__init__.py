@@ -20,6 +20,7 @@ _EXPORTS = {
     "ExactLikelihoodRatio": "attacks.exact",
     "DensityRatio": "attacks.fitted",
     "IsotonicSum": "attacks.isotonic",
+    "LatentMixture": "attacks.kvector",
     "LogisticRegression": "attacks.fitted",
     "NearestNeighbours": "attacks.knn",
     "OutputThreshold": "attacks.threshold",

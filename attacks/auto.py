@@ -2,7 +2,10 @@
 
 The candidates are :class:`attacks.fitted.DensityRatio` (the baseline: for vectors a linear
 projection and a 1-D density ratio), :class:`attacks.categorical.Categorical` when the pilot
-takes few distinct values, and for vector outputs
+takes few distinct values, :class:`attacks.kvector.LatentMixture` for continuous vectors whose
+coordinates look exchangeable (:func:`attacks.kvector.looks_exchangeable`: k releases from one
+table; a model of a few numbers, the noise's shape and scale and two mixing laws on a grid,
+so it comes before the nonparametric per-coordinate scores), and for vector outputs
 :class:`attacks.additive.AdditiveDensityRatio` (a sum of per-coordinate density ratios) and,
 for continuous ones, :class:`attacks.isotonic.IsotonicSum` (a sum of monotone per-coordinate
 ratios) and :class:`attacks.knn.NearestNeighbours`. Each is fitted on one half of the
@@ -28,6 +31,7 @@ from attacks.categorical import Categorical, distinct_rows
 from attacks.fitted import DensityRatio
 from attacks.isotonic import IsotonicSum
 from attacks.knn import NearestNeighbours
+from attacks.kvector import LatentMixture, looks_exchangeable
 from audit._validate import check_in_range, check_positive_int
 from audit.estimation.binomial import eps_from_counts
 from audit.policy import DEFAULT_POLICY
@@ -79,8 +83,8 @@ def held_out_epsilon(score: Score, held: Pilot,
 
 @dataclass(frozen=True)
 class Auto(BlackBoxAttack):
-    """Categorical counting, the density ratio, the additive, isotonic or k-NN score, chosen
-    on the pilot.
+    """Categorical counting, the density ratio, the latent-mixture, additive, isotonic or k-NN
+    score, chosen on the pilot.
 
     Parameters
     ----------
@@ -108,6 +112,8 @@ class Auto(BlackBoxAttack):
         """The attacks compared on ``pilot``, the density ratio (the baseline) first."""
         few = distinct_rows(pilot, self.max_categories) is not None
         out = [DensityRatio()] + ([Categorical(self.max_categories)] if few else [])
+        if not few and looks_exchangeable(pilot):
+            out.append(LatentMixture())
         if not pilot.is_scalar:
             out.append(AdditiveDensityRatio())
             if not few:

@@ -20,9 +20,10 @@ calls.
 
 **The default attack** per target kind: the model's exact likelihood ratio (``exact-lr``, the
 Neyman–Pearson optimal white-box score), and ``auto`` for a black box (it picks, on the pilot
-alone, among the density ratio, categorical counting and, for vector releases, the additive,
-isotonic and k-NN scores). Measured on 20 seeds of 5,000 calls per side of a 3-coordinate
-Laplace release (ε = 1), ``auto`` reaches 0.72 of the true ε where ``density-ratio`` reaches
+alone, among the density ratio, categorical counting and, for vector releases, the
+latent-mixture score of k releases from one table, the additive, isotonic and k-NN scores).
+Measured on 20 seeds of 5,000 calls per side of a 3-coordinate Laplace release (ε = 1),
+``auto`` reaches 0.72 of the true ε where ``density-ratio`` reaches
 0.44, and it refutes the (Laplace, Gaussian) against (Laplace, Laplace) release at 10⁴ calls
 on 20 of 20 seeds where ``density-ratio`` refutes it on 1 (``benchmarks/bench_attacks.py``,
 docs/measurements.md). It costs time: it fits every candidate twice, on halves of the fit

@@ -22,7 +22,7 @@ differing record is the first one; the releases read it only.
   count above the noisy threshold (all zeros when none is); true ε by the same quadrature.
 
     python benchmarks/bench_attacks.py [--audits 20] [--trials 5000] [--pilot N] [--cases ...]
-        [--attacks default density-ratio categorical additive isotonic knn auto]
+        [--attacks default density-ratio categorical additive isotonic knn kvector auto]
         [--json out.json]
 
 ``default`` names no attack: the config's default, the policy's black-box attack
@@ -176,7 +176,7 @@ def main() -> None:
     ap.add_argument("--cases", nargs="+", default=list(CASES), choices=list(CASES))
     ap.add_argument("--attacks", nargs="+",
                     default=["default", "density-ratio", "categorical", "additive",
-                             "isotonic", "knn", "auto"])
+                             "isotonic", "knn", "kvector", "auto"])
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     if args.audits < 2 or args.trials < 1 or (args.pilot is not None and args.pilot < 2):

@@ -69,7 +69,11 @@ CAPTION = """\
 once to the composition (shared masks, Proposition 9.1); red dashed: the per-release amplified
 guarantee composed k times (valid only for fresh masks, Proposition 9.2); grey dotted: the k
 releases without missingness; open squares: the exact ε of the audited pair under shared (blue)
-and fresh (orange) masks; dots and diamonds: the audits' 95 % lower bounds. Top: the model's
+and fresh (orange) masks; green ticks: the accountant's exact worst case of the setting
+(`bound --config`, shared masks dark, fresh light), a bar down to its lower end where it is a
+bracket (none for the feature-wise masks of the Laplace sum); for the Gaussian sums with shared
+masks it equals the pair's exact ε (the tick crosses the square); dots and diamonds: the
+audits' 95 % lower bounds. Top: the model's
 Gaussian sum (model audits, shared and fresh masks); bottom: the model's Laplace sum (d = 10,
 model audits, shared and fresh masks) and diffprivlib's nansum (black box, shared masks).
 """
@@ -423,6 +427,15 @@ _STYLE = {
                      "mew": 0.6, "zorder": 5, "label": "ε_lower (95 %), shared masks"},
     "lower_fresh": {"color": "tab:orange", "ls": "none", "marker": "D", "ms": 5, "mec": "k",
                     "mew": 0.6, "zorder": 5, "label": "ε_lower (95 %), fresh masks"},
+    # a wide tick at the upper end (a bar down to the lower end, :func:`_accountant`): thin
+    # enough to leave the ε_pair squares it often equals (Gaussian shared masks) visible
+    "accountant_shared": {"color": "tab:green", "ls": "none", "lw": 0.5, "marker": "_",
+                          "ms": 16, "mew": 2.5, "zorder": 4,
+                          "label": "exact accountant (bound --config), shared masks: "
+                                   "upper end, bar to its lower end"},
+    "accountant_fresh": {"color": "#7fcf7f", "ls": "none", "lw": 0.5, "marker": "_",
+                         "ms": 16, "mew": 2.5, "zorder": 4,
+                         "label": "exact accountant, fresh masks"},
 }
 
 
@@ -437,6 +450,34 @@ def _line(ax, x, y, key: str) -> None:
     y = np.array([np.nan if v is None or v <= 0 else v for v in y], dtype=float)
     if np.isfinite(y).any():
         ax.plot(np.asarray(x, dtype=float) * _DODGE.get(key, 1.0), y, **_STYLE[key])
+
+
+def _accountant(ax, rows: list[dict]) -> None:
+    """The accountant's worst case of each row that has one: a marker at its certified upper
+    end and a bar down to its lower end (no bar where it is exact); a note where no row has
+    one."""
+    import numpy as np
+
+    drawn = False
+    for masks in ("shared", "fresh"):
+        rs = [r for r in rows if r["masks"] == masks and r.get("eps_accountant") is not None]
+        if not rs:
+            continue
+        x = column(rs, "releases")
+        hi = np.array([r["eps_accountant"] for r in rs], dtype=float)
+        lo = np.array([r.get("eps_accountant_lower") or h for r, h in zip(rs, hi, strict=True)])
+        style = _STYLE[f"accountant_{masks}"]
+        bracket = hi > lo * (1 + 1e-6)
+        ax.vlines(x[bracket], lo[bracket], hi[bracket], color=style["color"], lw=2.5,
+                  zorder=style["zorder"])
+        ax.plot(x[bracket], lo[bracket], ls="none", marker="_", ms=8, mew=2.0,
+                color=style["color"], zorder=style["zorder"])
+        ax.plot(x, hi, **style)
+        drawn = True
+    if not drawn:
+        ax.text(0.02, 0.97, "no exact accountant: feature-wise masks\n(bound --config covers "
+                "record-level masks)", transform=ax.transAxes, ha="left", va="top",
+                fontsize=7.5, color="0.3")
 
 
 def _mark_crossing(ax, rows: list[dict]) -> None:
@@ -471,6 +512,7 @@ def _gaussian_panel(ax, rows: list[dict], setting: str) -> None:
     _line(ax, x, [r["eps_lower"] for r in model], "lower_shared")
     fresh = by(rows, setting, "model", "fresh")
     _line(ax, column(fresh, "releases"), [r["eps_lower"] for r in fresh], "lower_fresh")
+    _accountant(ax, model + fresh)
     _mark_crossing(ax, model)
     _note_zeros(ax, model + fresh)
     ax.set_title(f"Gaussian sum, mcar-row, p* = {model[0]['p_star']:g} "
@@ -487,6 +529,7 @@ def _laplace_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) 
     for masks in ("shared", "fresh"):
         rs = by(rows, setting, masks=masks)
         _line(ax, column(rs, "releases"), [r["eps_lower"] for r in rs], f"lower_{masks}")
+    _accountant(ax, by(rows, setting))
     _mark_crossing(ax, by(rows, setting))
     _note_zeros(ax, by(rows, setting))
     ax.set_title(title, fontsize=10)

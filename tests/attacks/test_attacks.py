@@ -14,10 +14,12 @@ from attacks import (
     DensityRatio,
     ExactLikelihoodRatio,
     IsotonicSum,
+    LatentMixture,
     LogisticRegression,
     NearestNeighbours,
     OutputThreshold,
 )
+from attacks.kvector import LatentMixtureLogRatio
 from audit.mixture import Mixture
 from audit.protocols import (
     BlackBoxAttack,
@@ -168,10 +170,16 @@ class TestIsotonic(AttackContract):
     projections = {"scalar": (CoordinateSum,), "vector": (CoordinateSum,)}
 
 
+class TestLatentMixture(AttackContract):
+    attack = LatentMixture()
+    projections = {"scalar": (LatentMixtureLogRatio,), "vector": (LatentMixtureLogRatio,)}
+
+
 class TestAuto(AttackContract):
     attack = Auto()
     projections = {"scalar": (OutputValue,),
-                   "vector": (LinearProjection, CoordinateSum, NeighbourLogRatio)}
+                   "vector": (LinearProjection, CoordinateSum, NeighbourLogRatio,
+                              LatentMixtureLogRatio)}
 
 
 def test_every_registered_attack_loads_and_is_tested_here():
@@ -182,7 +190,7 @@ def test_every_registered_attack_loads_and_is_tested_here():
     declared = set(tomllib.loads(pyproject.read_text())["project"]["entry-points"]
                    ["audit.attacks"])
     assert declared == {"exact-lr", "density-ratio", "logistic", "threshold", "categorical",
-                        "knn", "additive", "isotonic", "auto"}
+                        "knn", "additive", "isotonic", "kvector", "auto"}
     names = set(available_attacks())
     assert names == declared, (f"installed entry points {sorted(names)} differ from "
                                f"pyproject.toml's: reinstall (pip install -e .)")

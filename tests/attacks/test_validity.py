@@ -27,6 +27,15 @@ def _noise_nan(datasets, rng):
     return out
 
 
+def _shared_latent(datasets, rng):
+    """Five releases around one latent value per call (a Binomial(10, 0.1) count, as a sum
+    over a record's observed features), Laplace(20) noise, the same law on both sides: the
+    structure the kvector attack fits, with nothing to find."""
+    m = datasets.shape[0]
+    latent = rng.binomial(10, 0.1, size=(m, 1)).astype(np.float64)
+    return latent + rng.laplace(0.0, 20.0, size=(m, 5))
+
+
 def _bits(datasets, rng):
     return (rng.random((datasets.shape[0], 3)) < [0.5, 0.3, 0.1]).astype(np.float64)
 
@@ -50,7 +59,8 @@ def _exceedances(attack: str, batch, audits: int, trials: int) -> int:
 
 
 CASES = [("categorical", _bits), ("auto", _bits), ("knn", _noise), ("knn", _noise_nan),
-         ("additive", _noise), ("isotonic", _noise), ("auto", _noise)]
+         ("additive", _noise), ("isotonic", _noise), ("auto", _noise), ("kvector", _noise),
+         ("kvector", _shared_latent), ("auto", _shared_latent)]
 
 
 @pytest.mark.statistical

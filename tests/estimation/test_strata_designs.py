@@ -11,8 +11,8 @@ import pytest
 from audit.enums import SideDesign
 from audit.estimation.strata import allocate, predicted_side_bounds, stratum_weights
 from audit.estimation.strata_designs import (
-    PLAIN_UNITS,
     _POSITIVE,
+    PLAIN_UNITS,
     choose_side_designs,
     grid_value,
     plain_allocation,
