@@ -4,10 +4,21 @@ A DP library's claim is made for its input domain; data with missing values reac
 For every example of every registered adapter (``audit.adapters.registry.examples``: the
 targets the contract tests run, with their parameters) this audits whether the release keeps
 its claim when one record is NaN on one side of the pair: a black-box implementation audit
-whose pair is found by the search (``[search] families = ["nan"]``: a value ↔ NaN, the
-record at −B, 0 or +B against the all-NA record, the other records 0; B the largest bound of
-the example, at least 1), with no further masking (missingness rate 0: the NaN is in the
-data), at confidence :data:`CONFIDENCE`.
+of the pair fixed by rule (:func:`pair_value`: the record at the end of the example's bounds
+farthest from 0, at least 1 in size, against the all-NA record, the other records 0; a
+search among −B, 0 and +B chose by noise between equally bad pairs of unseedable
+libraries), with no further masking (missingness rate 0: the NaN is in the data), at
+confidence :data:`CONFIDENCE`. An unseedable library (OpenDP, PipelineDP, python-dp) is
+audited :data:`RERUNS` times on independent calls and its row reports the range of ε_lower;
+its verdict is the runs' common verdict, or ``borderline`` where they differ.
+
+Each row also says what kind of finding it is (``finding``: ``NaN``, or ``relation`` where the
+claim fails for the neighbouring relation whatever the NaN does: diffprivlib's histogram is
+calibrated for add/remove, and a substituted entry moves two bins), the root cause of a
+violation (``root_cause``: the NaN passed through the noise, the NaN returned before any noise
+by a quantile-like function, the NaN read as 0 outside the declared bounds), and, for a row
+that keeps its claim on this one-NaN pair, whether the mask-stratified MCAR audit of the same
+target (``results/library_audit.json``) refutes it at some missing rate (``mcar``).
 
 Verdicts (flip probability between reruns):
 
@@ -29,11 +40,14 @@ Run (not part of ``python -m audit suite``; a quarter of an hour on one core, se
 docs/measurements.md)::
 
     PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
+        [--only TARGET ...]   # those targets anew, the other rows kept from the table
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from importlib import metadata
 from pathlib import Path
@@ -48,9 +62,13 @@ RESULTS = ROOT / "results" / "nan_regression.json"
 CONFIDENCE = 0.99
 MARGIN = 0.9
 N_RECORDS = 10
-#: calls per side: each candidate pair of the search, and the audit of the chosen pair
-SEARCH_CALLS = 500
+#: calls per side of each audit
 CALLS = 4000
+#: audits of an unseedable library's row (independent calls): its ε_lower range and verdicts
+RERUNS = 3
+#: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
+RELATION_FINDINGS = {"diffprivlib:histogram"}
+LIBRARY_AUDIT = ROOT / "results" / "library_audit.json"
 
 
 def _bound(params) -> float:
@@ -67,14 +85,27 @@ def verdict(eps_lower: float, eps_point: float | None, claim: float) -> str:
     return "borderline"
 
 
+def pair_value(params) -> float:
+    """The differing record's value (the other side: NA): the end of the example's bounds
+    farthest from 0 (ties: the upper end), at least 1 in size; 1 without bounds."""
+    b = params.get("bounds")
+    if b is None:
+        return 1.0
+    lo, hi = (float(v) for v in b)
+    end = hi if abs(hi) >= abs(lo) else lo
+    return end if abs(end) >= 1.0 else math.copysign(1.0, end or 1.0)
+
+
 def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
     """The audit of one example (module docstring)."""
     impl = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
                                params=example.kwargs())
+    v = pair_value(example.params)
+    rest = [[0.0]] * (N_RECORDS - 1)
     doc = {"scenario": {"mechanism": "laplace", "epsilon": example.epsilon, "n": N_RECORDS,
                         "d": 1, "bound": _bound(example.params), "query": "sum"},
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
-           "search": {"families": ["nan"], "cap": 3, "calls": SEARCH_CALLS},
+           "pair": {"z": [[v]] + rest, "z_prime": [[math.nan]] + rest},
            "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE}}
     return run_audit(config_from_dict(doc, name=f"{target} [{example.name}]"),
                      implementation=impl)
@@ -95,45 +126,120 @@ def cause(summary: str, example) -> str:
     return f"{summary} ({example.doc})"
 
 
-def row(target: str, example, res) -> dict:
+def combined(verdicts: list[str]) -> str:
+    """The verdict of a row audited several times: the runs' common verdict, else
+    ``borderline`` (the runs disagree: the row is not decided)."""
+    return verdicts[0] if len(set(verdicts)) == 1 else "borderline"
+
+
+def root_cause(nan: str, why: str, decided: str) -> str | None:
+    """The root cause of a violation, from the NaN semantics the adapter reads (None where
+    the row does not violate)."""
+    if decided != "violates":
+        return None
+    if nan == "propagates":
+        return ("NaN returned before any noise" if "before any noise" in why
+                else "NaN passed through the noise")
+    if nan == "read-as-zero":
+        return "NaN read as 0 outside the declared bounds"
+    return "other"
+
+
+def mcar_refutations(target: str) -> list[float]:
+    """The missing rates at which the stratified MCAR audit of ``target``
+    (``results/library_audit.json``) refutes the claim (empty when it does not, or was not
+    run)."""
+    if not LIBRARY_AUDIT.is_file():
+        return []
+    rows = json.loads(LIBRARY_AUDIT.read_text())["rows"]
+    return [r["rate"] for r in rows if r["target"] == target and r.get("claim_refuted")]
+
+
+def row(target: str, example, runs: list) -> dict:
     library, function = target.split(":")
     adapter = registry.get_adapter(library)
-    chosen = res.search.best
-    return {"target": target, "example": example.name, "doc": example.doc,
-            "nan": adapter.target(function).nan_semantics(example.params).value,
-            "cause": cause(adapter.target(function).summary, example),
-            "claim": example.epsilon, "delta": example.delta,
-            "verdict": verdict(res.eps_lower, res.eps_point, res.eps_claim),
-            "eps_lower": res.eps_lower, "eps_point": res.eps_point, "pair": chosen["label"],
-            "witness": res.witness, "calls": res.trials, "library": adapter.distribution,
+    res = runs[0]
+    nan = adapter.target(function).nan_semantics(example.params).value
+    why = cause(adapter.target(function).summary, example)
+    each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point,
+             "verdict": verdict(r.eps_lower, r.eps_point, r.eps_claim)} for r in runs]
+    decided = combined([e["verdict"] for e in each])
+    finding = "relation" if target in RELATION_FINDINGS else "NaN"
+    lows = [e["eps_lower"] for e in each]
+    return {"target": target, "example": example.name, "doc": example.doc, "nan": nan,
+            "cause": why, "claim": example.epsilon, "delta": example.delta,
+            "verdict": decided, "finding": finding,
+            "root_cause": root_cause(nan, why, decided) if finding == "NaN" else None,
+            "mcar": mcar_refutations(target) if decided == "keeps" else [],
+            "eps_lower": res.eps_lower, "eps_point": res.eps_point,
+            "eps_lower_range": [min(lows), max(lows)], "runs": each,
+            "pair": f"({pair_value(example.params):g}) vs NA", "witness": res.witness,
+            "calls": res.trials, "library": adapter.distribution,
             "version": _version(library), "seedable": adapter.seedable}
 
 
-def run(calls: int = CALLS, seed: int = 0) -> dict:
-    rows = [row(t, e, audit_example(t, e, calls=calls, seed=seed + i))
-            for i, (t, e) in enumerate(registry.examples())]
+def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = None) -> dict:
+    """The table; with ``only`` (target names), those targets' rows audited anew and every
+    other row taken from ``previous`` (a table of the same calls and seed), in the
+    registry's order."""
+    kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
+    rows = []
+    for i, (t, e) in enumerate(registry.examples()):
+        if only is not None and t not in only and (t, e.name) in kept:
+            rows.append(kept[(t, e.name)])
+            continue
+        reruns = 1 if registry.get_adapter(t.split(":")[0]).seedable else RERUNS
+        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
+                for j in range(reruns)]
+        rows.append(row(t, e, runs))
     return {"experiment": "nan_regression", "calls": calls, "seed": seed,
-            "confidence": CONFIDENCE, "margin": MARGIN, "rows": rows}
+            "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS, "rows": rows}
+
+
+def _point(value) -> str:
+    p = None if value is None else float(value)  # JSON: "inf"
+    return "—" if p is None else "∞" if p == float("inf") else f"{p:.3f}"
+
+
+def _notes(r: dict) -> str:
+    """The row's finding, root cause and MCAR cross-reference, in words."""
+    out = []
+    if r.get("finding") == "relation":
+        out.append("relation, not NaN")
+    if r.get("root_cause"):
+        out.append(r["root_cause"])
+    if r.get("mcar"):
+        out.append("refuted under MCAR at π = " + ", ".join(f"{p:g}" for p in r["mcar"]) +
+                   " (library_audit)")
+    return "; ".join(out) or "—"
 
 
 def markdown(doc: dict) -> str:
     lines = ["# NaN regression table: each adapter example with one record NaN", "",
              f"Produced by `experiments/nan_regression.py` (seed {doc['seed']}, {doc['calls']:,} "
-             f"calls per side on the pair a value-vs-NA search chose, confidence "
-             f"{doc['confidence']:g}; `violates`: ε_lower > claim; `keeps`: ε_point ≤ "
-             f"{doc['margin']:g} × claim; `borderline`: neither, the only verdict a rerun may "
-             "flip).", "",
+             f"calls per side on the pair fixed by rule, confidence {doc['confidence']:g}; "
+             f"`violates`: ε_lower > claim; `keeps`: ε_point ≤ {doc['margin']:g} × claim; "
+             "`borderline`: neither, or reruns that disagree, the only verdict a rerun may "
+             f"flip; an unseeded library's row: {doc.get('reruns', 1)} runs, the range of "
+             "ε_lower).", "",
              "| target | example | NaN semantics | what a NaN does (the adapter's reading of the "
              "library's source) | library version | claim ε | verdict | ε_lower | ε_point | "
-             "pair |", "|---|---|---|---|---|---:|---|---:|---:|---|"]
+             "pair | finding and root cause |", "|---|---|---|---|---|---:|---|---:|---:|---|---|"]
     for r in doc["rows"]:
-        p = None if r["eps_point"] is None else float(r["eps_point"])  # JSON: "inf"
-        point = "—" if p is None else "∞" if p == float("inf") else f"{p:.3f}"
         seeded = "" if r["seedable"] else " (unseeded)"
+        low = f"{r['eps_lower']:.3f}"
+        rng = r.get("eps_lower_range")
+        if rng and len(r.get("runs", ())) > 1:
+            low = f"{rng[0]:.3f}–{rng[1]:.3f}"
         lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | "
                      f"{r.get('cause', '—').replace('|', '/')} | {r['library']} "
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
-                     f"{r['eps_lower']:.3f} | {point} | {r['pair']} |")
+                     f"{low} | {_point(r['eps_point'])} | {r['pair']} | {_notes(r)} |")
+    causes = sorted({r["root_cause"] for r in doc["rows"] if r.get("root_cause")})
+    if causes:
+        lines += ["", "Root causes of the violations: " + "; ".join(
+            f"{c} ({sum(r.get('root_cause') == c for r in doc['rows'])} rows)"
+            for c in causes) + "."]
     return "\n".join(lines) + "\n"
 
 
@@ -142,12 +248,29 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS), help="the JSON to write (and .md)")
+    parser.add_argument("--only", nargs="+", metavar="TARGET",
+                        help="audit only these targets anew; every other row is taken from "
+                             "the table at --out (same --calls and --seed)")
     args = parser.parse_args(argv)
     if args.calls < 100 or args.seed < 0:  # before any call: one line, exit 2
         print(f"error: --calls must be an integer >= 100 and --seed >= 0, got --calls="
               f"{args.calls} --seed={args.seed}", file=sys.stderr)
         return 2
-    doc = run(args.calls, args.seed)
+    previous = None
+    if args.only:
+        known = {t for t, _ in registry.examples()}
+        unknown = sorted(set(args.only) - known)
+        out = Path(args.out)
+        if unknown or not out.is_file():
+            print(f"error: --only needs registered targets and an existing table at --out, "
+                  f"got unknown {unknown} and --out {out}", file=sys.stderr)
+            return 2
+        previous = json.loads(out.read_text())
+        if (previous.get("calls"), previous.get("seed")) != (args.calls, args.seed):
+            print(f"error: --only keeps the table's other rows: --calls and --seed must be "
+                  f"its {previous.get('calls')} and {previous.get('seed')}", file=sys.stderr)
+            return 2
+    doc = run(args.calls, args.seed, only=args.only, previous=previous)
     out = Path(args.out)
     save_json(doc, out)
     write_text_atomic(markdown(doc), out.with_suffix(".md"))

@@ -40,8 +40,11 @@ def test_the_markdown_is_the_json_and_the_verdicts_follow_their_rule(committed):
     md = (ROOT / "results" / "nan_regression.md").read_text()
     assert md == nr.markdown(committed)
     for r in committed["rows"]:
-        point = math.inf if r["eps_point"] == "inf" else r["eps_point"]
-        assert r["verdict"] == nr.verdict(r["eps_lower"], point, r["claim"]), r
+        runs = r.get("runs") or [r]
+        each = [nr.verdict(x["eps_lower"], math.inf if x["eps_point"] == "inf"
+                           else x["eps_point"], r["claim"]) for x in runs]
+        assert r["verdict"] == nr.combined(each), r
+        assert len(runs) == (1 if r["seedable"] else committed.get("reruns", 1))
         target = registry.get_adapter(r["target"].split(":")[0]).target(
             r["target"].split(":")[1])
         example = next(e for t, e in registry.examples()
@@ -58,6 +61,26 @@ def test_the_cause_adds_a_non_default_examples_own_line():
     assert nr.cause("a NaN adds 0", Example("default", {}, doc="every entry")) == "a NaN adds 0"
     assert nr.cause("a NaN adds 0", Example("zero-out", {}, doc="0 outside")) == \
         "a NaN adds 0 (0 outside)"
+
+
+def test_reruns_that_disagree_are_borderline_and_the_pair_is_fixed_by_rule():
+    assert nr.combined(["keeps"] * 3) == "keeps"
+    assert nr.combined(["keeps", "violates", "keeps"]) == "borderline"
+    assert nr.pair_value({"bounds": (-1.0, 1.0)}) == 1.0
+    assert nr.pair_value({"bounds": (1.0, 3.0)}) == 3.0
+    assert nr.pair_value({"bounds": (-3.0, -1.0)}) == -3.0
+    assert nr.pair_value({"bounds": (0.0, 0.5)}) == 1.0 and nr.pair_value({}) == 1.0
+
+
+def test_root_causes_and_findings():
+    assert nr.root_cause("propagates", "NaN whenever an entry is missing", "violates") == \
+        "NaN passed through the noise"
+    assert nr.root_cause("propagates", "NaN ... (returned before any noise)", "violates") == \
+        "NaN returned before any noise"
+    assert nr.root_cause("read-as-zero", "a NaN adds 0", "violates") == \
+        "NaN read as 0 outside the declared bounds"
+    assert nr.root_cause("propagates", "x", "keeps") is None
+    assert "diffprivlib:histogram" in nr.RELATION_FINDINGS
 
 
 def test_the_verdict_rule():
