@@ -41,6 +41,7 @@ docs/measurements.md)::
 
     PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
         [--only TARGET ...]   # those targets anew, the other rows kept from the table
+        [--cross-reference]   # no audit: the MCAR column refreshed from library_audit.json
 """
 
 from __future__ import annotations
@@ -145,14 +146,25 @@ def root_cause(nan: str, why: str, decided: str) -> str | None:
     return "other"
 
 
-def mcar_refutations(target: str) -> list[float]:
-    """The missing rates at which the stratified MCAR audit of ``target``
-    (``results/library_audit.json``) refutes the claim (empty when it does not, or was not
-    run)."""
-    if not LIBRARY_AUDIT.is_file():
+def mcar_refutations(target: str, example: str) -> list[float]:
+    """The missing rates at which the stratified MCAR audit of this target and example
+    (``results/library_audit.json``) refutes the claim (empty when it does not, or audits
+    another example, or was not run)."""
+    from experiments.library_audit import TARGETS
+
+    if not LIBRARY_AUDIT.is_file() or \
+            {s["target"]: s["example"] for s in TARGETS}.get(target) != example:
         return []
     rows = json.loads(LIBRARY_AUDIT.read_text())["rows"]
     return [r["rate"] for r in rows if r["target"] == target and r.get("claim_refuted")]
+
+
+def cross_reference(doc: dict) -> dict:
+    """The table with every ``keeps`` row's MCAR refutations read anew from
+    ``results/library_audit.json`` (no audit is run: ``--cross-reference``)."""
+    rows = [{**r, "mcar": mcar_refutations(r["target"], r["example"])
+             if r["verdict"] == "keeps" else []} for r in doc["rows"]]
+    return {**doc, "rows": rows}
 
 
 def row(target: str, example, runs: list) -> dict:
@@ -170,7 +182,7 @@ def row(target: str, example, runs: list) -> dict:
             "cause": why, "claim": example.epsilon, "delta": example.delta,
             "verdict": decided, "finding": finding,
             "root_cause": root_cause(nan, why, decided) if finding == "NaN" else None,
-            "mcar": mcar_refutations(target) if decided == "keeps" else [],
+            "mcar": mcar_refutations(target, example.name) if decided == "keeps" else [],
             "eps_lower": res.eps_lower, "eps_point": res.eps_point,
             "eps_lower_range": [min(lows), max(lows)], "runs": each,
             "pair": f"({pair_value(example.params):g}) vs NA", "witness": res.witness,
@@ -248,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS), help="the JSON to write (and .md)")
+    parser.add_argument("--cross-reference", action="store_true",
+                        help="run no audit: refresh the table at --out's MCAR column from "
+                             "results/library_audit.json")
     parser.add_argument("--only", nargs="+", metavar="TARGET",
                         help="audit only these targets anew; every other row is taken from "
                              "the table at --out (same --calls and --seed)")
@@ -257,6 +272,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.calls} --seed={args.seed}", file=sys.stderr)
         return 2
     previous = None
+    if args.cross_reference:
+        out = Path(args.out)
+        if not out.is_file():
+            print(f"error: --cross-reference needs a table at --out, got --out {out}",
+                  file=sys.stderr)
+            return 2
+        doc = cross_reference(json.loads(out.read_text()))
+        save_json(doc, out)
+        write_text_atomic(markdown(doc), out.with_suffix(".md"))
+        return 0
     if args.only:
         known = {t for t, _ in registry.examples()}
         unknown = sorted(set(args.only) - known)

@@ -108,3 +108,20 @@ def test_bad_arguments_are_one_error_line_before_any_call(argv, capsys):
     assert nr.main(argv) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and err.startswith("error: --calls must be")
+
+
+def test_the_mcar_cross_reference_matches_target_and_example(tmp_path, monkeypatch):
+    doc = {"rows": [{"target": "diffprivlib:nanmean", "example": "default", "verdict": "keeps"},
+                    {"target": "diffprivlib:nanmean", "example": "per-column",
+                     "verdict": "keeps"},
+                    {"target": "diffprivlib:nanmean", "example": "default",
+                     "verdict": "violates"}]}
+    audit = tmp_path / "library_audit.json"
+    audit.write_text(json.dumps({"rows": [
+        {"target": "diffprivlib:nanmean", "rate": 0.7, "claim_refuted": True},
+        {"target": "diffprivlib:nanmean", "rate": 0.1, "claim_refuted": False}]}))
+    monkeypatch.setattr(nr, "LIBRARY_AUDIT", audit)
+    rows = nr.cross_reference(doc)["rows"]
+    # library_audit audits nanmean's default example: only that row, and only where it keeps
+    assert [r["mcar"] for r in rows] == [[0.7], [], []]
+    assert "refuted under MCAR at π = 0.7" in nr._notes(rows[0])
