@@ -110,8 +110,10 @@ def row(target: str, example, res) -> dict:
 
 
 def run(calls: int = CALLS, seed: int = 0) -> dict:
+    # the libraries in their own environments (SmartNoise SQL) join the table with issue 28's
+    # item 4; until then it covers those installed beside the auditor
     rows = [row(t, e, audit_example(t, e, calls=calls, seed=seed + i))
-            for i, (t, e) in enumerate(registry.examples())]
+            for i, (t, e) in enumerate(registry.examples(isolated=False))]
     return {"experiment": "nan_regression", "calls": calls, "seed": seed,
             "confidence": CONFIDENCE, "margin": MARGIN, "rows": rows}
 
