@@ -26,6 +26,7 @@ of one process share that process's worker, one batch at a time).
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import signal
 import subprocess
@@ -238,6 +239,10 @@ class IsolatedImplementation:
         What the library stated when set up (its version, its privacy cost).
     startup_timeout, call_timeout : float
         Seconds.
+
+    ``module_sha256`` (set here) is the digest of the library-side module's source: it is
+    part of the implementation's ``repr``, which checkpoint digests read
+    (:func:`audit.simulation.checkpoints.code_digest`), so an edited module is a new run.
     """
 
     environment: Environment
@@ -248,12 +253,19 @@ class IsolatedImplementation:
     info: dict = field(default_factory=dict)
     startup_timeout: float = STARTUP_TIMEOUT
     call_timeout: float = CALL_TIMEOUT
+    module_sha256: str = field(default="", init=False)
     _state: dict = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.claim, Claim):
             raise ValueError(f"claim must be an audit.model.implementation.Claim, got "
                              f"claim={self.claim!r}")
+        try:
+            source = Path(self.module).read_bytes()
+        except OSError as exc:
+            raise ValueError(f"{self.name}: the library-side module {self.module} cannot be "
+                             f"read ({exc.strerror or exc})") from None
+        object.__setattr__(self, "module_sha256", hashlib.sha256(source).hexdigest())
         self._state["lock"] = threading.Lock()
 
     def adopt(self, worker: Worker) -> None:

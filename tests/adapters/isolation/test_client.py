@@ -6,6 +6,7 @@ build environments are in ``test_environments.py`` (marked ``isolated``)."""
 
 from __future__ import annotations
 
+import dataclasses
 import pickle
 import re
 import signal
@@ -21,7 +22,7 @@ import psutil
 import pytest
 
 from audit.adapters import ENTRY_POINT_GROUP
-from audit.adapters.isolation.client import WorkerError, WorkerTimeout
+from audit.adapters.isolation.client import IsolatedImplementation, WorkerError, WorkerTimeout
 from audit.cli import main
 from tests.adapters.isolation.fake_isolated import host_worker, make
 from tests.conftest import audit_doc, to_toml
@@ -89,6 +90,24 @@ def test_the_implementation_is_seeded_batched_and_sendable():
     assert set(copy._state) == {"lock"} and copy.claim == impl.claim
     impl.close()
     assert gone(pid)
+
+
+def test_the_checkpoint_digest_covers_the_library_side_module(tmp_path):
+    from audit.simulation.checkpoints import code_digest
+
+    impl = make("sum", epsilon=1.0, delta=0.0, params={"scale": 1.0})
+    fresh = dataclasses.replace(impl)  # the same description, no worker
+    assert code_digest(fresh) == code_digest(impl)  # the worker it holds does not count
+    impl.close()
+    side = tmp_path / "side.py"
+    side.write_text(Path(impl.module).read_text())
+    same = dataclasses.replace(impl, module=str(side))
+    side.write_text(side.read_text() + "\n# edited\n")
+    edited = dataclasses.replace(impl, module=str(side))
+    assert code_digest(edited)[0] != code_digest(same)[0]
+    with pytest.raises(ValueError, match="cannot be read"):
+        IsolatedImplementation(impl.environment, str(tmp_path / "gone.py"), {}, impl.claim,
+                               impl.name)
 
 
 _INTERRUPTED = textwrap.dedent("""
@@ -178,3 +197,53 @@ def test_an_isolated_audit_that_holds_exits_0(registered, tmp_path, capsys):
     # the fake release is a sum with Laplace noise of scale 2/ε: its claim holds
     code = main(["run", str(_config(tmp_path, "sum", {"scale": 2.0})), "--no-progress"])
     assert code == 0, capsys.readouterr().err
+
+
+_RUN = textwrap.dedent("""
+    import sys
+    from importlib import metadata
+    sys.path.insert(0, {root!r})
+    real = metadata.entry_points
+
+    def entry_points(**kw):
+        if kw.get("group") == "audit.adapters":
+            return metadata.EntryPoints([metadata.EntryPoint(
+                "fake-isolated", "tests.adapters.isolation.fake_isolated:ADAPTER",
+                "audit.adapters")])
+        return real(**kw)
+
+    metadata.entry_points = entry_points
+    from audit.cli import main
+    sys.exit(main(["run", {config!r}, "--no-progress"]))
+""")
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_python_m_audit_run_interrupted_leaves_no_worker(tmp_path, sig):
+    """``python -m audit run`` of an isolated target stopped mid-run: Ctrl-C is exit 130 with
+    one ``interrupted:`` line, SIGTERM ends the process; the worker goes with it."""
+    config = _config(tmp_path, "sum", {"scale": 5.0, "hang_on": 4})
+    code = _RUN.format(root=str(ROOT), config=str(config))
+    run = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 60
+        workers: list = []
+        while not workers and time.monotonic() < deadline:
+            workers = [p for p in psutil.Process(run.pid).children()
+                       if "worker.py" in " ".join(p.cmdline())]
+            time.sleep(0.1)
+        assert workers, "no worker started"
+        time.sleep(2.0)  # past the timing batches: the worker hangs on its 4th call
+        run.send_signal(sig)
+        out, err = run.communicate(timeout=30)
+        if sig == signal.SIGINT:
+            assert run.returncode == 130 and err.startswith("interrupted:"), err
+            assert "Traceback" not in err
+        else:
+            assert run.returncode in (-signal.SIGTERM, 128 + signal.SIGTERM), (run.returncode,
+                                                                               err)
+        assert gone(workers[0].pid, 5.0)
+    finally:
+        run.kill()
+        run.communicate()
