@@ -240,6 +240,8 @@ class IsolatedImplementation:
     startup_timeout, call_timeout : float
         Seconds.
 
+    Notes
+    -----
     ``module_sha256`` (set here) is the digest of the library-side module's source: it is
     part of the implementation's ``repr``, which checkpoint digests read
     (:func:`audit.simulation.checkpoints.code_digest`), so an edited module is a new run.
