@@ -1,4 +1,5 @@
-"""Shared test fixtures: one factory for audit configs.
+"""Shared test fixtures: one factory for audit configs, and the cache of the isolated
+environments the ``isolated`` tests build.
 
 Every test that needs a config starts from the same small scenario — a Laplace release
 (ε = 1) of the sum query over d = 10 features, ``mcar-fixed`` with 3 observed features and
@@ -10,8 +11,11 @@ key), or whole tables: ``audit_doc(missingness={"kind": "mcar-iid", "rate": 0.3}
 from __future__ import annotations
 
 import copy
+import os
 import tomllib
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "experiments" / "configs"
@@ -78,3 +82,21 @@ def _toml_value(v) -> str:
     if isinstance(v, list | tuple):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
     return repr(v)
+
+
+@pytest.fixture(scope="session")
+def isolated_cache(tmp_path_factory):
+    """The cache of isolated environments for the ``isolated`` tests: the one
+    ``MISSINGNESS_AUDIT_CACHE`` names if it is set (environments reused across runs), else a
+    folder of this session (each environment built once per session)."""
+    from audit.adapters.isolation.environments import CACHE_ENV, cache_root
+
+    if os.environ.get(CACHE_ENV):
+        yield cache_root()
+        return
+    path = tmp_path_factory.mktemp("isolated-cache")
+    os.environ[CACHE_ENV] = str(path)
+    try:
+        yield path
+    finally:
+        del os.environ[CACHE_ENV]

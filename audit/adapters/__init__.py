@@ -21,7 +21,10 @@ record (a row of the (n, d) array): each adapter calibrates its library, by the 
 stated guarantee and neighbouring relation, so that this holds for the (ε, δ) asked for,
 through the one conversion :func:`audit.adapters.relations.to_substitution`.
 
-Install the libraries with the ``libraries`` extra: ``pip install -e ".[libraries]"``.
+Install the libraries with the ``libraries`` extra: ``pip install -e ".[libraries]"``. A library
+that cannot be installed beside the auditor (SmartNoise SQL) is an isolated target: its adapter
+declares its own environment, built once and cached, and the library runs in a worker process
+there (:mod:`audit.adapters.isolation`; ``python -m audit env`` manages the environments).
 """
 
 from __future__ import annotations
@@ -146,7 +149,9 @@ def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,
     ValueError
         Unknown library or function (the message lists those available and names the
         entry-point group), a library that is not installed (the message names the extra to
-        install), or a bad parameter (the message names it).
+        install), a bad parameter (the message names it), or an isolated library whose
+        environment or worker cannot be set up (its Python version missing, a build
+        failing: one line).
 
     Examples
     --------

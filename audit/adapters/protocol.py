@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from audit._validate import check_bool, check_delta, check_positive, parse_enum
+from audit.adapters.isolation.environments import Environment
 from audit.adapters.relations import Relation
 from audit.enums import Choice
 
@@ -235,6 +236,11 @@ class Adapter:
         function.
     summary : str
         One line: the library and what is wrapped.
+    environment : Environment or None
+        An isolated target's own environment (:mod:`audit.adapters.isolation`): the library
+        is not imported here but in a worker there, and ``make`` returns an
+        :class:`~audit.adapters.isolation.client.IsolatedImplementation`. None: the library
+        is imported into the auditor's process (``import_name``).
     """
 
     library: str
@@ -245,6 +251,7 @@ class Adapter:
     targets: tuple[Target, ...]
     make: Callable = field(repr=False)
     summary: str = ""
+    environment: Environment | None = None
 
     def __post_init__(self) -> None:
         _name(self.library, "library")
@@ -259,6 +266,14 @@ class Adapter:
         object.__setattr__(self, "targets", targets)
         if not callable(self.make):
             raise ValueError(f"{self.library}: make must be callable, got make={self.make!r}")
+        if self.environment is not None and not isinstance(self.environment, Environment):
+            raise ValueError(f"{self.library}: environment must be an audit.adapters.isolation."
+                             f"Environment or None, got environment={self.environment!r}")
+
+    @property
+    def isolated(self) -> bool:
+        """Whether the library runs in its own environment (a worker process)."""
+        return self.environment is not None
 
     @property
     def functions(self) -> tuple[str, ...]:

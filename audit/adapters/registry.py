@@ -94,8 +94,10 @@ def adapters() -> dict[str, Adapter]:
     return {name: get_adapter(name) for name in library_names()}
 
 
-def examples() -> list[tuple[str, Example]]:
+def examples(*, isolated: bool = True) -> list[tuple[str, Example]]:
     """(target, example) for every example of every target of every registered adapter, in
-    library, then declaration, order: what the contract tests and the benchmark run."""
-    return [(f"{a.library}:{t.function}", e) for a in adapters().values() for t in a.targets
-            for e in t.examples]
+    library, then declaration, order: what the contract tests and the benchmark run.
+    ``isolated=False`` leaves out the libraries that run in their own environment
+    (:attr:`Adapter.isolated`)."""
+    return [(f"{a.library}:{t.function}", e) for a in adapters().values()
+            if isolated or not a.isolated for t in a.targets for e in t.examples]

@@ -1,6 +1,6 @@
 """Command-line interface: ``python -m audit <command> ...``.
 
-The core commands (``bound``, ``run``) live in this package. Other packages add commands
+The core commands (``bound``, ``run``, ``env``) live in this package. Other packages add commands
 through the ``audit.commands`` entry-point group (``experiments`` adds ``suite`` and
 ``report``), so the core never imports them. A command is a module with
 ``add_parser(subparsers) -> ArgumentParser`` and ``main(args) -> int``; every command module
@@ -31,6 +31,7 @@ COMMAND_ENTRY_POINT_GROUP = "audit.commands"
 _CORE_COMMANDS: list[tuple[str, str]] = [
     ("bound", "audit.cli.bound"),
     ("run", "audit.cli.run"),
+    ("env", "audit.cli.env"),
 ]
 
 
