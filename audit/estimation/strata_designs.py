@@ -60,7 +60,9 @@ def plain_allocation(p_hat, weights, total: int, alpha_side: float, other, numer
     g = w.shape[0]
     num = _per_rate_flags(numerator, g, "numerator")
     units = max(PLAIN_UNITS, g)
-    unit = max(int(total) // units, 1)
+    if int(total) < units:  # (fewer calls than units: the even split)
+        return _even(int(total), g)
+    unit = int(total) // units
     least = max(1, -(-int(floor) // unit))
     levels = np.arange(least, units - least * (g - 1) + 1)
     if levels.size == 0:  # (too few units for the floor: the even split)

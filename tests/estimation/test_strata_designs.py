@@ -84,3 +84,10 @@ def test_forced_sides_keep_their_designs_and_get_their_calls():
     assert designs == forced[0]
     np.testing.assert_array_equal(calls[0], allocs[0])
     assert calls[1].sum() == 8_000 and calls[1][2] >= 4_000
+
+
+def test_fewer_calls_than_units_keep_the_even_split():
+    w, p, never = _nan_propagating()
+    other = (np.full(4, 0.5), np.full(4, 1e-3))
+    calls = plain_allocation(never, w, 30, 0.025, other, np.zeros(4, dtype=bool))
+    np.testing.assert_array_equal(calls, [8, 8, 7, 7])
