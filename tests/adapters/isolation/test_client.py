@@ -218,6 +218,15 @@ _RUN = textwrap.dedent("""
 """)
 
 
+def _cmdline(process) -> list[str]:
+    """A child's command line; none for one that has exited meanwhile (a zombie not yet
+    reaped by its parent, or gone: the run starts and ends short-lived children too)."""
+    try:
+        return process.cmdline()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+        return []
+
+
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
 def test_python_m_audit_run_interrupted_leaves_no_worker(tmp_path, sig):
     """``python -m audit run`` of an isolated target stopped mid-run: Ctrl-C is exit 130 with
@@ -231,7 +240,7 @@ def test_python_m_audit_run_interrupted_leaves_no_worker(tmp_path, sig):
         workers: list = []
         while not workers and time.monotonic() < deadline:
             workers = [p for p in psutil.Process(run.pid).children()
-                       if "worker.py" in " ".join(p.cmdline())]
+                       if "worker.py" in " ".join(_cmdline(p))]
             time.sleep(0.1)
         assert workers, "no worker started"
         time.sleep(2.0)  # past the timing batches: the worker hangs on its 4th call
