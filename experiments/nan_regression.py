@@ -146,25 +146,25 @@ def root_cause(nan: str, why: str, decided: str) -> str | None:
     return "other"
 
 
-def mcar_refutations(target: str, example: str) -> list[float]:
-    """The missing rates at which the stratified MCAR audit of this target and example
-    (``results/library_audit.json``) refutes the claim (empty when it does not, or audits
-    another example, or was not run)."""
+def cross_reference(doc: dict) -> dict:
+    """The table with every ``keeps`` row's MCAR refutations: the missing rates at which the
+    stratified MCAR audit of the same target and example (``results/library_audit.json``,
+    read once) refutes the claim; empty where it does not, audits another example, or was
+    not run (also ``--cross-reference``, with no audit)."""
     from experiments.library_audit import TARGETS
 
-    if not LIBRARY_AUDIT.is_file() or \
-            {s["target"]: s["example"] for s in TARGETS}.get(target) != example:
-        return []
-    rows = json.loads(LIBRARY_AUDIT.read_text())["rows"]
-    return [r["rate"] for r in rows if r["target"] == target and r.get("claim_refuted")]
+    audited = {s["target"]: s["example"] for s in TARGETS}
+    found = json.loads(LIBRARY_AUDIT.read_text())["rows"] if LIBRARY_AUDIT.is_file() else []
+    refuted: dict[str, list] = {}
+    for r in found:
+        if r.get("claim_refuted"):
+            refuted.setdefault(r["target"], []).append(r["rate"])
 
+    def mcar(r: dict) -> list:
+        keeps = r["verdict"] == "keeps" and audited.get(r["target"]) == r["example"]
+        return refuted.get(r["target"], []) if keeps else []
 
-def cross_reference(doc: dict) -> dict:
-    """The table with every ``keeps`` row's MCAR refutations read anew from
-    ``results/library_audit.json`` (no audit is run: ``--cross-reference``)."""
-    rows = [{**r, "mcar": mcar_refutations(r["target"], r["example"])
-             if r["verdict"] == "keeps" else []} for r in doc["rows"]]
-    return {**doc, "rows": rows}
+    return {**doc, "rows": [{**r, "mcar": mcar(r)} for r in doc["rows"]]}
 
 
 def row(target: str, example, runs: list) -> dict:
@@ -182,7 +182,7 @@ def row(target: str, example, runs: list) -> dict:
             "cause": why, "claim": example.epsilon, "delta": example.delta,
             "verdict": decided, "finding": finding,
             "root_cause": root_cause(nan, why, decided) if finding == "NaN" else None,
-            "mcar": mcar_refutations(target, example.name) if decided == "keeps" else [],
+            "mcar": [],  # (:func:`cross_reference`, once for the table)
             "eps_lower": res.eps_lower, "eps_point": res.eps_point,
             "eps_lower_range": [min(lows), max(lows)], "runs": each,
             "pair": f"({pair_value(example.params):g}) vs NA", "witness": res.witness,
@@ -206,8 +206,9 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
         runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
                 for j in range(reruns)]
         rows.append(row(t, e, runs))
-    return {"experiment": "nan_regression", "calls": calls, "seed": seed,
-            "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS, "rows": rows}
+    return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
+                            "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
+                            "rows": rows})
 
 
 def _point(value) -> str:

@@ -217,7 +217,7 @@ def choose_design(grid: StrataGrid, score: Score, statistic: Statistic,
         options = [(scores[r], stats[r])] + ([(score, statistic)] if own else [])
         picks, hist, bin_scores, pick = _pick_regions(grid, options, rows, seen, rest,
                                                       rest.labels)
-        if getattr(grid.strata, "simultaneous", False):
+        if grid.strata.simultaneous:
             picks = (_one_region(grid, picks, hist, bin_scores),) * len(picks)
         regions += picks
         chosen += [pick] * len(picks)
