@@ -79,6 +79,7 @@ __all__ = [
     "Composed",
     "composed_epsilon",
     "optimal_composition",
+    "MAX_OPTIMAL_RELEASES",
     "releases_epsilon",
     "fresh_masks_tradeoff",
     "shared_masks_dp",
@@ -361,6 +362,10 @@ def basic_composition(epsilon: float, delta: float, releases: int) -> tuple[floa
     return k * e, min(1.0, k * d)
 
 
+#: most releases :func:`optimal_composition` composes (arrays of k + 1 terms: 8 MB each)
+MAX_OPTIMAL_RELEASES = 10**6
+
+
 def optimal_composition(epsilon: float, delta: float, releases: int, target_delta: float
                         ) -> float:
     """The smallest ε_k such that k (ε, δ)-DP mechanisms compose to (ε_k, ``target_delta``)-DP,
@@ -373,7 +378,8 @@ def optimal_composition(epsilon: float, delta: float, releases: int, target_delt
     −ε; with probability 1 − (1 − δ)^k one release hits its δ outcome, of infinite loss). ε_k
     solves δ_k(ε_k) = ``target_delta`` (bisection; δ_k is non-increasing).
 
-    Returns ``inf`` when ``target_delta`` < 1 − (1 − δ)^k (no finite ε holds).
+    Returns ``inf`` when ``target_delta`` < 1 − (1 − δ)^k (no finite ε holds). k is at most
+    :data:`MAX_OPTIMAL_RELEASES` (its arrays hold k + 1 terms).
 
     References
     ----------
@@ -383,6 +389,9 @@ def optimal_composition(epsilon: float, delta: float, releases: int, target_delt
     from scipy import stats as _stats
 
     e, d, k = check_epsilon(epsilon), check_delta(delta), check_releases(releases)
+    if k > MAX_OPTIMAL_RELEASES:
+        raise ValueError(f"releases must be at most {MAX_OPTIMAL_RELEASES} for the optimal "
+                         f"composition (its sum has k + 1 terms), got releases={releases!r}")
     td = check_delta(target_delta, "target_delta")
     infinite = -math.expm1(k * math.log1p(-d)) if d < 1.0 else 1.0
     if td < infinite:

@@ -293,3 +293,5 @@ def test_optimal_composition_is_infinite_below_the_delta_mass_and_refuses_bad_in
     assert optimal_composition(1.0, 1e-3, 10, 0.5) < optimal_composition(1.0, 1e-3, 10, 0.02)
     with pytest.raises(ValueError, match="target_delta must be in"):
         optimal_composition(1.0, 0.0, 3, 1.5)
+    with pytest.raises(ValueError, match="releases must be at most 1000000"):
+        optimal_composition(1.0, 0.0, 10**9, 1e-5)  # (no 8 GB array)
