@@ -27,7 +27,15 @@ Verdicts (flip probability between reruns):
 - ``keeps``: ε_lower ≤ the claim and the plug-in estimate ε_point ≤ :data:`MARGIN` × the claim:
   no evidence against the claim, with a stated margin to the threshold;
 - ``borderline``: neither — the plug-in estimate lies within the margin of the claim, where a
-  rerun may decide either way (this, and only this, verdict can flip).
+  rerun may decide either way (this, and only this, verdict can flip);
+- ``contract``: a violation by a NaN that the library's declared input domain excludes and
+  invocation does not check (NaN semantics ``unchecked``: OpenDP's sum on a NaN-free bounded
+  domain, #2935's core witness): the claim fails, but outside the guarantee the library
+  states — the caller broke its side of the contract, which a user must know as well.
+
+Libraries in their own environments (SmartNoise SQL, :mod:`audit.adapters.isolation`) are in
+the table too, at :data:`ISOLATED_CALLS` calls per side (their calls are slow): their
+environments are built on first use, and their version is the one pinned there.
 
 Each row records the library version, whether the library is seedable (OpenDP, PipelineDP and
 python-dp draw from their own CSPRNG), the pair chosen and its counts. ``results/
@@ -65,6 +73,9 @@ MARGIN = 0.9
 N_RECORDS = 10
 #: calls per side of each audit
 CALLS = 4000
+#: calls per side of an isolated library's audit: SmartNoise SQL answers about 30 queries a
+#: second, since it rebuilds each query's mechanism (docs/measurements.md, "Isolated targets")
+ISOLATED_CALLS = 500
 #: audits of an unseedable library's row (independent calls): its ε_lower range and verdicts
 RERUNS = 3
 #: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
@@ -113,8 +124,15 @@ def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
 
 
 def _version(library: str) -> str:
+    """The library's version: installed beside the auditor, or pinned in its own environment
+    (an isolated library, :mod:`audit.adapters.isolation`)."""
+    adapter = registry.get_adapter(library)
+    if adapter.isolated:
+        pin = adapter.distribution.lower() + "=="
+        return next((r[len(pin):] for r in adapter.environment.requirements
+                     if r.lower().startswith(pin)), "not pinned")
     try:
-        return metadata.version(registry.get_adapter(library).distribution)
+        return metadata.version(adapter.distribution)
     except metadata.PackageNotFoundError:
         return "not installed"
 
@@ -127,15 +145,20 @@ def cause(summary: str, example) -> str:
     return f"{summary} ({example.doc})"
 
 
-def combined(verdicts: list[str]) -> str:
+def combined(verdicts: list[str], nan: str | None = None) -> str:
     """The verdict of a row audited several times: the runs' common verdict, else
-    ``borderline`` (the runs disagree: the row is not decided)."""
-    return verdicts[0] if len(set(verdicts)) == 1 else "borderline"
+    ``borderline`` (the runs disagree: the row is not decided); a violation by a NaN the
+    library's declared domain excludes (``nan`` = ``unchecked``) is ``contract``: the claim
+    fails, but outside the guarantee the library states, by the caller's breach."""
+    decided = verdicts[0] if len(set(verdicts)) == 1 else "borderline"
+    return "contract" if decided == "violates" and nan == "unchecked" else decided
 
 
 def root_cause(nan: str, why: str, decided: str) -> str | None:
     """The root cause of a violation, from the NaN semantics the adapter reads (None where
     the row does not violate)."""
+    if decided == "contract":
+        return "NaN passed into a domain declared NaN-free (caller contract)"
     if decided != "violates":
         return None
     if nan == "propagates":
@@ -175,7 +198,7 @@ def row(target: str, example, runs: list) -> dict:
     why = cause(adapter.target(function).summary, example)
     each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point,
              "verdict": verdict(r.eps_lower, r.eps_point, r.eps_claim)} for r in runs]
-    decided = combined([e["verdict"] for e in each])
+    decided = combined([e["verdict"] for e in each], nan)
     finding = "relation" if target in RELATION_FINDINGS else "NaN"
     lows = [e["eps_lower"] for e in each]
     return {"target": target, "example": example.name, "doc": example.doc, "nan": nan,
@@ -196,18 +219,19 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
     registry's order."""
     kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
     rows = []
-    # the libraries in their own environments (SmartNoise SQL) are not in the table yet: it
-    # covers those installed beside the auditor
-    for i, (t, e) in enumerate(registry.examples(isolated=False)):
+    for i, (t, e) in enumerate(registry.examples()):
         if only is not None and t not in only and (t, e.name) in kept:
             rows.append(kept[(t, e.name)])
             continue
-        reruns = 1 if registry.get_adapter(t.split(":")[0]).seedable else RERUNS
-        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
+        adapter = registry.get_adapter(t.split(":")[0])
+        reruns = 1 if adapter.seedable else RERUNS
+        each = min(calls, ISOLATED_CALLS) if adapter.isolated else calls
+        runs = [audit_example(t, e, calls=each, seed=seed + i + 1000 * j)
                 for j in range(reruns)]
         rows.append(row(t, e, runs))
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
+                            "isolated_calls": min(calls, ISOLATED_CALLS),
                             "rows": rows})
 
 
@@ -232,10 +256,12 @@ def _notes(r: dict) -> str:
 def markdown(doc: dict) -> str:
     lines = ["# NaN regression table: each adapter example with one record NaN", "",
              f"Produced by `experiments/nan_regression.py` (seed {doc['seed']}, {doc['calls']:,} "
-             f"calls per side on the pair fixed by rule, confidence {doc['confidence']:g}; "
+             f"calls per side on the pair fixed by rule ({doc.get('isolated_calls', '—')} for a "
+             f"library in its own environment), confidence {doc['confidence']:g}; "
              f"`violates`: ε_lower > claim; `keeps`: ε_point ≤ {doc['margin']:g} × claim; "
              "`borderline`: neither, or reruns that disagree, the only verdict a rerun may "
-             f"flip; an unseeded library's row: {doc.get('reruns', 1)} runs, the range of "
+             "flip; `contract`: violated by a NaN that the library's declared domain excludes; "
+             f"an unseeded library's row: {doc.get('reruns', 1)} runs, the range of "
              "ε_lower).", "",
              "| target | example | NaN semantics | what a NaN does (the adapter's reading of the "
              "library's source) | library version | claim ε | verdict | ε_lower | ε_point | "
@@ -286,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         write_text_atomic(markdown(doc), out.with_suffix(".md"))
         return 0
     if args.only:
-        known = {t for t, _ in registry.examples(isolated=False)}
+        known = {t for t, _ in registry.examples()}
         unknown = sorted(set(args.only) - known)
         out = Path(args.out)
         if unknown or not out.is_file():

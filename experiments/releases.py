@@ -28,8 +28,12 @@ laplace-iid
     and fresh masks at :data:`FEW_KS`, on the project's worst-case pair (record 1 all −B against
     all +B, the others 0). Shared masks: the k outputs are the mixture over the record's 11
     distinct shifts of k-fold Laplace products (:func:`audit.laws.shared_releases`), scored by
-    their exact likelihood ratio; no exact pair ε is computed (no low-dimensional form over
-    feature-wise masks, docs/THEORY.md §9.5), so the ceiling is Proposition 9.1. Fresh masks:
+    their exact likelihood ratio. The model computes no exact pair ε there (no
+    low-dimensional form over feature-wise masks in general, docs/THEORY.md §9.5, so its
+    ceiling is Proposition 9.1), but this pair has a closed form (the diffprivlib-nansum
+    argument below, with J ~ Bin(d, q) observed entries shifting the sum by ∓JB:
+    E[e^{kJB/b}] = (π + q e^{kε/(2d)})^d), :func:`nansum_pair_epsilon` with d = 10, which is
+    the row's ``eps_pair`` (k = 5: 0.5037). Fresh masks:
     the k-fold product; exact pair ε k·ε_pair(1) (a Laplace likelihood ratio saturates, so the
     δ = 0 composition is exact).
 diffprivlib-nansum
@@ -134,21 +138,27 @@ def _plan(scenario: dict, missingness: dict):
     return plan_audit(config(doc, f"{NAME}[plan]"))
 
 
-def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON) -> float:
-    """Exact ε (δ = 0) of k releases of a Laplace(2B/ε) sum reading NA as 0 from one table,
-    record 1 at −B against +B, the others at 0, the record masked with probability ``rate``:
-    ln((π + q e^{kε/2}) / (π + q e^{−kε/2})) (derivation in the module docstring).
+def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON,
+                        entries: int = 1) -> float:
+    """Exact ε (δ = 0) of k releases of a Laplace(2dB/ε) sum reading NA as 0 from one table,
+    record 1 at −B in each of its d = ``entries`` entries against +B, the others at 0, each
+    entry masked independently with probability ``rate`` (shared by the k releases):
+    d·ln((π + q e^{kε/(2d)}) / (π + q e^{−kε/(2d)})) (derivation in the module docstring;
+    d = 1: diffprivlib-nansum, d = 10: laplace-iid).
 
     Examples
     --------
     >>> round(nansum_pair_epsilon(1, 0.0), 12)
     1.0
+    >>> round(nansum_pair_epsilon(5, 0.9, entries=10), 4)
+    0.5037
     """
     from audit._validate import check_count
     from experiments.na_position import zero_fill_epsilon
 
     k = check_count(releases, "releases")
-    return zero_fill_epsilon(0.5, rate, k * epsilon)
+    d = check_count(entries, "entries")
+    return d * zero_fill_epsilon(0.5, rate, k * epsilon / d)
 
 
 def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_pair_error,
@@ -219,8 +229,11 @@ def _laplace_rows(trials: dict, seed: int, jobs: int, progress: bool):
         doc = _doc(sc, miss, k, masks, trials["laplace"], seed + 100 + i, jobs)
         res = run_audit(config(doc, f"{NAME}[laplace-iid, model, {masks}, k={k}]"),
                         progress=progress)
-        rows.append(_row(res, "laplace-iid", "model", k, masks, eps_pair=res.eps_pair,
-                         eps_pair_error=res.eps_pair_error,
+        shared = masks == "shared"  # the model has no exact shared value: the closed form
+        rows.append(_row(res, "laplace-iid", "model", k, masks,
+                         eps_pair=(nansum_pair_epsilon(k, IID_RATE, entries=LAPLACE_D)
+                                   if shared else res.eps_pair),
+                         eps_pair_error=0.0 if shared else res.eps_pair_error,
                          fresh=_laplace_fresh(res.p_star, k), rule=FRESH_RULES["laplace"]))
     return rows, plan
 
@@ -260,13 +273,13 @@ def _curves(laplace_plan) -> dict:
 
     one = laplace_plan.eps_pair
     out = {}
-    for key, p in (("laplace-iid", laplace_plan.p_star), ("diffprivlib-nansum", 1 - IID_RATE)):
+    for key, p, d in (("laplace-iid", laplace_plan.p_star, LAPLACE_D),
+                      ("diffprivlib-nansum", 1 - IID_RATE, 1)):
         out[key] = {
             "releases": list(KS), "p_star": p,
             "eps_theory": [acc.shared_masks_dp(k * EPSILON, 0.0, p)[0] for k in KS],
             "eps_fresh_composed": [_laplace_fresh(p, k) for k in KS],
-            "eps_pair_shared": ([None] * len(KS) if key == "laplace-iid"
-                                else [nansum_pair_epsilon(k, IID_RATE) for k in KS]),
+            "eps_pair_shared": [nansum_pair_epsilon(k, IID_RATE, entries=d) for k in KS],
             "eps_pair_fresh": [k * one for k in KS] if key == "laplace-iid" else None,
         }
     return out

@@ -14,7 +14,14 @@ built with ``opendp.prelude`` (``dp.t.then_impute_constant`` / ``then_drop_null`
     (lo, hi) of the clamp.
 ``nan`` (default ``"impute"``)
     ``"impute"``: NaN → ``constant`` (before the clamp, so the constant is clamped too);
-    ``"drop"``: NaN entries are removed.
+    ``"drop"``: NaN entries are removed; ``"unchecked"``: no imputation and no clamp, the
+    chain starts on ``vector_domain(atom_domain(bounds=(lo, hi)), size=N)``, a domain
+    declared bounded and NaN-free, and the data are passed as they are: a value outside the
+    bounds or a NaN breaks the caller's side of OpenDP's contract (invocation does not check
+    the domain, core/mod.rs:319-320), and a NaN sum is read as 0 by the noise (#2935 below).
+    This is #2935's core witness as a target: the NaN regression table gives it its own
+    verdict, ``contract``. The sum only: OpenDP's mean on such a domain errs at run time on a
+    NaN ("f64 cannot not be null when clamping"), so the mean does not accept it.
 ``constant`` (default 0.0)
     The imputed value; with ``nan="drop"`` the mean pads the data back to its size with it, and
     then it must lie in ``bounds``.
@@ -161,7 +168,6 @@ from audit.model.implementation import CallableImplementation, Claim
 
 LIBRARY = "opendp"
 DISTRIBUTION = "opendp"
-NAN_HANDLING = ("impute", "drop")
 COUNT_NAN_HANDLING = ("cast", "drop")
 
 
@@ -225,7 +231,10 @@ def build_chain(function: str, *, epsilon: float, delta: float, params: dict,
     try:
         space = (dp.vector_domain(dp.atom_domain(T=float, nan=True), size=size),
                  dp.symmetric_distance())
-        if params["nan"] == "impute":
+        if params["nan"] == "unchecked":  # the domain is declared bounded, hence NaN-free
+            t = (dp.vector_domain(dp.atom_domain(bounds=(float(lo), float(hi))), size=size),
+                 dp.symmetric_distance())
+        elif params["nan"] == "impute":
             t = space >> dp.t.then_impute_constant(constant) >> dp.t.then_clamp((lo, hi))
         else:
             t = space >> dp.t.then_drop_null() >> dp.t.then_clamp((lo, hi))
@@ -323,7 +332,8 @@ def make(function: str, *, epsilon: float, delta: float,
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     checked = {
         "bounds": _common.check_bounds(target, p["bounds"]),
-        "nan": _common.check_choice(target, "nan", p["nan"], NAN_HANDLING),
+        "nan": _common.check_choice(target, "nan", p["nan"],
+                                    tuple(ADAPTER.target(function).nan_options)),
         "constant": _common.check_real_param(target, "constant", p["constant"]),
         "noise": _common.check_noise(target, p["noise"]),
         "column": _common.check_column(target, p["column"]),
@@ -363,7 +373,8 @@ def make(function: str, *, epsilon: float, delta: float,
 
 _PARAMETERS = (
     Parameter("bounds", REQUIRED, "(lo, hi) of the clamp"),
-    Parameter("nan", "impute", "'impute': NaN -> constant before the clamp; 'drop': removed"),
+    Parameter("nan", "impute", "'impute': NaN -> constant before the clamp; 'drop': removed; "
+              "'unchecked': a NaN-free bounded domain declared, the data passed as they are"),
     Parameter("constant", 0.0, "the imputed value (and the mean's padding after 'drop')"),
     Parameter("noise", "laplace", "'laplace' (δ = 0) or 'gaussian' (zCDP -> (ε, δ), δ > 0)"),
     Parameter("column", None, "None: every entry, record by record; j: column j only"),
@@ -384,7 +395,7 @@ ADAPTER = Adapter(
              "count of the non-null entries)"),
     targets=(
         Target("sum", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
-               nan_options=_NAN_OPTIONS,
+               nan_options={**_NAN_OPTIONS, "unchecked": NanSemantics.UNCHECKED},
                summary="imputed (size known) or dropped (unsized sum) before the clamp",
                examples=(
                    Example("impute", {"bounds": _BOUNDS, "nan": "impute", "constant": 0.0},
@@ -393,6 +404,9 @@ ADAPTER = Adapter(
                            doc="NaN dropped: the unsized sum, sensitivity twice as large"),
                    Example("gaussian", {"bounds": _BOUNDS, "noise": "gaussian"}, delta=1e-6,
                            doc="Gaussian noise, zCDP converted to (ε, δ)"),
+                   Example("unchecked", {"bounds": _BOUNDS, "nan": "unchecked"},
+                           doc="a NaN-free bounded domain declared, the data passed unchecked: "
+                               "#2935's core witness, a caller contract violation"),
                )),
         Target("mean", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_NAN_OPTIONS,

@@ -56,6 +56,10 @@ class NanSemantics(Choice):
         NaN entries are removed before the statistic (the size is no longer known); never NaN.
     ``COUNTED``
         counted like any other value (a count); never NaN.
+    ``UNCHECKED``
+        the input domain is declared NaN-free and invocation does not check it: a NaN is
+        outside the library's guarantee (the caller's contract), and what it does is the
+        library's accident (OpenDP's float noise reads a NaN sum as 0, #2935); never NaN.
     """
 
     PROPAGATES = "propagates"
@@ -64,6 +68,7 @@ class NanSemantics(Choice):
     IMPUTES_CONSTANT = "imputes-constant"
     DROPS = "drops"
     COUNTED = "counted"
+    UNCHECKED = "unchecked"
 
     @classmethod
     def _parameter_name(cls) -> str:

@@ -57,10 +57,10 @@ def _check_schema(doc, size):
         assert r["crosses_fresh_composed"] == (r["eps_lower"] > r["eps_fresh_composed"])
         gauss = r["setting"].startswith("gaussian")
         assert r["delta"] == (rel.DELTA if gauss else 0.0)
-        if r["setting"] == "laplace-iid" and r["masks"] == "shared" and r["releases"] > 1:
-            assert r["eps_pair"] is None  # no low-dimensional form (docs/THEORY.md §9.5)
-        else:
-            assert r["eps_pair"] is not None
+        assert r["eps_pair"] is not None
+        if r["setting"] == "laplace-iid" and r["masks"] == "shared":  # the closed form
+            assert r["eps_pair"] == rel.nansum_pair_epsilon(r["releases"], rel.IID_RATE,
+                                                            entries=rel.LAPLACE_D)
     assert doc["crossing"] == rel.crossing(rows)
     assert doc["findings"] == rel.findings(rows, doc["curves"])
 
@@ -135,6 +135,36 @@ def test_nansum_pair_epsilon_is_the_sup_of_the_k_output_ratio(k, rate):
         from experiments import na_position as nap
 
         assert eps == pytest.approx(nap.zero_fill_epsilon(0.5, rate, 1.0), rel=1e-14)
+
+
+def _log_ratio_entries(y, rate, d):
+    """ln p/q of k outputs of a Laplace(2d) sum of d entries, record 1 at −1 in each entry
+    (p) against +1 (q), others 0, each entry masked with probability ``rate`` (shared by the
+    k releases): the mixture over the 2^d masks written out."""
+    from itertools import product
+
+    def lik(c):
+        out = 0.0
+        for mask in product((0, 1), repeat=d):  # 1: observed
+            j = sum(mask)
+            w = (1 - rate) ** j * rate ** (d - j)
+            out = out + w * np.exp(-np.abs(y - c * j).sum(-1) / (2 * d))
+        return out
+
+    return np.log(lik(-1.0)) - np.log(lik(1.0))
+
+
+@pytest.mark.parametrize("k", [1, 3])
+@pytest.mark.parametrize("d", [2, 3])
+def test_the_entrywise_pair_epsilon_is_the_sup_of_the_k_output_ratio(k, d):
+    # laplace-iid's shared-mask value: feature-wise masks, one record of d entries
+    eps = rel.nansum_pair_epsilon(k, 0.6, entries=d)
+    corner = np.full((1, k), -3.0 * d)  # every output below −d: the supremum is reached
+    assert abs(_log_ratio_entries(corner, 0.6, d)[0]) == pytest.approx(eps, rel=1e-10)
+    y = np.random.default_rng(10 * k + d).uniform(-4 * d, 4 * d, size=(20_000, k))
+    assert np.max(np.abs(_log_ratio_entries(y, 0.6, d))) <= eps + 1e-9
+    # beyond one entry it is below the one-entry value at the same total shift
+    assert eps < rel.nansum_pair_epsilon(k, 0.6)
 
 
 def test_nansum_pair_epsilon_values():
