@@ -34,8 +34,8 @@ Verdicts (flip probability between reruns):
   states — the caller broke its side of the contract, which a user must know as well.
 
 Libraries in their own environments (SmartNoise SQL, :mod:`audit.adapters.isolation`) are in
-the table too, at :data:`ISOLATED_CALLS` calls per side (their calls are slow): their
-environments are built on first use, and their version is the one pinned there.
+the table too: their environments are built on first use, and their version is the one pinned
+there.
 
 Each row records the library version, whether the library is seedable (OpenDP, PipelineDP and
 python-dp draw from their own CSPRNG), the pair chosen and its counts. ``results/
@@ -73,9 +73,6 @@ MARGIN = 0.9
 N_RECORDS = 10
 #: calls per side of each audit
 CALLS = 4000
-#: calls per side of an isolated library's audit: SmartNoise SQL answers about 30 queries a
-#: second, since it rebuilds each query's mechanism (docs/measurements.md, "Isolated targets")
-ISOLATED_CALLS = 500
 #: audits of an unseedable library's row (independent calls): its ε_lower range and verdicts
 RERUNS = 3
 #: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
@@ -225,13 +222,11 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
             continue
         adapter = registry.get_adapter(t.split(":")[0])
         reruns = 1 if adapter.seedable else RERUNS
-        each = min(calls, ISOLATED_CALLS) if adapter.isolated else calls
-        runs = [audit_example(t, e, calls=each, seed=seed + i + 1000 * j)
+        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
                 for j in range(reruns)]
         rows.append(row(t, e, runs))
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
-                            "isolated_calls": min(calls, ISOLATED_CALLS),
                             "rows": rows})
 
 
@@ -256,8 +251,7 @@ def _notes(r: dict) -> str:
 def markdown(doc: dict) -> str:
     lines = ["# NaN regression table: each adapter example with one record NaN", "",
              f"Produced by `experiments/nan_regression.py` (seed {doc['seed']}, {doc['calls']:,} "
-             f"calls per side on the pair fixed by rule ({doc.get('isolated_calls', '—')} for a "
-             f"library in its own environment), confidence {doc['confidence']:g}; "
+             f"calls per side on the pair fixed by rule, confidence {doc['confidence']:g}; "
              f"`violates`: ε_lower > claim; `keeps`: ε_point ≤ {doc['margin']:g} × claim; "
              "`borderline`: neither, or reruns that disagree, the only verdict a rerun may "
              "flip; `contract`: violated by a NaN that the library's declared domain excludes; "

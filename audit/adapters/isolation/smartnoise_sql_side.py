@@ -11,7 +11,11 @@ through the reader: the library's parser, rewriter (clamping), SQL engine and no
 
 Parameters: ``function`` (``"sum"``, ``"avg"`` or ``"count"``), ``bounds`` ([lo, hi]),
 ``column`` (the dataset column read), ``epsilon`` (the ``Privacy`` epsilon: SmartNoise's
-budget per statistic). The seed is not used: SmartNoise draws its noise from OpenDP's CSPRNG.
+budget per statistic), ``groups`` (the most datasets one query releases: 1, one query per
+dataset; G > 1, up to G datasets in one table, dataset i's rows carrying the public key
+``g = i``, released by one ``SELECT g, SUM(x) FROM t GROUP BY g``: one row per key, each
+with its own noise, ``censor_dims`` off so no key is suppressed). The seed is not used:
+SmartNoise draws its noise from OpenDP's CSPRNG.
 """
 
 import math
@@ -23,14 +27,16 @@ import numpy as np
 INFO = {"distribution": "smartnoise-sql"}
 QUERIES = {"sum": "SELECT SUM(x) FROM t", "avg": "SELECT AVG(x) FROM t",
            "count": "SELECT COUNT(x) FROM t"}
+GROUPED = {"sum": "SELECT g, SUM(x) FROM t GROUP BY g", "avg": "SELECT g, AVG(x) FROM t GROUP BY g",
+           "count": "SELECT g, COUNT(x) FROM t GROUP BY g"}
 
 
 def _reader(bounds, epsilon):
     import snsql
 
     conn = sqlite3.connect(":memory:")
-    conn.execute("CREATE TABLE t (x REAL)")
-    meta = {"": {"": {"t": {"row_privacy": True, "censor_dims": False,
+    conn.execute("CREATE TABLE t (g INTEGER, x REAL)")
+    meta = {"": {"": {"t": {"row_privacy": True, "censor_dims": False, "g": {"type": "int"},
                             "x": {"type": "float", "lower": float(bounds[0]),
                                   "upper": float(bounds[1]), "nullable": True}}}}}
     privacy = snsql.Privacy(epsilon=float(epsilon), delta=0.0)
@@ -42,23 +48,46 @@ def make(params):
     query = QUERIES[function]
     column = int(params.get("column", 0))
     conn, reader = _reader(params["bounds"], params["epsilon"])
-    subquery, _ = reader._rewrite(query)  # what the library runs exactly (for the record)
-    cost = [float(v) for v in reader.get_privacy_cost(query)]
+    groups = int(params.get("groups", 1))
+    ran = query if groups == 1 else GROUPED[function]
+    subquery, _ = reader._rewrite(ran)  # what the library runs exactly (for the record)
+    cost = [float(v) for v in reader.get_privacy_cost(ran)]
+
+    def fill(columns):
+        conn.execute("DELETE FROM t")
+        conn.executemany("INSERT INTO t VALUES (?, ?)",
+                         [(g, None if math.isnan(v) else float(v))
+                          for g, values in enumerate(columns) for v in values])
+
+    def value(v):
+        return math.nan if v is None else float(v)
 
     def one(values):
-        conn.execute("DELETE FROM t")
-        conn.executemany("INSERT INTO t VALUES (?)",
-                         [(None if math.isnan(v) else float(v),) for v in values])
-        rows = reader.execute(query)
-        value = rows[1][0]
-        return math.nan if value is None else float(value)
+        fill([values])
+        return value(reader.execute(query)[1][0])
+
+    def grouped(columns):
+        fill(columns)
+        out = np.full(len(columns), np.nan)
+        seen = np.zeros(len(columns), dtype=bool)
+        for key, v in reader.execute(GROUPED[function])[1:]:
+            out[int(key)], seen[int(key)] = value(v), True
+        if not seen.all():
+            raise ValueError(f"SmartNoise released {int(seen.sum())} of {len(columns)} "
+                             f"keys of a GROUP BY query")
+        return out
 
     def release(datasets, seed):
         if column >= datasets.shape[2]:
             raise ValueError(f"parameter 'column' is {column} but the data has "
                              f"{datasets.shape[2]} columns")
-        return np.array([one(x[:, column].tolist()) for x in datasets], dtype=np.float64)
+        columns = [x[:, column].tolist() for x in datasets]
+        if groups == 1:
+            return np.array([one(c) for c in columns], dtype=np.float64)
+        return np.concatenate([grouped(columns[i:i + groups])
+                               for i in range(0, len(columns), groups)])
 
     info = {"snsql": metadata.version("smartnoise-sql"), "opendp": metadata.version("opendp"),
-            "query": query, "runs": str(subquery), "privacy_cost": cost}
+            "query": ran, "runs": str(subquery),
+            "privacy_cost": cost, "groups": groups}
     return release, info
