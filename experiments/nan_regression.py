@@ -125,9 +125,7 @@ def _version(library: str) -> str:
     (an isolated library, :mod:`audit.adapters.isolation`)."""
     adapter = registry.get_adapter(library)
     if adapter.isolated:
-        pin = adapter.distribution.lower() + "=="
-        return next((r[len(pin):] for r in adapter.environment.requirements
-                     if r.lower().startswith(pin)), "not pinned")
+        return registry.pinned_version(adapter)
     try:
         return metadata.version(adapter.distribution)
     except metadata.PackageNotFoundError:

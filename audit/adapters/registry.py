@@ -23,7 +23,8 @@ from importlib import metadata
 
 from audit.adapters.protocol import Adapter, Example
 
-__all__ = ["ENTRY_POINT_GROUP", "library_names", "get_adapter", "adapters", "examples"]
+__all__ = ["ENTRY_POINT_GROUP", "library_names", "get_adapter", "adapters", "examples",
+           "pinned_version"]
 
 #: the entry-point group adapters are registered under
 ENTRY_POINT_GROUP = "audit.adapters"
@@ -92,6 +93,15 @@ def get_adapter(library: str) -> Adapter:
 def adapters() -> dict[str, Adapter]:
     """Library name -> adapter, for every registered library (each entry point loaded)."""
     return {name: get_adapter(name) for name in library_names()}
+
+
+def pinned_version(adapter: Adapter) -> str:
+    """The version of an isolated adapter's library pinned in its environment's
+    requirements (``"not pinned"`` where none is)."""
+    pin = adapter.distribution.lower() + "=="
+    requirements = adapter.environment.requirements if adapter.environment else ()
+    return next((r[len(pin):] for r in requirements if r.lower().startswith(pin)),
+                "not pinned")
 
 
 def examples(*, isolated: bool = True) -> list[tuple[str, Example]]:

@@ -37,7 +37,9 @@ def _strata(doc):
 def test_smoke_run_has_one_row_per_target_and_rate(smoke):
     _, doc = smoke
     assert doc["size"] == "smoke" and doc["seed"] == 8
-    targets = [t["target"] for t in library_audit.TARGETS]
+    # the isolated library (its own environment) is not run at smoke size
+    targets = [t["target"] for t in library_audit.TARGETS if t["trials"]["smoke"] is not None]
+    assert "smartnoise-sql:sum" not in targets and len(targets) == len(library_audit.TARGETS) - 1
     assert [(r["target"], r["rate"]) for r in doc["rows"]] == [
         (t, p) for t in targets for p in library_audit.RATES]
     for r in doc["rows"]:
@@ -53,7 +55,8 @@ def test_smoke_run_has_one_row_per_target_and_rate(smoke):
         assert r["name"] == f"library_audit[{r['target']}, π={r['rate']:g}, stratified]"
     # each rate bounded on a score fitted for it (the configs' default strata.scores)
     assert all(r["own_scores"] for r in _strata(doc))
-    assert set(doc["library_versions"]) == set(library_audit.LIBRARIES)
+    assert set(doc["library_versions"]) == {*library_audit.LIBRARIES, "smartnoise-sql"}
+    assert doc["library_versions"]["smartnoise-sql"] == "1.0.10"  # pinned in its environment
 
 
 @pytest.mark.parametrize("target", NAN_PROPAGATING)
@@ -117,7 +120,7 @@ def test_committed_results_flag_exactly_the_libraries_the_sources_predict():
     doc = json.loads((ROOT / "results" / "library_audit.json").read_text())
     assert doc["size"] == "default"
     by = {(r["target"], r["rate"]): r for r in doc["rows"]}
-    for target in ("diffprivlib:nansum", "opendp:sum"):
+    for target in ("diffprivlib:nansum", "opendp:sum", "smartnoise-sql:sum"):
         assert not any(by[target, p]["claim_refuted"] for p in library_audit.RATES)
     for target in NAN_PROPAGATING:
         assert by[target, 0.0]["claim_refuted"] and by[target, 0.1]["claim_refuted"]
