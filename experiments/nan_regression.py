@@ -5,7 +5,8 @@ For every example of every registered adapter (``audit.adapters.registry.example
 targets the contract tests run, with their parameters) this audits whether the release keeps
 its claim when one record is NaN on one side of the pair: a black-box implementation audit
 of the pair fixed by rule (:func:`pair_value`: the record at the end of the example's bounds
-farthest from 0, at least 1 in size, against the all-NA record, the other records 0; a
+farthest from 0, at least 1 in size, against the all-NA record, the other records 0 — at
+that value too where the NaN is outside the declared domain, :func:`others_value`; a
 search among −B, 0 and +B chose by noise between equally bad pairs of unseedable
 libraries), with no further masking (missingness rate 0: the NaN is in the data), at
 confidence :data:`CONFIDENCE`. An unseedable library (OpenDP, PipelineDP, python-dp) is
@@ -105,12 +106,24 @@ def pair_value(params) -> float:
     return end if abs(end) >= 1.0 else math.copysign(1.0, end or 1.0)
 
 
+def others_value(nan: str, params) -> float:
+    """The other records' value in the pair: 0, except where a NaN is outside the declared
+    domain (``unchecked``), which may void the whole statistic (OpenDP reads the NaN sum as
+    0, #2935): there the pair's own value, so that voiding them shows."""
+    return pair_value(params) if nan == "unchecked" else 0.0
+
+
+def _nan(target: str, example) -> str:
+    library, function = target.split(":")
+    return registry.get_adapter(library).target(function).nan_semantics(example.params).value
+
+
 def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
     """The audit of one example (module docstring)."""
     impl = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
                                params=example.kwargs())
     v = pair_value(example.params)
-    rest = [[0.0]] * (N_RECORDS - 1)
+    rest = [[others_value(_nan(target, example), example.params)]] * (N_RECORDS - 1)
     doc = {"scenario": {"mechanism": "laplace", "epsilon": example.epsilon, "n": N_RECORDS,
                         "d": 1, "bound": _bound(example.params), "query": "sum"},
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
@@ -185,6 +198,11 @@ def cross_reference(doc: dict) -> dict:
     return {**doc, "rows": [{**r, "mcar": mcar(r)} for r in doc["rows"]]}
 
 
+def _pair_text(nan: str, params) -> str:
+    others = others_value(nan, params)
+    return f"({pair_value(params):g}) vs NA" + (f", others {others:g}" if others else "")
+
+
 def row(target: str, example, runs: list) -> dict:
     library, function = target.split(":")
     adapter = registry.get_adapter(library)
@@ -203,7 +221,7 @@ def row(target: str, example, runs: list) -> dict:
             "mcar": [],  # (:func:`cross_reference`, once for the table)
             "eps_lower": res.eps_lower, "eps_point": res.eps_point,
             "eps_lower_range": [min(lows), max(lows)], "runs": each,
-            "pair": f"({pair_value(example.params):g}) vs NA", "witness": res.witness,
+            "pair": _pair_text(nan, example.params), "witness": res.witness,
             "calls": res.trials, "library": adapter.distribution,
             "version": _version(library), "seedable": adapter.seedable}
 

@@ -75,6 +75,9 @@ def test_reruns_that_disagree_are_borderline_and_the_pair_is_fixed_by_rule():
     assert nr.pair_value({"bounds": (1.0, 3.0)}) == 3.0
     assert nr.pair_value({"bounds": (-3.0, -1.0)}) == -3.0
     assert nr.pair_value({"bounds": (0.0, 0.5)}) == 1.0 and nr.pair_value({}) == 1.0
+    # a NaN outside the declared domain may void the whole statistic: others at the value
+    assert nr.others_value("unchecked", {"bounds": (-1.0, 1.0)}) == 1.0
+    assert nr.others_value("propagates", {"bounds": (-1.0, 1.0)}) == 0.0
 
 
 def test_root_causes_and_findings():
