@@ -322,7 +322,7 @@ def _merge(ps, qs, h: float, i_lo: int, i_hi: int, probs: np.ndarray, down: bool
     on the safe side (the aggregate stays at or above its grid value). Returns the P- and
     Q-mass of the group left open."""
     tau, gp, gq, g, c = None, 0.0, 0.0, 0.0, 0.0
-    for p, q in zip(ps, qs):
+    for p, q in zip(ps, qs, strict=True):
         while p > 0.0:
             if tau is None:
                 tau = _open(p, q, h, i_lo, i_hi, down)
