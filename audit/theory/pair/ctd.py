@@ -40,7 +40,8 @@ from audit.enums import NoiseKind
 from audit.mixture import Mixture
 from audit.theory.pair.masses import U, check_pair, interval_masses, logratio
 
-__all__ = ["OrderProfile", "supports", "order_profile", "ctd_pair_plds", "MAX_CTD_GRID"]
+__all__ = ["OrderProfile", "supports", "order_profile", "ctd_pair_plds", "envelope_pmf",
+           "MAX_CTD_GRID"]
 
 #: most safeguarded Newton steps per level (a bisection step where Newton leaves the bracket)
 _NEWTON = 80
@@ -427,3 +428,36 @@ def ctd_pair_plds(P: Mixture, Q: Mixture, discretization: float):
     rem_hi, rem_lo = _order_pmfs(P, Q, h)
     add_hi, add_lo = _order_pmfs(Q, P, h)
     return (PrivacyLossDistribution(rem_hi, add_hi), PrivacyLossDistribution(rem_lo, add_lo))
+
+
+def envelope_pmf(pairs, discretization: float):
+    """A symmetric pessimistic PMF that dominates every pair of ``pairs`` in both orders,
+    or ``None`` when one of them is not supported (:func:`supports`).
+
+    The largest upper bound d_i over the pairs and both orders, at every grid point of the
+    union of their loss ranges, is an upper bound on each ordered pair's profile there, so
+    the Connect-the-Dots PMF of these d_i (:func:`ctd_pessimistic_pmf`) dominates each of
+    them (docs/THEORY.md §10.4–10.5).
+
+    Raises
+    ------
+    ValueError
+        On a bad pair, h ≤ 0, or more than ``MAX_CTD_GRID`` grid points.
+    """
+    from audit._validate import check_positive
+
+    h = check_positive(discretization, "discretization")
+    ordered = []
+    for P, Q in pairs:
+        P, Q = check_pair(P, Q)
+        ordered += [(P, Q), (Q, P)]
+    if not ordered or any(_pieces(A, B) is None for A, B in ordered):
+        return None
+    ranges = [_order_range(A, B, h) for A, B in ordered]
+    i_lo, i_hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    if i_hi - i_lo + 1 > MAX_CTD_GRID:
+        raise ValueError(f"discretization must give at most {MAX_CTD_GRID} grid points, got "
+                         f"discretization={h!r} ({i_hi - i_lo + 1} points)")
+    idx = np.arange(i_lo, i_hi + 1)
+    d = np.max([order_profile(A, B, idx * h).upper for A, B in ordered], axis=0)
+    return ctd_pessimistic_pmf(idx, d, h)
