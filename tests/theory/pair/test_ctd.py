@@ -103,3 +103,14 @@ def test_pessimistic_pmf_of_exact_points_is_their_hull():
     pmf = ctd.ctd_pessimistic_pmf(idx, d, h)
     got = np.asarray(pmf.get_delta_for_epsilon(idx * h))
     assert np.all(got >= d - 1e-15) and np.max(got - d) <= 32 * U
+
+
+def test_profile_beyond_the_largest_loss_is_certified_zero():
+    """The missing record against the record (σ = 0.7): L = −ln(0.9 + 0.1 e^{(x−1/2)/σ²}) is
+    at most −ln 0.9, flat far left; above it δ = 0, and the bound must say so (a crossing at
+    the end of the piece, where L′ ≈ e^{−55}, gets a bracket of a few ulps, not the piece)."""
+    P, Q = _pair("gaussian", 0.7, 0.0, 1.0)
+    prof = ctd.order_profile(Q, P, np.array([-math.log(0.9) + 1e-6, 1.0, 5.0, 14.0]))
+    assert np.all(prof.upper <= 1e-15)
+    hi, lo = ctd.ctd_pair_plds(P, Q, 1e-4)
+    assert hi._pmf_add._infinity_mass <= 1e-14 and hi._pmf_remove._infinity_mass <= 1e-14
