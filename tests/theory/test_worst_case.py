@@ -167,9 +167,8 @@ def test_fresh_symmetric_pair_brackets_the_certified_one_release_value(noise, sc
 
 
 def test_fresh_masks_bracket_the_setting_between_its_pair_and_the_envelope():
-    from audit.theory.releases import fresh_masks_epsilon
-
     from audit.theory.pld import compose_epsilon, laplace_loss, subsampled_pmf
+    from audit.theory.releases import fresh_masks_epsilon
 
     setting = Setting("laplace", 1.0, (0.0, 1.0), 0.0, 0.1, 100, "fresh")
     w = worst_case(setting, 1e-5)
