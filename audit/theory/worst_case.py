@@ -324,21 +324,27 @@ def _fresh(setting: Setting, delta: float) -> WorstCase:
 
 def _envelope_composition(setting: Setting, delta: float) -> float:
     """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
-    in both orders (:func:`audit.theory.pld.profile_pmf` on the envelope of their
-    pessimistic profiles)."""
+    in both orders: Connect-the-Dots on the envelope of their profiles on the loss grid
+    (:func:`audit.theory.pair.ctd.envelope_pmf`), or, where a pair's loss is not known to be
+    monotone on pieces, :func:`audit.theory.pld.profile_pmf` on the envelope of their
+    rounded-up PLDs."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
+    from audit.theory.pair.ctd import envelope_pmf
     from audit.theory.pld import pair_pmfs, profile_pmf
 
     cands = setting.candidates()
-    plds = [pair_pmfs(setting.law(cands[a]), setting.law(cands[b]), DISCRETIZATION)
-            for a, b in _pairs(setting)]
+    laws = [(setting.law(cands[a]), setting.law(cands[b])) for a, b in _pairs(setting)]
+    pmf = envelope_pmf(laws, DISCRETIZATION)
+    if pmf is None:
+        plds = [pair_pmfs(P, Q, DISCRETIZATION) for P, Q in laws]
 
-    def envelope(eps):  # each PLD's δ is already the larger of its two orders
-        return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
+        def envelope(eps):  # each PLD's δ is already the larger of its two orders
+            return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
 
-    top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
-    one = PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), DISCRETIZATION))
+        top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
+        pmf = profile_pmf(envelope, max(top, 1e-3), DISCRETIZATION)
+    one = PrivacyLossDistribution(pmf)
     composed = one if setting.releases == 1 else one.self_compose(setting.releases)
     return float(composed.get_epsilon_for_delta(delta))
 

@@ -22,6 +22,7 @@ from audit._numeric import brentq, log1p_c_expm1, log1p_expm1_div
 from audit._validate import check_count, check_delta, check_positive, check_probability
 from audit.enums import MaskRegime, NoiseKind
 from audit.mixture import Mixture
+from audit.theory.pair.ctd import ctd_pair_plds
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue, check_pair
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, compose_epsilon, pair_pmfs
@@ -298,10 +299,15 @@ def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
     """Exact ε(δ) of the audited pair over k releases with fresh masks: the k-fold product
     (P^{⊗k}, Q^{⊗k}), both orders.
 
-    The pair's PLD in both orders (:func:`audit.theory.pld.pair_pmfs`) is composed k times by
-    dp_accounting with losses rounded up and, separately, down; ``value`` is the midpoint and
-    ``error`` the half-width of that bracket. At δ = 0, k·sup|ln p/q| (exact for Laplace, whose
-    likelihood ratio saturates; infinite for most Gaussian pairs).
+    The pair's PLD in both orders is composed k times by dp_accounting, once from a
+    pessimistic and once from an optimistic PMF; ``value`` is the midpoint and ``error`` the
+    half-width of that bracket. Where the pair's loss is monotone on known pieces (Laplace;
+    Gaussian with one side's shifts all ≥ the other's) the PMFs are Connect-the-Dots and
+    merged cells (:func:`audit.theory.pair.ctd.ctd_pair_plds`), whose error is of second
+    order in the grid step; otherwise losses rounded up and down
+    (:func:`audit.theory.pld.pair_pmfs`), whose error grows by about h/2 per release (docs/
+    THEORY.md §10.5). At δ = 0, k·sup|ln p/q| (exact for Laplace, whose likelihood ratio
+    saturates; infinite for most Gaussian pairs).
 
     Raises
     ------
@@ -321,8 +327,11 @@ def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
     if k > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
                          f"(too costly beyond), got releases={releases!r}")
-    hi = compose_epsilon(pair_pmfs(P, Q, discretization), k, d)
+    plds = ctd_pair_plds(P, Q, discretization)
+    if plds is None:  # a loss not known to be monotone on pieces: losses rounded to the grid
+        plds = (pair_pmfs(P, Q, discretization),
+                pair_pmfs(P, Q, discretization, pessimistic=False))
+    hi = compose_epsilon(plds[0], k, d)
     # the optimistic estimate's truncated tails (≤ 1e-15 per composition) are paid in δ
-    lo = compose_epsilon(pair_pmfs(P, Q, discretization, pessimistic=False), k,
-                         min(1.0, d + 2e-15))
+    lo = compose_epsilon(plds[1], k, min(1.0, d + 2e-15))
     return PairValue(0.5 * (hi + lo), 0.5 * max(hi - lo, 0.0))
