@@ -52,7 +52,8 @@ from audit.mixture import Mixture
 from audit.theory.pld import DISCRETIZATION
 
 __all__ = ["PersistentPair", "PersistentBound", "persistent_epsilon", "persistent_bound",
-           "epoch_partitions", "observed_counts", "MAX_PERSISTENT_RELEASES"]
+           "persistent_worst_case", "persistent_refusal", "epoch_partitions", "observed_counts",
+           "MAX_PERSISTENT_RELEASES"]
 
 #: most releases: the bound composes one PLD per partition of k (77 partitions at k = 12)
 MAX_PERSISTENT_RELEASES = 12
@@ -159,29 +160,37 @@ def _partitions(k: int, largest: int):
             yield (first, *rest)
 
 
-def persistent_epsilon(pair: PersistentPair, delta: float, *,
-                       discretization: float = DISCRETIZATION) -> float:
-    """An upper bound on the ε at ``delta`` of the pair's k releases with persistent masks
-    (module docstring): the mixture over the epoch partitions of the profiles of their
-    compositions, each a pessimistic PLD; exact (to the PLD's rounding up) at persistence 0
-    (fresh masks) and 1 (one shared mask).
+def persistent_refusal(noise, releases: int, *, noise_name: str = "noise",
+                       releases_name: str = "releases") -> str | None:
+    """Why persistent masks cannot be accounted for this noise and k (the names are those the
+    caller's user wrote), or None: Gaussian noise only (a shared epoch is one release at
+    σ/√ℓ; Laplace epochs have no one-dimensional statistic), k ≤ ``MAX_PERSISTENT_RELEASES``
+    (one PLD composition per partition of k)."""
+    from audit.enums import NoiseKind
 
-    Raises
-    ------
-    ValueError
-        On a parameter out of range (naming it).
-    """
-    from audit.theory.pld import pair_pmfs
+    if NoiseKind.parse(noise, noise_name) is not NoiseKind.GAUSSIAN:
+        return (f"{noise_name} must be 'gaussian' for persistent masks (a Laplace epoch has no "
+                f"one-dimensional statistic, docs/THEORY.md §10.7), got {noise_name}="
+                f"{NoiseKind.parse(noise).value!r}")
+    if isinstance(releases, bool) or not isinstance(releases, int) \
+            or not 1 <= releases <= MAX_PERSISTENT_RELEASES:
+        return (f"{releases_name} must be an integer in [1, {MAX_PERSISTENT_RELEASES}] for "
+                f"persistent masks (the bound composes one PLD per partition of k), got "
+                f"{releases_name}={releases!r}")
+    return None
 
+
+def _mixture_epsilon(epoch_pld, releases: int, persistence: float, delta: float) -> float:
+    """ε at δ of the mixture over the epoch partitions (module docstring) of the
+    compositions of ``epoch_pld(length)``, each a pessimistic PLD."""
     d = check_delta(delta)
-    h = check_positive(discretization, "discretization")
     epochs = {}
     mixture = []
-    for parts, prob in epoch_partitions(pair.releases, pair.persistence):
+    for parts, prob in epoch_partitions(releases, persistence):
         composed = None
         for length, count in Counter(parts).items():
             if length not in epochs:
-                epochs[length] = pair_pmfs(*pair.epoch(length), h)
+                epochs[length] = epoch_pld(length)
             block = epochs[length] if count == 1 else epochs[length].self_compose(count)
             composed = block if composed is None else composed.compose(block)
         mixture.append((prob, composed))
@@ -199,11 +208,34 @@ def persistent_epsilon(pair: PersistentPair, delta: float, *,
     return float(brentq(excess, 0.0, hi, xtol=1e-12))
 
 
+def persistent_epsilon(pair: PersistentPair, delta: float, *,
+                       discretization: float = DISCRETIZATION) -> float:
+    """An upper bound on the ε at ``delta`` of the pair's k releases with persistent masks
+    (module docstring): the mixture over the epoch partitions of the profiles of their
+    compositions, each a pessimistic PLD; exact (to the PLD's rounding up) at persistence 0
+    (fresh masks) and 1 (one shared mask).
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (naming it).
+    """
+    from audit.theory.pld import pair_pmfs
+
+    check_delta(delta)
+    h = check_positive(discretization, "discretization")
+    return _mixture_epsilon(lambda length: pair_pmfs(*pair.epoch(length), h), pair.releases,
+                            pair.persistence, delta)
+
+
 def persistent_bound(pair: PersistentPair, delta: float, *,
                      discretization: float = DISCRETIZATION) -> PersistentBound:
     """The pair's ε at ``delta`` bracketed (module docstring): the upper end
-    :func:`persistent_epsilon`, the lower end the exact ε of the sum of the releases."""
+    :func:`persistent_epsilon`, the lower end the exact ε of the sum of the releases, and at
+    persistence 0 (fresh masks, where the sum is not sufficient) the fresh pair's own value
+    (:func:`audit.theory.pair.releases.fresh_pair_epsilon`, its low end)."""
     from audit.theory.pair import pair_epsilon
+    from audit.theory.pair.releases import fresh_pair_epsilon
 
     upper = persistent_epsilon(pair, delta, discretization=discretization)
     k = pair.releases
@@ -214,4 +246,53 @@ def persistent_bound(pair: PersistentPair, delta: float, *,
     Q = Mixture(w, j * pair.b + (k - j) * pair.na, "gaussian", s)
     low = pair_epsilon(P, Q, delta)
     lower = max(0.0, float(low.value) - float(low.error))
+    if pair.persistence == 0.0 and k > 1:
+        fresh = fresh_pair_epsilon(*pair.epoch(1), k, delta, discretization=discretization)
+        lower = max(lower, float(fresh.value) - float(fresh.error))
     return PersistentBound(max(upper, lower), lower)
+
+
+def persistent_worst_case(setting, delta: float):
+    """The worst case of a :class:`audit.theory.worst_case.Setting` with persistent masks
+    at the final ``delta``, a :class:`audit.theory.worst_case.WorstCase` bracket.
+
+    Upper end: the epochs' mixture (module docstring) of a pair that dominates, at every
+    epoch length ℓ, every candidate pair of the corner lemma (docs/THEORY.md §10.2: one
+    release at σ/√ℓ) in both orders (:func:`audit.theory.worst_case.envelope_pld`; the one
+    pair's own PLD where the domain has two candidates), so it covers every pair of the domain
+    and the missing record. Lower end: the largest :func:`persistent_bound` lower end over the
+    candidate pairs. At persistence 1 (0) the row is the shared (fresh) worst case, to its
+    error.
+
+    Raises
+    ------
+    ValueError
+        Where :func:`persistent_refusal` refuses the setting, or on a bad δ.
+    """
+    from audit.theory.pld import pair_pmfs
+    from audit.theory.worst_case import WorstCase, _ordered, _pairs, envelope_pld
+
+    reason = persistent_refusal(setting.noise, setting.releases)
+    if reason:
+        raise ValueError(reason)
+    d = check_delta(delta)
+    cands = setting.candidates()
+    na = setting.na_value
+    pairs = {(a, b): PersistentPair(na if cands[a] is None else cands[a],
+                                    na if cands[b] is None else cands[b], na,
+                                    setting.observation, setting.scale, setting.releases,
+                                    setting.persistence)
+             for a, b in _pairs(setting)}
+    lower, worst = max((persistent_bound(pp, d).lower, names) for names, pp in pairs.items())
+
+    def epoch_pld(length: int):
+        plds = [pair_pmfs(*pp.epoch(length), DISCRETIZATION) for pp in pairs.values()]
+        return plds[0] if len(plds) == 1 else envelope_pld(plds, DISCRETIZATION)
+
+    upper = _mixture_epsilon(epoch_pld, setting.releases, setting.persistence, d)
+    return WorstCase(max(upper, lower), lower, _ordered(worst),
+                     "upper: the redraw epochs' mixture of the compositions of shared-mask "
+                     "epochs, each the envelope of the candidate pairs (one release at "
+                     "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
+                     "fresh pair), the worst candidate pair",
+                     "every pair of the domain and the missing record")

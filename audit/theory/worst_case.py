@@ -53,7 +53,7 @@ from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
-           "MAX_GAUSSIAN_SCALE"]
+           "envelope_pld", "MAX_GAUSSIAN_SCALE"]
 
 #: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
 #: a float; a larger σ overflows them).
@@ -102,7 +102,11 @@ class Setting:
     releases : int
         k ≥ 1 releases of the query.
     masks : MaskRegime or str
-        ``"shared"`` (one table) or ``"fresh"`` (missingness redrawn per release).
+        ``"shared"`` (one table), ``"fresh"`` (missingness redrawn per release) or
+        ``"persistent"`` (each collection keeps the record's mask with probability
+        ``persistence``, else redraws it: §10.7; Gaussian, k ≤ 12).
+    persistence : float or None
+        r ∈ [0, 1] with persistent masks; None otherwise.
     """
 
     noise: NoiseKind
@@ -112,6 +116,7 @@ class Setting:
     observation: float
     releases: int = 1
     masks: MaskRegime = MaskRegime.SHARED
+    persistence: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
@@ -127,7 +132,17 @@ class Setting:
                              f"{self.observation!r}")
         object.__setattr__(self, "observation", q)
         object.__setattr__(self, "releases", check_count(self.releases, "releases"))
-        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "masks"))
+        masks = MaskRegime.parse(self.masks, "masks")
+        object.__setattr__(self, "masks", masks)
+        if masks is MaskRegime.PERSISTENT:
+            if self.persistence is None:
+                raise ValueError("persistence must be given with masks='persistent', got "
+                                 "persistence=None")
+            object.__setattr__(self, "persistence",
+                               check_probability(self.persistence, "persistence"))
+        elif self.persistence is not None:
+            raise ValueError(f"persistence applies to masks='persistent', got persistence="
+                             f"{self.persistence!r} with masks={masks.value!r}")
 
     def law(self, value: float | None) -> Mixture:
         """The one-release law when the record holds ``value`` (None: the all-missing record)."""
@@ -225,6 +240,10 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
         raise ValueError(f"setting must be a Setting, got setting={setting!r}")
     d = check_delta(delta)
     k = setting.releases
+    if setting.masks is MaskRegime.PERSISTENT:
+        from audit.theory.persistent import persistent_worst_case
+
+        return persistent_worst_case(setting, d)
     if d > 0 and k > MAX_PLD_RELEASES and not (
             setting.noise is NoiseKind.GAUSSIAN and setting.masks is MaskRegime.SHARED):
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for this worst case at "
@@ -324,23 +343,29 @@ def _fresh(setting: Setting, delta: float) -> WorstCase:
 
 def _envelope_composition(setting: Setting, delta: float) -> float:
     """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
-    in both orders (:func:`audit.theory.pld.profile_pmf` on the envelope of their
-    pessimistic profiles)."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
-    from audit.theory.pld import pair_pmfs, profile_pmf
+    in both orders (:func:`envelope_pld`)."""
+    from audit.theory.pld import pair_pmfs
 
     cands = setting.candidates()
-    plds = [pair_pmfs(setting.law(cands[a]), setting.law(cands[b]), DISCRETIZATION)
-            for a, b in _pairs(setting)]
+    one = envelope_pld([pair_pmfs(setting.law(cands[a]), setting.law(cands[b]),
+                                  DISCRETIZATION) for a, b in _pairs(setting)], DISCRETIZATION)
+    composed = one if setting.releases == 1 else one.self_compose(setting.releases)
+    return float(composed.get_epsilon_for_delta(delta))
+
+
+def envelope_pld(plds: list, discretization: float):
+    """A pessimistic PLD dominating every PLD of ``plds`` in both orders:
+    :func:`audit.theory.pld.profile_pmf` on the envelope of their profiles (docs/THEORY.md
+    §10.4)."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from audit.theory.pld import profile_pmf
 
     def envelope(eps):  # each PLD's δ is already the larger of its two orders
         return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
 
     top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
-    one = PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), DISCRETIZATION))
-    composed = one if setting.releases == 1 else one.self_compose(setting.releases)
-    return float(composed.get_epsilon_for_delta(delta))
+    return PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), discretization))
 
 
 def _laplace_profile(mu: float, k: int, h: float):
