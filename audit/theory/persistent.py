@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,8 +53,8 @@ from audit.mixture import Mixture
 from audit.theory.pld import DISCRETIZATION
 
 __all__ = ["PersistentPair", "PersistentBound", "persistent_epsilon", "persistent_bound",
-           "persistent_worst_case", "persistent_refusal", "epoch_partitions", "observed_counts",
-           "MAX_PERSISTENT_RELEASES"]
+           "persistent_lower", "persistent_envelope_epsilon", "persistent_refusal",
+           "epoch_partitions", "observed_counts", "MAX_PERSISTENT_RELEASES"]
 
 #: most releases: the bound composes one PLD per partition of k (77 partitions at k = 12)
 MAX_PERSISTENT_RELEASES = 12
@@ -231,13 +232,21 @@ def persistent_epsilon(pair: PersistentPair, delta: float, *,
 def persistent_bound(pair: PersistentPair, delta: float, *,
                      discretization: float = DISCRETIZATION) -> PersistentBound:
     """The pair's ε at ``delta`` bracketed (module docstring): the upper end
-    :func:`persistent_epsilon`, the lower end the exact ε of the sum of the releases, and at
-    persistence 0 (fresh masks, where the sum is not sufficient) the fresh pair's own value
+    :func:`persistent_epsilon`, the lower end :func:`persistent_lower`."""
+    upper = persistent_epsilon(pair, delta, discretization=discretization)
+    lower = persistent_lower(pair, delta, discretization=discretization)
+    return PersistentBound(max(upper, lower), lower)
+
+
+def persistent_lower(pair: PersistentPair, delta: float, *,
+                     discretization: float = DISCRETIZATION) -> float:
+    """A certified lower bound on the pair's ε at ``delta``: the exact ε of the sum of the
+    releases (its numerical low end), and at persistence 0 (fresh masks, where the sum is not
+    sufficient) the fresh pair's own value
     (:func:`audit.theory.pair.releases.fresh_pair_epsilon`, its low end)."""
     from audit.theory.pair import pair_epsilon
     from audit.theory.pair.releases import fresh_pair_epsilon
 
-    upper = persistent_epsilon(pair, delta, discretization=discretization)
     k = pair.releases
     w = observed_counts(k, pair.q, pair.persistence)
     j = np.arange(k + 1, dtype=np.float64)
@@ -249,50 +258,32 @@ def persistent_bound(pair: PersistentPair, delta: float, *,
     if pair.persistence == 0.0 and k > 1:
         fresh = fresh_pair_epsilon(*pair.epoch(1), k, delta, discretization=discretization)
         lower = max(lower, float(fresh.value) - float(fresh.error))
-    return PersistentBound(max(upper, lower), lower)
+    return lower
 
 
-def persistent_worst_case(setting, delta: float):
-    """The worst case of a :class:`audit.theory.worst_case.Setting` with persistent masks
-    at the final ``delta``, a :class:`audit.theory.worst_case.WorstCase` bracket.
+@lru_cache(maxsize=64)
+def _epoch_envelope(pairs: tuple, length: int):
+    """The pessimistic PLD of one shared-mask epoch of ``length`` releases dominating every
+    pair of ``pairs`` ((a, b, na, q, σ) each) in both orders; it does not depend on the
+    persistence, so a curve over r computes it once per length."""
+    from audit.theory.pld import envelope_pld, pair_pmfs
 
-    Upper end: the epochs' mixture (module docstring) of a pair that dominates, at every
-    epoch length ℓ, every candidate pair of the corner lemma (docs/THEORY.md §10.2: one
-    release at σ/√ℓ) in both orders (:func:`audit.theory.worst_case.envelope_pld`; the one
-    pair's own PLD where the domain has two candidates), so it covers every pair of the domain
-    and the missing record. Lower end: the largest :func:`persistent_bound` lower end over the
-    candidate pairs. At persistence 1 (0) the row is the shared (fresh) worst case, to its
-    error.
+    plds = [pair_pmfs(*PersistentPair(*p, 1, 0.0).epoch(length), DISCRETIZATION)
+            for p in pairs]
+    return plds[0] if len(plds) == 1 else envelope_pld(plds, DISCRETIZATION)
 
-    Raises
-    ------
-    ValueError
-        Where :func:`persistent_refusal` refuses the setting, or on a bad δ.
-    """
-    from audit.theory.pld import pair_pmfs
-    from audit.theory.worst_case import WorstCase, _ordered, _pairs, envelope_pld
 
-    reason = persistent_refusal(setting.noise, setting.releases)
-    if reason:
-        raise ValueError(reason)
-    d = check_delta(delta)
-    cands = setting.candidates()
-    na = setting.na_value
-    pairs = {(a, b): PersistentPair(na if cands[a] is None else cands[a],
-                                    na if cands[b] is None else cands[b], na,
-                                    setting.observation, setting.scale, setting.releases,
-                                    setting.persistence)
-             for a, b in _pairs(setting)}
-    lower, worst = max((persistent_bound(pp, d).lower, names) for names, pp in pairs.items())
-
-    def epoch_pld(length: int):
-        plds = [pair_pmfs(*pp.epoch(length), DISCRETIZATION) for pp in pairs.values()]
-        return plds[0] if len(plds) == 1 else envelope_pld(plds, DISCRETIZATION)
-
-    upper = _mixture_epsilon(epoch_pld, setting.releases, setting.persistence, d)
-    return WorstCase(max(upper, lower), lower, _ordered(worst),
-                     "upper: the redraw epochs' mixture of the compositions of shared-mask "
-                     "epochs, each the envelope of the candidate pairs (one release at "
-                     "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
-                     "fresh pair), the worst candidate pair",
-                     "every pair of the domain and the missing record")
+def persistent_envelope_epsilon(pairs, delta: float) -> float:
+    """An upper bound on the ε at ``delta`` of every pair that each of ``pairs`` (the same
+    k, q, σ and persistence) dominates in every epoch: the epochs' mixture (module docstring)
+    of the pessimistic PLD of the envelope of their profiles at each epoch length
+    (:func:`audit.theory.pld.envelope_pld`; the one pair's own PLD for one pair). Used by the
+    setting's worst case with the corner lemma's candidate pairs (docs/THEORY.md §10.7)."""
+    first = pairs[0]
+    if any((p.q, p.sigma, p.releases, p.persistence) !=
+           (first.q, first.sigma, first.releases, first.persistence) for p in pairs):
+        raise ValueError("pairs must share q, sigma, releases and persistence, got "
+                         f"pairs={pairs!r}")
+    key = tuple((p.a, p.b, p.na, p.q, p.sigma) for p in pairs)
+    return _mixture_epsilon(lambda length: _epoch_envelope(key, length), first.releases,
+                            first.persistence, check_delta(delta))

@@ -50,10 +50,16 @@ from audit.mixture import Mixture
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
+from audit.theory.persistent import (
+    PersistentPair,
+    persistent_envelope_epsilon,
+    persistent_lower,
+    persistent_refusal,
+)
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
-           "envelope_pld", "MAX_GAUSSIAN_SCALE"]
+           "MAX_GAUSSIAN_SCALE"]
 
 #: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
 #: a float; a larger σ overflows them).
@@ -241,9 +247,7 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
     d = check_delta(delta)
     k = setting.releases
     if setting.masks is MaskRegime.PERSISTENT:
-        from audit.theory.persistent import persistent_worst_case
-
-        return persistent_worst_case(setting, d)
+        return _persistent(setting, d)
     if d > 0 and k > MAX_PLD_RELEASES and not (
             setting.noise is NoiseKind.GAUSSIAN and setting.masks is MaskRegime.SHARED):
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for this worst case at "
@@ -343,29 +347,14 @@ def _fresh(setting: Setting, delta: float) -> WorstCase:
 
 def _envelope_composition(setting: Setting, delta: float) -> float:
     """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
-    in both orders (:func:`envelope_pld`)."""
-    from audit.theory.pld import pair_pmfs
+    in both orders (:func:`audit.theory.pld.envelope_pld`)."""
+    from audit.theory.pld import envelope_pld, pair_pmfs
 
     cands = setting.candidates()
     one = envelope_pld([pair_pmfs(setting.law(cands[a]), setting.law(cands[b]),
                                   DISCRETIZATION) for a, b in _pairs(setting)], DISCRETIZATION)
     composed = one if setting.releases == 1 else one.self_compose(setting.releases)
     return float(composed.get_epsilon_for_delta(delta))
-
-
-def envelope_pld(plds: list, discretization: float):
-    """A pessimistic PLD dominating every PLD of ``plds`` in both orders:
-    :func:`audit.theory.pld.profile_pmf` on the envelope of their profiles (docs/THEORY.md
-    §10.4)."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
-    from audit.theory.pld import profile_pmf
-
-    def envelope(eps):  # each PLD's δ is already the larger of its two orders
-        return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
-
-    top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
-    return PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), discretization))
 
 
 def _laplace_profile(mu: float, k: int, h: float):
@@ -435,3 +424,31 @@ def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple 
         if low > best[0]:
             best = (low, _ordered((name, na)))
     return best
+
+
+def _persistent(setting: Setting, delta: float) -> WorstCase:
+    """Persistent masks (docs/THEORY.md §10.7): the upper end the redraw epochs' mixture of a
+    pair that dominates, at every epoch length ℓ, every candidate pair of the corner lemma
+    (§10.2: one release at σ/√ℓ) in both orders, so it covers every pair of the domain and
+    the missing record (:func:`audit.theory.persistent.persistent_envelope_epsilon`); the
+    lower end the largest :func:`audit.theory.persistent.persistent_lower` over the
+    candidate pairs. At persistence 1 (0) this is the shared (fresh) worst case, to its
+    error."""
+    reason = persistent_refusal(setting.noise, setting.releases)
+    if reason:
+        raise ValueError(reason)
+    cands = setting.candidates()
+    na = setting.na_value
+    pairs = {(a, b): PersistentPair(na if cands[a] is None else cands[a],
+                                    na if cands[b] is None else cands[b], na,
+                                    setting.observation, setting.scale, setting.releases,
+                                    setting.persistence)
+             for a, b in _pairs(setting)}
+    lower, worst = max((persistent_lower(pp, delta), names) for names, pp in pairs.items())
+    upper = persistent_envelope_epsilon(list(pairs.values()), delta)
+    return WorstCase(max(upper, lower), lower, _ordered(worst),
+                     "upper: the redraw epochs' mixture of the compositions of shared-mask "
+                     "epochs, each the envelope of the candidate pairs (one release at "
+                     "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
+                     "fresh pair), the worst candidate pair",
+                     "every pair of the domain and the missing record")
