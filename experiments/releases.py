@@ -54,13 +54,18 @@ column; laplace-iid's feature-wise masks have none), ``eps_fresh_composed`` and
 fresh masks, NOT for shared masks), and ``crosses_fresh_composed`` (ε_lower above it: for a
 shared-mask row, the per-release accounting refuted by experiment). ``curves`` holds the
 bounds at every k of :data:`KS` for the Laplace settings (closed forms), for the figure.
-Trials (calls) per side: :data:`TRIALS`; the default run takes about 40 s on one core.
+``persistent`` holds the persistent-non-response curve against r
+(:mod:`experiments.releases_persistent`). Trials (calls) per side: :data:`TRIALS`; the default
+run takes about 40 s on one core.
 """
 
 from __future__ import annotations
 
 from experiments.common import check_size, config, record
 from experiments.plotting import column
+from experiments.releases_persistent import draw_panel as draw_persistent
+from experiments.releases_persistent import findings as persistent_findings
+from experiments.releases_persistent import persistent_curve
 
 NAME = "releases"
 TITLE = "k releases from one incomplete table: shared against fresh masks"
@@ -76,6 +81,10 @@ masks it equals the pair's exact ε (the tick crosses the square); dots and diam
 audits' 95 % lower bounds. Top: the model's
 Gaussian sum (model audits, shared and fresh masks); bottom: the model's Laplace sum (d = 10,
 model audits, shared and fresh masks) and diffprivlib's nansum (black box, shared masks).
+Bottom: persistent non-response (data re-collected k = 5 times, each collection keeping a
+record's mask with probability r) against r: the accountant's bracket (green), the audited
+pair's upper end (purple squares) and the model audits' ε_lower (purple dots); r = 0 is the
+fresh-mask setting, r = 1 the shared one.
 """
 KS = (1, 2, 5, 10, 20, 50, 100)
 FRESH_KS = (1, 10, 100)
@@ -161,13 +170,14 @@ def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_p
 
 
 def accountant(noise: str, scale: float, p_star: float, k: int, masks: str,
-               delta: float) -> dict:
+               delta: float, persistence: float | None = None) -> dict:
     """The accountant's worst case of a setting of this experiment (a sum over one column in
     [−B, B], NA read as 0, record-level masks: :func:`audit.theory.worst_case.worst_case`):
     ``eps_accountant`` its certified upper end, ``eps_accountant_lower`` its lower end."""
     from audit.theory.worst_case import Setting, worst_case
 
-    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks), delta)
+    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks,
+                           persistence), delta)
     return {"eps_accountant": w.epsilon, "eps_accountant_lower": w.lower,
             "eps_accountant_exact": w.exact}
 
@@ -281,9 +291,10 @@ def run(size: str = "default", seed: int = 10, jobs: int = 1, progress: bool = F
     lap, plan = _laplace_rows(trials, seed, jobs, progress)
     rows += lap + _diffprivlib_rows(trials, seed, jobs, progress)
     curves = _curves(plan)
+    persistent = persistent_curve(size, seed, jobs, progress)
     return record(NAME, TITLE, size, seed, epsilon=EPSILON, delta=DELTA, n=N_RECORDS,
-                  bound=BOUND, rows=rows, curves=curves, crossing=crossing(rows),
-                  findings=findings(rows, curves))
+                  bound=BOUND, rows=rows, curves=curves, persistent=persistent,
+                  crossing=crossing(rows), findings=findings(rows, curves, persistent))
 
 
 # --- findings ------------------------------------------------------------------------------
@@ -381,8 +392,10 @@ def _no_crossing_line(rows: list[dict], setting: str, curves: dict | None) -> st
                    "promise.")
 
 
-def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
-    """The findings, from the rows and the Laplace settings' curves (markdown lines)."""
+def findings(rows: list[dict], curves: dict | None = None,
+             persistent: dict | None = None) -> list[str]:
+    """The findings, from the rows, the Laplace settings' curves and the persistent
+    non-response curve (markdown lines)."""
     cross = crossing(rows)
     lines = [
         "- **What to compute for k statistics from one incomplete table**: Theorem 3.2 / §7 "
@@ -402,6 +415,7 @@ def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
                          f"refuted by experiment (still below the shared bound "
                          f"{r['eps_theory']:.3f}).")
     lines += [_no_crossing_line(rows, s, curves) for s in SETTINGS if cross[s] is None]
+    lines += persistent_findings(persistent)
     for s in SETTINGS[:2]:
         lines += ["", f"  {s} (Gaussian sum, mcar-row; model audits, shared and fresh masks, "
                       f"δ = {DELTA:g}):", "", *_gaussian_table(rows, s)]
@@ -537,8 +551,11 @@ def _laplace_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) 
 
 def draw(doc: dict, fig) -> None:
     rows, curves = doc["rows"], doc["curves"]
-    fig.set_size_inches(11, 9)
-    axes = fig.subplots(2, 2).ravel()
+    fig.set_size_inches(11, 13)
+    grid = fig.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "e"]],
+                              height_ratios=[1.0, 1.0, 0.8])
+    axes = [grid[key] for key in "abcd"]
+    draw_persistent(grid["e"], doc.get("persistent"))
     _gaussian_panel(axes[0], rows, "gaussian-p0.1")
     _gaussian_panel(axes[1], rows, "gaussian-p0.5")
     lap = curves["laplace-iid"]
@@ -557,7 +574,7 @@ def draw(doc: dict, fig) -> None:
         ax.set_ylabel("ε of the k releases together (log scale)")
         ax.grid(alpha=0.3, which="both")
     handles = {}
-    for ax in axes:
+    for ax in [*axes, grid["e"]]:
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
     fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=2,
