@@ -56,13 +56,14 @@ shared-mask row, the per-release accounting refuted by experiment). ``curves`` h
 bounds at every k of :data:`KS` for the Laplace settings (closed forms), for the figure.
 ``persistent`` holds the persistent-non-response curve against r
 (:mod:`experiments.releases_persistent`). Trials (calls) per side: :data:`TRIALS`; the default
-run takes about 40 s on one core.
+run takes about 40 s on one core, the persistent curve about 5 s more.
 """
 
 from __future__ import annotations
 
 from experiments.common import check_size, config, record
 from experiments.plotting import column
+from experiments.releases_persistent import CAPTION as PERSISTENT_CAPTION
 from experiments.releases_persistent import draw_panel as draw_persistent
 from experiments.releases_persistent import findings as persistent_findings
 from experiments.releases_persistent import persistent_curve
@@ -81,10 +82,6 @@ masks it equals the pair's exact ε (the tick crosses the square); dots and diam
 audits' 95 % lower bounds. Top: the model's
 Gaussian sum (model audits, shared and fresh masks); bottom: the model's Laplace sum (d = 10,
 model audits, shared and fresh masks) and diffprivlib's nansum (black box, shared masks).
-Bottom: persistent non-response (data re-collected k = 5 times, each collection keeping a
-record's mask with probability r) against r: the accountant's bracket (green), the audited
-pair's upper end (purple squares) and the model audits' ε_lower (purple dots); r = 0 is the
-fresh-mask setting, r = 1 the shared one.
 """
 KS = (1, 2, 5, 10, 20, 50, 100)
 FRESH_KS = (1, 10, 100)
@@ -551,11 +548,13 @@ def _laplace_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) 
 
 def draw(doc: dict, fig) -> None:
     rows, curves = doc["rows"], doc["curves"]
-    fig.set_size_inches(11, 13)
-    grid = fig.subplot_mosaic([["a", "b"], ["c", "d"], ["e", "e"]],
-                              height_ratios=[1.0, 1.0, 0.8])
+    persistent = doc.get("persistent")  # absent from results written before the curve
+    layout = [["a", "b"], ["c", "d"]] + ([["e", "e"]] if persistent else [])
+    fig.set_size_inches(11, 13 if persistent else 9)
+    grid = fig.subplot_mosaic(layout, height_ratios=[1.0, 1.0, 0.8][:len(layout)])
     axes = [grid[key] for key in "abcd"]
-    draw_persistent(grid["e"], doc.get("persistent"))
+    if persistent:
+        draw_persistent(grid["e"], persistent)
     _gaussian_panel(axes[0], rows, "gaussian-p0.1")
     _gaussian_panel(axes[1], rows, "gaussian-p0.5")
     lap = curves["laplace-iid"]
@@ -574,7 +573,7 @@ def draw(doc: dict, fig) -> None:
         ax.set_ylabel("ε of the k releases together (log scale)")
         ax.grid(alpha=0.3, which="both")
     handles = {}
-    for ax in [*axes, grid["e"]]:
+    for ax in grid.values():
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
     fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=2,
@@ -589,4 +588,5 @@ def caption(doc: dict) -> str:
              f"guarantee is refuted by experiment" if k is not None else
              "no shared-mask ε_lower rose above the fresh-mask composed bound at p* = 0.1 at "
              "this budget")
-    return f"{CAPTION.strip()} {where[0].upper()}{where[1:]}."
+    text = f"{CAPTION.strip()} {where[0].upper()}{where[1:]}."
+    return f"{text} {PERSISTENT_CAPTION}" if doc.get("persistent") else text

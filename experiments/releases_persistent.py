@@ -19,6 +19,12 @@ from __future__ import annotations
 
 from experiments.common import config
 
+#: the caption of the releases figure's bottom panel (results that hold the curve)
+CAPTION = """\
+Bottom: persistent non-response (data re-collected k = 5 times, each collection keeping a
+record's mask with probability r) against r: the accountant's bracket (green), the audited
+pair's upper end (purple squares) and the model audits' ε_lower (purple dots); r = 0 is the
+fresh-mask setting, r = 1 the shared one."""
 PERSISTENCES = (0.0, 0.25, 0.5, 0.75, 1.0)
 RELEASES = 5
 P_STAR = 0.1
