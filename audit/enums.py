@@ -190,11 +190,35 @@ class MaskRegime(Choice):
     """How the masks of k releases relate (docs/THEORY.md §9).
 
     ``SHARED``: one incomplete table, k releases computed from it (one mask draw for all);
-    ``FRESH``: the missingness is drawn anew, independently, for every release.
+    ``FRESH``: the missingness is drawn anew, independently, for every release;
+    ``PERSISTENT``: each re-collection keeps a record's previous mask with a probability r (its
+    ``persistence``), else redraws it (§10.7; r = 1 is shared, r = 0 fresh).
+
+    Only a config's ``[releases]``, the accountant's :class:`~audit.theory.worst_case.Setting`
+    and the model's k-release design handle ``PERSISTENT``; the others parse with
+    :meth:`parse_fixed`, which refuses it, naming the parameter.
     """
 
     SHARED = "shared"
     FRESH = "fresh"
+    PERSISTENT = "persistent"
+
+    @classmethod
+    def parse_fixed(cls, value: object, name: str | None = None):
+        """``value`` as ``SHARED`` or ``FRESH``: for a caller that handles only the two fixed
+        regimes (``PERSISTENT`` is refused like an unknown value, with a pointer to where it
+        is handled)."""
+        name = name or cls._parameter_name()
+        try:
+            member = parse_enum(cls, value, name)
+        except ValueError:
+            member = None
+        if member in (cls.SHARED, cls.FRESH):
+            return member
+        hint = ("" if member is None else
+                " (persistent masks are accounted for one Gaussian sum of a config: "
+                "[releases] masks = 'persistent' with persistence = r, docs/THEORY.md §10.7)")
+        raise ValueError(f"{name} must be one of 'shared', 'fresh', got {name}={value!r}{hint}")
 
     @classmethod
     def _parameter_name(cls) -> str:

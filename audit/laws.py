@@ -33,7 +33,7 @@ from audit.mixture import LOGPDF_CHUNK_FLOATS, Mixture
 from audit.noise import noise_of
 
 __all__ = ["ProductMixture", "SubsetMixture", "Law", "MAX_ENUMERATED_COMPONENTS",
-           "shared_releases", "fresh_releases", "MAX_SHARED_FLOATS"]
+           "shared_releases", "fresh_releases", "persistent_releases", "MAX_SHARED_FLOATS"]
 
 #: ``as_mixture()`` refuses laws with more components than this.
 MAX_ENUMERATED_COMPONENTS = 1 << 20
@@ -313,3 +313,45 @@ def fresh_releases(M: Law, releases: int) -> ProductMixture:
             "M must be a scalar Mixture or a ProductMixture for the law of fresh-mask "
             f"releases (independent coordinates), got a {type(M).__name__} of dim {M.dim}")
     return ProductMixture(np.tile(w, (k, 1)), np.tile(s, (k, 1)), M.noise, M.scale)
+
+
+def persistent_releases(M: Law, releases: int, persistence: float) -> Mixture:
+    """The law of k releases from data re-collected k times whose non-response persists
+    (docs/THEORY.md §10.7): collection 1 draws the record's mask (a component of ``M``), each
+    later collection keeps the previous one with probability r = ``persistence``, else redraws
+    it from ``M``'s weights; given the path (c_1, …, c_k) the releases are independent draws
+    around s_{c_1}, …, s_{c_k}.
+
+    The output is the mixture over the K^k paths, an enumerated
+    :class:`~audit.mixture.Mixture` of dimension k·dim, path (c_1, …, c_k) with weight
+    w_{c_1} Π_t [r·1(c_t = c_{t−1}) + (1 − r)·w_{c_t}]; r = 1 gives
+    :func:`shared_releases`' law, r = 0 the k-fold product of :func:`fresh_releases`. The
+    components of ``M`` are the differing record's mask states (the other records fixed, as
+    in :mod:`audit.mixture`), so the chain over components is the record's own.
+
+    Raises
+    ------
+    ValueError
+        For a bad k or r, or when K^k × k × dim exceeds :data:`MAX_SHARED_FLOATS`.
+    """
+    k = _check_releases(releases)
+    r = check_probability(persistence, "persistence")
+    base = M if isinstance(M, Mixture) else M.as_mixture()
+    K = base.n_components
+    size = K ** min(k, 64) * k * base.dim
+    if size > MAX_SHARED_FLOATS:
+        raise ValueError(
+            f"components^releases × releases × dim must be at most {MAX_SHARED_FLOATS} for the "
+            f"law of persistent-mask releases (one component per mask path), got {K}^{k} × "
+            f"{k} × {base.dim} = {size}")
+    w = base.weights
+    shifts = base.shifts.reshape(K, -1)
+    # paths[i] = (c_1, …, c_k) in lexicographic order; weights built one collection at a time
+    paths = np.array(list(itertools.product(range(K), repeat=k)), dtype=np.int64)
+    prob = w[paths[:, 0]].copy()
+    for t in range(1, k):
+        stay = paths[:, t] == paths[:, t - 1]
+        prob *= r * stay + (1.0 - r) * w[paths[:, t]]
+    keep = prob > 0.0
+    locs = shifts[paths[keep]].reshape(int(keep.sum()), k * base.dim)
+    return Mixture(prob[keep] / prob[keep].sum(), locs, base.noise, base.scale)

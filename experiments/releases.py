@@ -58,13 +58,19 @@ column; laplace-iid's feature-wise masks have none), ``eps_fresh_composed`` and
 fresh masks, NOT for shared masks), and ``crosses_fresh_composed`` (ε_lower above it: for a
 shared-mask row, the per-release accounting refuted by experiment). ``curves`` holds the
 bounds at every k of :data:`KS` for the Laplace settings (closed forms), for the figure.
-Trials (calls) per side: :data:`TRIALS`; the default run takes about 40 s on one core.
+``persistent`` holds the persistent-non-response curve against r
+(:mod:`experiments.releases_persistent`). Trials (calls) per side: :data:`TRIALS`; the default
+run takes about 40 s on one core, the persistent curve about 5 s more.
 """
 
 from __future__ import annotations
 
 from experiments.common import check_size, config, record
 from experiments.plotting import column
+from experiments.releases_persistent import CAPTION as PERSISTENT_CAPTION
+from experiments.releases_persistent import draw_panel as draw_persistent
+from experiments.releases_persistent import findings as persistent_findings
+from experiments.releases_persistent import persistent_curve
 
 NAME = "releases"
 TITLE = "k releases from one incomplete table: shared against fresh masks"
@@ -171,13 +177,14 @@ def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_p
 
 
 def accountant(noise: str, scale: float, p_star: float, k: int, masks: str,
-               delta: float) -> dict:
+               delta: float, persistence: float | None = None) -> dict:
     """The accountant's worst case of a setting of this experiment (a sum over one column in
     [−B, B], NA read as 0, record-level masks: :func:`audit.theory.worst_case.worst_case`):
     ``eps_accountant`` its certified upper end, ``eps_accountant_lower`` its lower end."""
     from audit.theory.worst_case import Setting, worst_case
 
-    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks), delta)
+    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks,
+                           persistence), delta)
     return {"eps_accountant": w.epsilon, "eps_accountant_lower": w.lower,
             "eps_accountant_exact": w.exact}
 
@@ -294,9 +301,10 @@ def run(size: str = "default", seed: int = 10, jobs: int = 1, progress: bool = F
     lap, plan = _laplace_rows(trials, seed, jobs, progress)
     rows += lap + _diffprivlib_rows(trials, seed, jobs, progress)
     curves = _curves(plan)
+    persistent = persistent_curve(size, seed, jobs, progress)
     return record(NAME, TITLE, size, seed, epsilon=EPSILON, delta=DELTA, n=N_RECORDS,
-                  bound=BOUND, rows=rows, curves=curves, crossing=crossing(rows),
-                  findings=findings(rows, curves))
+                  bound=BOUND, rows=rows, curves=curves, persistent=persistent,
+                  crossing=crossing(rows), findings=findings(rows, curves, persistent))
 
 
 # --- findings ------------------------------------------------------------------------------
@@ -394,8 +402,10 @@ def _no_crossing_line(rows: list[dict], setting: str, curves: dict | None) -> st
                    "promise.")
 
 
-def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
-    """The findings, from the rows and the Laplace settings' curves (markdown lines)."""
+def findings(rows: list[dict], curves: dict | None = None,
+             persistent: dict | None = None) -> list[str]:
+    """The findings, from the rows, the Laplace settings' curves and the persistent
+    non-response curve (markdown lines)."""
     cross = crossing(rows)
     lines = [
         "- **What to compute for k statistics from one incomplete table**: Theorem 3.2 / §7 "
@@ -415,6 +425,7 @@ def findings(rows: list[dict], curves: dict | None = None) -> list[str]:
                          f"refuted by experiment (still below the shared bound "
                          f"{r['eps_theory']:.3f}).")
     lines += [_no_crossing_line(rows, s, curves) for s in SETTINGS if cross[s] is None]
+    lines += persistent_findings(persistent)
     for s in SETTINGS[:2]:
         lines += ["", f"  {s} (Gaussian sum, mcar-row; model audits, shared and fresh masks, "
                       f"δ = {DELTA:g}):", "", *_gaussian_table(rows, s)]
@@ -550,8 +561,13 @@ def _laplace_panel(ax, rows: list[dict], curve: dict, setting: str, title: str) 
 
 def draw(doc: dict, fig) -> None:
     rows, curves = doc["rows"], doc["curves"]
-    fig.set_size_inches(11, 9)
-    axes = fig.subplots(2, 2).ravel()
+    persistent = doc.get("persistent")  # absent from results written before the curve
+    layout = [["a", "b"], ["c", "d"]] + ([["e", "e"]] if persistent else [])
+    fig.set_size_inches(11, 13 if persistent else 9)
+    grid = fig.subplot_mosaic(layout, height_ratios=[1.0, 1.0, 0.8][:len(layout)])
+    axes = [grid[key] for key in "abcd"]
+    if persistent:
+        draw_persistent(grid["e"], persistent)
     _gaussian_panel(axes[0], rows, "gaussian-p0.1")
     _gaussian_panel(axes[1], rows, "gaussian-p0.5")
     lap = curves["laplace-iid"]
@@ -570,7 +586,7 @@ def draw(doc: dict, fig) -> None:
         ax.set_ylabel("ε of the k releases together (log scale)")
         ax.grid(alpha=0.3, which="both")
     handles = {}
-    for ax in axes:
+    for ax in grid.values():
         for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(lab, h)
     fig.legend(list(handles.values()), list(handles), loc="outside lower center", ncol=2,
@@ -585,4 +601,5 @@ def caption(doc: dict) -> str:
              f"guarantee is refuted by experiment" if k is not None else
              "no shared-mask ε_lower rose above the fresh-mask composed bound at p* = 0.1 at "
              "this budget")
-    return f"{CAPTION.strip()} {where[0].upper()}{where[1:]}."
+    text = f"{CAPTION.strip()} {where[0].upper()}{where[1:]}."
+    return f"{text} {PERSISTENT_CAPTION}" if doc.get("persistent") else text

@@ -143,15 +143,20 @@ def main(args: argparse.Namespace) -> int:
         print(f"error: {msg}", file=sys.stderr)
         return 2
     if args.json:
-        bounds = [to_jsonable(r.to_dict()) for r in table.bounds]
+        bounds = [] if table is None else [to_jsonable(r.to_dict()) for r in table.bounds]
         if worst is not None:
             bounds.append(to_jsonable(worst))
         payload = {
             "parameters": to_jsonable(parameters),
             "bounds": bounds,
-            "comparisons": [to_jsonable(r.to_dict()) for r in table.comparisons],
+            "comparisons": [] if table is None else
+            [to_jsonable(r.to_dict()) for r in table.comparisons],
         }
         print(json.dumps(payload, indent=2, allow_nan=False))
+        return 0
+    if table is None:  # persistent masks: no theorem-level row covers them
+        print("no theorem-level row covers persistent masks (docs/THEORY.md §10.7)")
+        print(f"\n{_worst_line(worst)}")
         return 0
     k_mode = table.target_delta is not None
     print(format_table(table.bounds, releases=k_mode))
@@ -201,7 +206,7 @@ def _from_flags(args: argparse.Namespace):
 
 def _from_config(args: argparse.Namespace):
     """The theorem rows of a config's setting and its worst case (docs/THEORY.md §10)."""
-    from audit.enums import Calibration, NoiseKind
+    from audit.enums import Calibration, MaskRegime, NoiseKind
     from audit.pipeline.config import load_config
     from audit.pipeline.scenario import setting_from_config
     from audit.theory.accountant import bound_table
@@ -219,15 +224,18 @@ def _from_config(args: argparse.Namespace):
     setting = setting_from_config(cfg)
     td = args.target_delta if args.target_delta is not None else (sc.delta or 0.0)
     multi = setting.releases > 1
-    table = bound_table(
+    persistent = setting.masks is MaskRegime.PERSISTENT
+    table = None if persistent else bound_table(
         sc.epsilon, sc.delta, setting.observation, sc.noise.value,
         missingness_class=cfg.components()[0].missing_class,
         releases=setting.releases if multi else None, masks=setting.masks,
         target_delta=td if multi else None)
     worst = worst_case(setting, td)
-    row = {"name": "worst case of this setting" + ("" if worst.exact else
-                                                    " (upper bound; bracket [lower, epsilon])"),
+    name = "worst case of this setting" + (
+        f" (persistent masks, r = {setting.persistence:g})" if persistent else "")
+    row = {"name": name + ("" if worst.exact else " (upper bound; bracket [lower, epsilon])"),
            "delta": td, "releases": setting.releases, "masks": setting.masks.value,
+           **({"persistence": setting.persistence} if persistent else {}),
            **worst.to_dict()}
     lo, hi = setting.domain
     parameters = {
@@ -235,7 +243,7 @@ def _from_config(args: argparse.Namespace):
         "delta": sc.delta, "query": sc.query, "d": sc.d, "domain": list(sc.value_domain),
         "na_value": sc.na_value, "record_domain": [lo, hi], "record_na_value": setting.na_value,
         "scale": setting.scale, "p_star": setting.observation, "releases": setting.releases,
-        "masks": setting.masks.value, "target_delta": td,
+        "masks": setting.masks.value, "persistence": setting.persistence, "target_delta": td,
     }
     return parameters, table, row
 

@@ -65,7 +65,7 @@ class RepeatedReleases:
             raise ValueError(f"releases.count must be in [1, {MAX_RELEASES}] for an "
                              f"implementation audit (each trial calls it k times), got "
                              f"releases.count={self.count}")
-        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "releases.masks"))
+        object.__setattr__(self, "masks", MaskRegime.parse_fixed(self.masks, "releases.masks"))
         c = self.inner.claim
         if k * c.delta >= 1.0:
             raise ValueError(f"releases.count × the claimed delta must be < 1 (the k-fold "
@@ -91,7 +91,7 @@ class RepeatedReleases:
         (fresh masks, basic composition); ``masks`` (default: this object's regime) asks for
         the other regime's value, e.g. what per-release accounting would claim."""
         c = self.inner.claim
-        if (self.masks if masks is None else MaskRegime.parse(masks, "masks")) \
+        if (self.masks if masks is None else MaskRegime.parse_fixed(masks, "masks")) \
                 is MaskRegime.SHARED:
             return acc.amplify(self.count * c.epsilon, self.count * c.delta, p_star)
         eps, delta = acc.amplify(c.epsilon, c.delta, p_star)

@@ -324,7 +324,8 @@ class AuditConfig:
         if self.pair is not None:
             out["pair"] = {"z": self.pair.z, "z_prime": self.pair.z_prime}
         if self.releases is not None:
-            out["releases"] = asdict(self.releases)
+            out["releases"] = {k: v for k, v in asdict(self.releases).items()
+                               if v is not None}  # persistence: persistent masks only
         if self.strata is not None:
             out["strata"] = self.strata.to_dict()
         if self.search is not None:

@@ -81,15 +81,34 @@ def check_chunk(value: object, name: str) -> int:
 @dataclass(frozen=True)
 class ReleasesConfig:
     """k releases from one incomplete dataset (docs/THEORY.md §9): ``count`` = k ≥ 1 and
-    ``masks`` = ``"shared"`` (one table: the k releases read one masked dataset) or
-    ``"fresh"`` (the missingness redrawn for every release)."""
+    ``masks`` = ``"shared"`` (one table: the k releases read one masked dataset),
+    ``"fresh"`` (the missingness redrawn for every release) or ``"persistent"`` (each
+    re-collection keeps a record's previous mask with probability ``persistence`` = r ∈
+    [0, 1], else redraws it: §10.7); ``persistence`` is given with persistent masks only."""
 
     count: int
     masks: MaskRegime = MaskRegime.SHARED
+    persistence: float | None = None
 
     def __post_init__(self) -> None:
         check_positive_int(self.count, "releases.count")
-        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "releases.masks"))
+        masks = MaskRegime.parse(self.masks, "releases.masks")
+        object.__setattr__(self, "masks", masks)
+        r = self.persistence
+        if masks is not MaskRegime.PERSISTENT:
+            if r is not None:
+                raise ValueError(f"releases.persistence applies to releases.masks = "
+                                 f"'persistent', got releases.persistence={r!r} with "
+                                 f"releases.masks={masks.value!r}")
+            return
+        if r is None:
+            raise ValueError("releases.masks = 'persistent' needs releases.persistence = r "
+                             "(the probability that a record keeps its mask between "
+                             "collections, in [0, 1])")
+        if isinstance(r, bool) or not isinstance(r, (int, float)) or not 0.0 <= r <= 1.0:
+            raise ValueError(f"releases.persistence must be a number in [0, 1], got "
+                             f"releases.persistence={r!r}")
+        object.__setattr__(self, "persistence", float(r))
 
 
 @dataclass(frozen=True, eq=False)
@@ -151,7 +170,7 @@ def _releases(data: dict) -> ReleasesConfig | None:
     if "releases" not in data:
         return None
     table = _integral(_table(data, "releases"), "releases", {"count"})
-    _check_keys("releases", table, {"count", "masks"})
+    _check_keys("releases", table, {"count", "masks", "persistence"})
     if "count" not in table:
         raise ValueError("config is missing the key releases.count")
     return ReleasesConfig(**table)

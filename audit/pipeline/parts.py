@@ -249,7 +249,32 @@ class RepeatedDesign:
                 and rel.count > MAX_PLD_RELEASES):
             return (f"releases.count must be at most {MAX_PLD_RELEASES} for a model audit "
                     f"with fresh masks (its bound is a PLD composition), got {rel.count}")
+        if rel.masks is MaskRegime.PERSISTENT:
+            return _persistent_refusal(parts)
         return None
+
+
+def _persistent_refusal(parts: AuditParts) -> str | None:
+    """Persistent masks (docs/THEORY.md §10.7): a model audit of a Gaussian scalar release
+    under record-level MCAR, k ≤ 12 (where its bracket exists)."""
+    from audit.theory.persistent import persistent_refusal
+
+    cfg = parts.config
+    sc, kind = cfg.scenario, cfg.missingness.kind
+    if parts.black_box:
+        return ("releases.masks='persistent' is audited on the model only (an implementation "
+                "audit re-masks per call: shared or fresh), got it with [implementation]")
+    if not (kind == "mcar-row" or (kind == "mcar-iid" and sc.d == 1)):
+        return ("releases.masks='persistent' needs record-level missingness (the record's "
+                "mask kept or redrawn as a whole): missingness.kind must be 'mcar-row' (or "
+                f"'mcar-iid' with scenario.d = 1), got missingness.kind={kind!r} with "
+                f"scenario.d={sc.d}")
+    dim = cfg.components()[1].output_dim(sc.d)
+    if dim != 1:
+        return (f"releases.masks='persistent' needs a scalar release, got scenario.query="
+                f"{sc.query!r} with output dimension {dim}")
+    return persistent_refusal(sc.noise, cfg.releases.count, noise_name="scenario.noise",
+                              releases_name="releases.count")
 
 
 @dataclass(frozen=True)

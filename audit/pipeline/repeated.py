@@ -12,6 +12,10 @@ themselves:
   product (fresh), except where k Gaussian releases with shared masks are exactly one release
   at σ/√k (the mean is sufficient: §9.2); the theory is Proposition 9.1 or 9.2; an
   implementation is called k times per trial (:class:`audit.model.repeated.RepeatedReleases`).
+  With ``masks = "persistent"`` (``persistence`` = r, the model only) the laws are the
+  mixture over the record's mask paths, a Markov chain that keeps the mask with probability r
+  (:func:`audit.laws.persistent_releases`); no theorem-level row holds, and the audited pair's
+  bracket (docs/THEORY.md §10.7) is its ceiling.
 
 Which combinations a k-release audit supports is :class:`audit.pipeline.parts.RepeatedDesign`'s
 answer; this module only says what the design computes.
@@ -24,8 +28,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit.enums import MaskRegime, MissingnessClass
-from audit.laws import fresh_releases, shared_releases
+from audit.enums import MaskRegime, MissingnessClass, NoiseKind
+from audit.laws import fresh_releases, persistent_releases, shared_releases
 from audit.model.release import Release
 from audit.noise import noise_of
 from audit.pipeline.ceilings import Comparison
@@ -99,10 +103,13 @@ class OneRelease:
 
 @dataclass(frozen=True)
 class KReleases(OneRelease):
-    """k releases per trial from one table, with shared or fresh masks."""
+    """k releases per trial from one table, with shared or fresh masks, or from data
+    re-collected k times whose non-response persists (``persistence`` = r: persistent
+    masks, docs/THEORY.md §10.7)."""
 
     count: int = 1
     masks: MaskRegime = MaskRegime.SHARED
+    persistence: float | None = None
 
     @property
     def reduces_to_one(self) -> bool:
@@ -127,7 +134,8 @@ class KReleases(OneRelease):
         :func:`audit.laws.fresh_releases`), audited by their exact likelihood ratio."""
         if self.single:
             return P, Q
-        build = shared_releases if self.masks is MaskRegime.SHARED else fresh_releases
+        build = {MaskRegime.SHARED: shared_releases, MaskRegime.FRESH: fresh_releases,
+                 MaskRegime.PERSISTENT: self._persistent}[self.masks]
         try:
             return build(P, self.count), build(Q, self.count)
         except ValueError as e:
@@ -136,12 +144,21 @@ class KReleases(OneRelease):
                 f"{self.masks.value} masks of this release ({e}); lower releases.count, or "
                 "audit it as an implementation with [releases]") from None
 
+    def _persistent(self, M, releases: int):
+        """The law of k releases with persistent masks
+        (:func:`audit.laws.persistent_releases`)."""
+        return persistent_releases(M, releases, self.persistence)
+
     def pair_epsilon(self, P, Q, delta: float) -> tuple[float | None, float | None, str]:
-        """ε over the k releases of the single-release pair (P, Q), with its method."""
+        """ε over the k releases of the single-release pair (P, Q), with its method; with
+        persistent masks the midpoint and half-width of the pair's bracket
+        (:func:`audit.theory.persistent.persistent_bound`)."""
         if self.single:  # (P, Q) are the releases
             return super().pair_epsilon(P, Q, delta)
         if not P.is_scalar:
             return None, None, "no exact value for k releases of a vector release"
+        if self.masks is MaskRegime.PERSISTENT:
+            return _persistent_pair_epsilon(P, Q, self.count, self.persistence, delta)
         value, method = acc.releases_pair_epsilon(P, Q, self.count, delta, self.masks)
         if value is None:
             return None, None, method
@@ -154,6 +171,9 @@ class KReleases(OneRelease):
         the per-release accounting (what 9.2 would say) as a comparison, NOT a bound."""
         if mclass is MissingnessClass.MNAR:
             return "no theorem (MNAR)", None, None
+        if self.masks is MaskRegime.PERSISTENT:
+            return ("no theorem-level bound for persistent masks (docs/THEORY.md §10.7): the "
+                    "audited pair's bracket is the ceiling", None, None)
         curve = curve()
         k, shared = self.count, self.masks is MaskRegime.SHARED
         bound = acc.releases_epsilon(curve, p_star, k, delta, self.masks)
@@ -219,4 +239,23 @@ def releases_of(cfg) -> OneRelease:
     rel = cfg.releases
     if rel is None:
         return OneRelease(noise)
-    return KReleases(noise, rel.count, rel.masks)
+    return KReleases(noise, rel.count, rel.masks, rel.persistence)
+
+
+def _persistent_pair_epsilon(P, Q, releases: int, persistence: float, delta: float
+                             ) -> tuple[float | None, float | None, str]:
+    """(midpoint, half-width, method) of the bracket of the audited pair over k releases
+    with persistent masks, from its record-level form (the record observed with probability
+    q, else contributing 0)."""
+    from audit.theory.pair.releases import record_level_form
+    from audit.theory.persistent import PersistentPair, persistent_bound
+
+    form = record_level_form(P, Q, 1)
+    if form is None or P.noise is not NoiseKind.GAUSSIAN:
+        return None, None, "no bracket: the pair is not a Gaussian record-level pair"
+    pair = PersistentPair(float(form.contributions[0]), float(form.contributions_prime[0]),
+                          0.0, form.observation, P.scale, releases, persistence)
+    b = persistent_bound(pair, delta)
+    return ((b.epsilon + b.lower) / 2, b.error / 2,
+            f"bracket of the pair (persistent masks, r = {persistence:g}): the redraw epochs' "
+            "mixture above, the sum of the releases below (docs/THEORY.md §10.7)")

@@ -12,6 +12,7 @@ import math
 import sys
 
 from audit.enums import Calibration, MaskRegime, NoiseKind
+from audit.theory.persistent import persistent_refusal
 from audit.theory.worst_case import MAX_GAUSSIAN_SCALE, Setting, substitution_sensitivity
 
 __all__ = ["setting_from_config", "release_scale", "scenario_keys", "check_release_scale"]
@@ -24,7 +25,8 @@ def setting_from_config(cfg) -> Setting:
     [−bound, bound]) with missing entries read as ``na_value`` (default 0); missingness
     ``mcar-row`` (record-level, q = p*) or ``mcar-iid`` with d = 1 (q = 1 − rate); the
     release's noise calibrated to the substitution sensitivity
-    d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release).
+    d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release;
+    persistent masks with their persistence: Gaussian, k ≤ 12).
 
     Raises
     ------
@@ -53,10 +55,15 @@ def setting_from_config(cfg) -> Setting:
     na = sc.na_value
     sens = sc.d * substitution_sensitivity(lo, hi, na)
     scale = release_scale(sc, sens)
-    k, masks = 1, MaskRegime.SHARED
+    k, masks, r = 1, MaskRegime.SHARED, None
     if cfg.releases is not None:
-        k, masks = cfg.releases.count, cfg.releases.masks
-    return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks)
+        k, masks, r = cfg.releases.count, cfg.releases.masks, cfg.releases.persistence
+    if masks is MaskRegime.PERSISTENT:
+        reason = persistent_refusal(sc.noise, k, noise_name="scenario.noise",
+                                    releases_name="releases.count")
+        if reason:
+            raise ValueError(f"bound --config: {reason}")
+    return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks, r)
 
 
 def release_scale(sc, sensitivity: float) -> float:

@@ -377,7 +377,7 @@ def bound_table(
     from audit.theory.release_rows import release_rows
     from audit.theory.releases import check_releases
 
-    regime = MaskRegime.parse(masks)
+    regime = MaskRegime.parse_fixed(masks)
     pt = _point(epsilon, delta, p_star, mechanism, rho, ratio, d, scalar_output,
                 missingness_class)
     if releases is None and target_delta is None:

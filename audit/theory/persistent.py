@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -52,6 +53,7 @@ from audit.mixture import Mixture
 from audit.theory.pld import DISCRETIZATION
 
 __all__ = ["PersistentPair", "PersistentBound", "persistent_epsilon", "persistent_bound",
+           "persistent_lower", "persistent_envelope_epsilon", "persistent_refusal",
            "epoch_partitions", "observed_counts", "MAX_PERSISTENT_RELEASES"]
 
 #: most releases: the bound composes one PLD per partition of k (77 partitions at k = 12)
@@ -159,29 +161,37 @@ def _partitions(k: int, largest: int):
             yield (first, *rest)
 
 
-def persistent_epsilon(pair: PersistentPair, delta: float, *,
-                       discretization: float = DISCRETIZATION) -> float:
-    """An upper bound on the ε at ``delta`` of the pair's k releases with persistent masks
-    (module docstring): the mixture over the epoch partitions of the profiles of their
-    compositions, each a pessimistic PLD; exact (to the PLD's rounding up) at persistence 0
-    (fresh masks) and 1 (one shared mask).
+def persistent_refusal(noise, releases: int, *, noise_name: str = "noise",
+                       releases_name: str = "releases") -> str | None:
+    """Why persistent masks cannot be accounted for this noise and k (the names are those the
+    caller's user wrote), or None: Gaussian noise only (a shared epoch is one release at
+    σ/√ℓ; Laplace epochs have no one-dimensional statistic), k ≤ ``MAX_PERSISTENT_RELEASES``
+    (one PLD composition per partition of k)."""
+    from audit.enums import NoiseKind
 
-    Raises
-    ------
-    ValueError
-        On a parameter out of range (naming it).
-    """
-    from audit.theory.pld import pair_pmfs
+    if NoiseKind.parse(noise, noise_name) is not NoiseKind.GAUSSIAN:
+        return (f"{noise_name} must be 'gaussian' for persistent masks (a Laplace epoch has no "
+                f"one-dimensional statistic, docs/THEORY.md §10.7), got {noise_name}="
+                f"{NoiseKind.parse(noise).value!r}")
+    if isinstance(releases, bool) or not isinstance(releases, int) \
+            or not 1 <= releases <= MAX_PERSISTENT_RELEASES:
+        return (f"{releases_name} must be an integer in [1, {MAX_PERSISTENT_RELEASES}] for "
+                f"persistent masks (the bound composes one PLD per partition of k), got "
+                f"{releases_name}={releases!r}")
+    return None
 
+
+def _mixture_epsilon(epoch_pld, releases: int, persistence: float, delta: float) -> float:
+    """ε at δ of the mixture over the epoch partitions (module docstring) of the
+    compositions of ``epoch_pld(length)``, each a pessimistic PLD."""
     d = check_delta(delta)
-    h = check_positive(discretization, "discretization")
     epochs = {}
     mixture = []
-    for parts, prob in epoch_partitions(pair.releases, pair.persistence):
+    for parts, prob in epoch_partitions(releases, persistence):
         composed = None
         for length, count in Counter(parts).items():
             if length not in epochs:
-                epochs[length] = pair_pmfs(*pair.epoch(length), h)
+                epochs[length] = epoch_pld(length)
             block = epochs[length] if count == 1 else epochs[length].self_compose(count)
             composed = block if composed is None else composed.compose(block)
         mixture.append((prob, composed))
@@ -199,13 +209,44 @@ def persistent_epsilon(pair: PersistentPair, delta: float, *,
     return float(brentq(excess, 0.0, hi, xtol=1e-12))
 
 
+def persistent_epsilon(pair: PersistentPair, delta: float, *,
+                       discretization: float = DISCRETIZATION) -> float:
+    """An upper bound on the ε at ``delta`` of the pair's k releases with persistent masks
+    (module docstring): the mixture over the epoch partitions of the profiles of their
+    compositions, each a pessimistic PLD; exact (to the PLD's rounding up) at persistence 0
+    (fresh masks) and 1 (one shared mask).
+
+    Raises
+    ------
+    ValueError
+        On a parameter out of range (naming it).
+    """
+    from audit.theory.pld import pair_pmfs
+
+    check_delta(delta)
+    h = check_positive(discretization, "discretization")
+    return _mixture_epsilon(lambda length: pair_pmfs(*pair.epoch(length), h), pair.releases,
+                            pair.persistence, delta)
+
+
 def persistent_bound(pair: PersistentPair, delta: float, *,
                      discretization: float = DISCRETIZATION) -> PersistentBound:
     """The pair's ε at ``delta`` bracketed (module docstring): the upper end
-    :func:`persistent_epsilon`, the lower end the exact ε of the sum of the releases."""
-    from audit.theory.pair import pair_epsilon
-
+    :func:`persistent_epsilon`, the lower end :func:`persistent_lower`."""
     upper = persistent_epsilon(pair, delta, discretization=discretization)
+    lower = persistent_lower(pair, delta, discretization=discretization)
+    return PersistentBound(max(upper, lower), lower)
+
+
+def persistent_lower(pair: PersistentPair, delta: float, *,
+                     discretization: float = DISCRETIZATION) -> float:
+    """A certified lower bound on the pair's ε at ``delta``: the exact ε of the sum of the
+    releases (its numerical low end), and at persistence 0 (fresh masks, where the sum is not
+    sufficient) the fresh pair's own value
+    (:func:`audit.theory.pair.releases.fresh_pair_epsilon`, its low end)."""
+    from audit.theory.pair import pair_epsilon
+    from audit.theory.pair.releases import fresh_pair_epsilon
+
     k = pair.releases
     w = observed_counts(k, pair.q, pair.persistence)
     j = np.arange(k + 1, dtype=np.float64)
@@ -214,4 +255,35 @@ def persistent_bound(pair: PersistentPair, delta: float, *,
     Q = Mixture(w, j * pair.b + (k - j) * pair.na, "gaussian", s)
     low = pair_epsilon(P, Q, delta)
     lower = max(0.0, float(low.value) - float(low.error))
-    return PersistentBound(max(upper, lower), lower)
+    if pair.persistence == 0.0 and k > 1:
+        fresh = fresh_pair_epsilon(*pair.epoch(1), k, delta, discretization=discretization)
+        lower = max(lower, float(fresh.value) - float(fresh.error))
+    return lower
+
+
+@lru_cache(maxsize=64)
+def _epoch_envelope(pairs: tuple, length: int):
+    """The pessimistic PLD of one shared-mask epoch of ``length`` releases dominating every
+    pair of ``pairs`` ((a, b, na, q, σ) each) in both orders; it does not depend on the
+    persistence, so a curve over r computes it once per length."""
+    from audit.theory.pld import envelope_pld, pair_pmfs
+
+    plds = [pair_pmfs(*PersistentPair(*p, 1, 0.0).epoch(length), DISCRETIZATION)
+            for p in pairs]
+    return plds[0] if len(plds) == 1 else envelope_pld(plds, DISCRETIZATION)
+
+
+def persistent_envelope_epsilon(pairs, delta: float) -> float:
+    """An upper bound on the ε at ``delta`` of every pair that each of ``pairs`` (the same
+    k, q, σ and persistence) dominates in every epoch: the epochs' mixture (module docstring)
+    of the pessimistic PLD of the envelope of their profiles at each epoch length
+    (:func:`audit.theory.pld.envelope_pld`; the one pair's own PLD for one pair). Used by the
+    setting's worst case with the corner lemma's candidate pairs (docs/THEORY.md §10.7)."""
+    first = pairs[0]
+    if any((p.q, p.sigma, p.releases, p.persistence) !=
+           (first.q, first.sigma, first.releases, first.persistence) for p in pairs):
+        raise ValueError("pairs must share q, sigma, releases and persistence, got "
+                         f"pairs={pairs!r}")
+    key = tuple((p.a, p.b, p.na, p.q, p.sigma) for p in pairs)
+    return _mixture_epsilon(lambda length: _epoch_envelope(key, length), first.releases,
+                            first.persistence, check_delta(delta))

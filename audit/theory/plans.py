@@ -92,7 +92,7 @@ class Table:
         if p == 0.0:
             raise ValueError(f"table {self.name!r}: p_star must be in (0, 1], got p_star=0")
         object.__setattr__(self, "masks",
-                           MaskRegime.parse(self.masks, f"table {self.name!r}: masks"))
+                           MaskRegime.parse_fixed(self.masks, f"table {self.name!r}: masks"))
         if not self.releases:
             raise ValueError(f"table {self.name!r} must hold at least one release")
         if sum(r.count for r in self.releases) > MAX_PLD_RELEASES:

@@ -50,6 +50,7 @@ __all__ = [
     "MAX_GRID",
     "MAX_PLD_RELEASES",
     "DISCRETIZATION",
+    "envelope_pld",
 ]
 
 #: most releases a PLD composition is run for (beyond: closed forms, or refused)
@@ -471,3 +472,15 @@ def refine_bracket(bracket_at, h: float, *, good, can_refine, step_seconds: floa
                 time.perf_counter() - start > step_seconds:
             return low, high, h
         h /= 4
+
+
+def envelope_pld(plds: list, discretization: float):
+    """A pessimistic PLD dominating every PLD of ``plds`` in both orders:
+    :func:`profile_pmf` on the envelope of their profiles (docs/THEORY.md §10.4)."""
+    PrivacyLossDistribution = _dp()[1]
+
+    def envelope(eps):  # each PLD's δ is already the larger of its two orders
+        return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
+
+    top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
+    return PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), discretization))

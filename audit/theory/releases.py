@@ -532,7 +532,7 @@ def releases_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta: f
     ----------
     docs/THEORY.md §9.1–9.3 (derived in this project).
     """
-    regime = MaskRegime.parse(masks)
+    regime = MaskRegime.parse_fixed(masks)
     p = _check_p_star(p_star)
     require_mar(missingness_class)
     d = check_delta(delta)

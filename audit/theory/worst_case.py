@@ -50,6 +50,12 @@ from audit.mixture import Mixture
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
+from audit.theory.persistent import (
+    PersistentPair,
+    persistent_envelope_epsilon,
+    persistent_lower,
+    persistent_refusal,
+)
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
@@ -102,7 +108,11 @@ class Setting:
     releases : int
         k ≥ 1 releases of the query.
     masks : MaskRegime or str
-        ``"shared"`` (one table) or ``"fresh"`` (missingness redrawn per release).
+        ``"shared"`` (one table), ``"fresh"`` (missingness redrawn per release) or
+        ``"persistent"`` (each collection keeps the record's mask with probability
+        ``persistence``, else redraws it: §10.7; Gaussian, k ≤ 12).
+    persistence : float or None
+        r ∈ [0, 1] with persistent masks; None otherwise.
     """
 
     noise: NoiseKind
@@ -112,6 +122,7 @@ class Setting:
     observation: float
     releases: int = 1
     masks: MaskRegime = MaskRegime.SHARED
+    persistence: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
@@ -127,7 +138,17 @@ class Setting:
                              f"{self.observation!r}")
         object.__setattr__(self, "observation", q)
         object.__setattr__(self, "releases", check_count(self.releases, "releases"))
-        object.__setattr__(self, "masks", MaskRegime.parse(self.masks, "masks"))
+        masks = MaskRegime.parse(self.masks, "masks")
+        object.__setattr__(self, "masks", masks)
+        if masks is MaskRegime.PERSISTENT:
+            if self.persistence is None:
+                raise ValueError("persistence must be given with masks='persistent', got "
+                                 "persistence=None")
+            object.__setattr__(self, "persistence",
+                               check_probability(self.persistence, "persistence"))
+        elif self.persistence is not None:
+            raise ValueError(f"persistence applies to masks='persistent', got persistence="
+                             f"{self.persistence!r} with masks={masks.value!r}")
 
     def law(self, value: float | None) -> Mixture:
         """The one-release law when the record holds ``value`` (None: the all-missing record)."""
@@ -225,6 +246,8 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
         raise ValueError(f"setting must be a Setting, got setting={setting!r}")
     d = check_delta(delta)
     k = setting.releases
+    if setting.masks is MaskRegime.PERSISTENT:
+        return _persistent(setting, d)
     if d > 0 and k > MAX_PLD_RELEASES and not (
             setting.noise is NoiseKind.GAUSSIAN and setting.masks is MaskRegime.SHARED):
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for this worst case at "
@@ -326,25 +349,17 @@ def _envelope_composition(setting: Setting, delta: float) -> float:
     """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
     in both orders: Connect-the-Dots on the envelope of their profiles on the loss grid
     (:func:`audit.theory.pair.ctd.envelope_pmf`), or, where a pair's loss is not known to be
-    monotone on pieces, :func:`audit.theory.pld.profile_pmf` on the envelope of their
-    rounded-up PLDs."""
+    monotone on pieces, :func:`audit.theory.pld.envelope_pld` on their rounded-up PLDs."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     from audit.theory.pair.ctd import envelope_pmf
-    from audit.theory.pld import pair_pmfs, profile_pmf
+    from audit.theory.pld import envelope_pld, pair_pmfs
 
     cands = setting.candidates()
     laws = [(setting.law(cands[a]), setting.law(cands[b])) for a, b in _pairs(setting)]
     pmf = envelope_pmf(laws, DISCRETIZATION)
-    if pmf is None:
-        plds = [pair_pmfs(P, Q, DISCRETIZATION) for P, Q in laws]
-
-        def envelope(eps):  # each PLD's δ is already the larger of its two orders
-            return np.max([np.asarray(p.get_delta_for_epsilon(eps)) for p in plds], axis=0)
-
-        top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
-        pmf = profile_pmf(envelope, max(top, 1e-3), DISCRETIZATION)
-    one = PrivacyLossDistribution(pmf)
+    one = (PrivacyLossDistribution(pmf) if pmf is not None else
+           envelope_pld([pair_pmfs(P, Q, DISCRETIZATION) for P, Q in laws], DISCRETIZATION))
     composed = one if setting.releases == 1 else one.self_compose(setting.releases)
     return float(composed.get_epsilon_for_delta(delta))
 
@@ -416,3 +431,31 @@ def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple 
         if low > best[0]:
             best = (low, _ordered((name, na)))
     return best
+
+
+def _persistent(setting: Setting, delta: float) -> WorstCase:
+    """Persistent masks (docs/THEORY.md §10.7): the upper end the redraw epochs' mixture of a
+    pair that dominates, at every epoch length ℓ, every candidate pair of the corner lemma
+    (§10.2: one release at σ/√ℓ) in both orders, so it covers every pair of the domain and
+    the missing record (:func:`audit.theory.persistent.persistent_envelope_epsilon`); the
+    lower end the largest :func:`audit.theory.persistent.persistent_lower` over the
+    candidate pairs. At persistence 1 (0) this is the shared (fresh) worst case, to its
+    error."""
+    reason = persistent_refusal(setting.noise, setting.releases)
+    if reason:
+        raise ValueError(reason)
+    cands = setting.candidates()
+    na = setting.na_value
+    pairs = {(a, b): PersistentPair(na if cands[a] is None else cands[a],
+                                    na if cands[b] is None else cands[b], na,
+                                    setting.observation, setting.scale, setting.releases,
+                                    setting.persistence)
+             for a, b in _pairs(setting)}
+    lower, worst = max((persistent_lower(pp, delta), names) for names, pp in pairs.items())
+    upper = persistent_envelope_epsilon(list(pairs.values()), delta)
+    return WorstCase(max(upper, lower), lower, _ordered(worst),
+                     "upper: the redraw epochs' mixture of the compositions of shared-mask "
+                     "epochs, each the envelope of the candidate pairs (one release at "
+                     "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
+                     "fresh pair), the worst candidate pair",
+                     "every pair of the domain and the missing record")

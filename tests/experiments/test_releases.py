@@ -13,6 +13,7 @@ import pytest
 
 from audit.theory import accountant as acc
 from experiments import releases as rel
+from experiments import releases_persistent as relp
 from experiments.report import check_document, write_report
 from experiments.suite import run_suite
 
@@ -62,7 +63,39 @@ def _check_schema(doc, size):
             assert r["eps_pair"] == rel.nansum_pair_epsilon(r["releases"], rel.IID_RATE,
                                                             entries=rel.LAPLACE_D)
     assert doc["crossing"] == rel.crossing(rows)
-    assert doc["findings"] == rel.findings(rows, doc["curves"])
+    assert doc["findings"] == rel.findings(rows, doc["curves"], doc.get("persistent"))
+
+
+def _check_persistent(doc, size):
+    """The persistent-non-response curve: one model audit per r, each below its pair's and
+    the setting's bracket; its ends are the shared-mask accountant's row at the same k (r = 1)
+    and the fresh-mask worst case (r = 0), to their errors."""
+    from audit.theory.worst_case import Setting, worst_case
+
+    cur = doc["persistent"]
+    rows = cur["rows"]
+    assert [r["persistence"] for r in rows] == list(relp.PERSISTENCES)
+    k, p = cur["releases"], cur["p_star"]
+    for r in rows:
+        assert ROW_KEYS <= set(r) and r["masks"] == "persistent" and r["releases"] == k
+        assert r["config"]["releases"] == {"count": k, "masks": "persistent",
+                                           "persistence": r["persistence"]}
+        assert r["trials"] == relp.TRIALS[size] and r["violations"] == []
+        upper = r["eps_pair"] + r["eps_pair_error"]
+        assert r["eps_lower"] <= upper <= r["eps_accountant"] + 1e-9, r["name"]
+        assert r["eps_accountant_lower"] <= r["eps_pair"] + r["eps_pair_error"]
+    shared = next(r for r in rel.by(doc["rows"], cur["setting"], "model", "shared")
+                  if r["releases"] == k)
+    one = rows[-1]
+    assert abs(one["eps_accountant"] - shared["eps_accountant"]) <= \
+        (one["eps_accountant"] - one["eps_accountant_lower"]) + 1e-9
+    fresh = worst_case(Setting("gaussian", rows[0]["noise_scale"], (-1.0, 1.0), 0.0, p, k,
+                               "fresh"), cur["delta"])
+    assert rows[0]["eps_accountant_lower"] <= fresh.epsilon
+    assert fresh.lower <= rows[0]["eps_accountant"]
+    # fresh masks lose less than one shared mask here, and the curve rises between them
+    hi = [r["eps_accountant"] for r in rows]
+    assert hi == sorted(hi) and hi[0] < rows[-1]["eps_accountant_lower"]
 
 
 def _check_ceilings(doc):
@@ -188,6 +221,7 @@ def test_smoke_run_schema_and_theory(smoke):
     _, doc = smoke
     _check_schema(doc, "smoke")
     _check_theory(doc)
+    _check_persistent(doc, "smoke")
 
 
 def test_smoke_lower_bounds_lie_below_their_ceilings(smoke):
@@ -213,6 +247,8 @@ def test_committed_results_schema_theory_and_ceilings(committed):
     _check_schema(committed, "default")
     _check_theory(committed)
     _check_ceilings(committed)
+    if "persistent" in committed:  # results written before the curve lack it
+        _check_persistent(committed, "default")
     for r in committed["rows"]:
         budget = ("diffprivlib" if r["subject"] == "black-box" else "laplace"
                   if r["setting"] == "laplace-iid" else "fresh" if r["masks"] == "fresh"

@@ -37,10 +37,13 @@ def _schema_limits():
                 yield table, key, ("enum", spec["enum"])
 
 
-def _base_for(table: str) -> dict:
+def _base_for(table: str, key: str | None = None) -> dict:
     doc = IMPL if table == "implementation" else BASE
     if table == "releases":
-        doc = {**copy.deepcopy(BASE), "releases": {"count": 2}}
+        rel = {"count": 2}
+        if key == "persistence":  # a key of persistent masks only
+            rel.update(masks="persistent", persistence=0.5)
+        doc = {**copy.deepcopy(BASE), "releases": rel}
     return doc
 
 
@@ -48,7 +51,7 @@ def _base_for(table: str) -> dict:
                          ids=lambda v: v if isinstance(v, str) else str(v[0]))
 def test_every_schema_limit_is_enforced_by_its_key(table, key, limit):
     kind, value = limit
-    doc = _base_for(table)
+    doc = _base_for(table, key)
     if key == "mechanism":  # the former name of noise: one of the two may be given
         doc = copy.deepcopy(doc)
         doc["scenario"].pop("noise")
@@ -91,3 +94,10 @@ def test_real_valued_limits(key, inside, outside):
     config_from_dict(_with(BASE, table, key, inside), for_audit=False)
     with pytest.raises(ValueError, match=rf"{table}\.{key}"):
         config_from_dict(_with(BASE, table, key, outside), for_audit=False)
+
+
+def test_persistence_is_at_most_one():
+    doc = _base_for("releases", "persistence")
+    config_from_dict(_with(doc, "releases", "persistence", 1.0), for_audit=False)
+    with pytest.raises(ValueError, match=r"releases\.persistence must be a number in \[0, 1\]"):
+        config_from_dict(_with(doc, "releases", "persistence", 1.5), for_audit=False)

@@ -106,3 +106,39 @@ def test_bad_pairs_are_refused_naming_the_parameter(kwargs, needle):
             "persistence": 0.5}
     with pytest.raises(ValueError, match=needle):
         PersistentPair(**{**base, **kwargs})
+
+
+def test_fresh_end_is_closed_by_the_fresh_pair():
+    # at r = 0 the sum is not sufficient (1.4078); the fresh pair's own value closes it
+    none = persistent_bound(_pair(3, 0.0), 1e-5)
+    assert none.lower == pytest.approx(1.4327, abs=1e-3) and none.error < 2e-3
+
+
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"masks": "persistent"}, "persistence must be given with masks='persistent'"),
+    ({"masks": "persistent", "persistence": 1.5}, "persistence must be in"),
+    ({"masks": "shared", "persistence": 0.5}, "persistence applies to masks='persistent'"),
+])
+def test_settings_check_the_persistence(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        Setting("gaussian", SIGMA, (0.0, 1.0), 0.0, Q, 3, **kwargs)
+
+
+@pytest.mark.parametrize(("noise", "k", "needle"), [
+    ("laplace", 3, "noise must be 'gaussian' for persistent masks"),
+    ("gaussian", 13, r"releases must be an integer in \[1, 12\] for persistent masks"),
+])
+def test_the_worst_case_refuses_what_the_bracket_does_not_cover(noise, k, needle):
+    s = Setting(noise, SIGMA, (0.0, 1.0), 0.0, Q, k, "persistent", 0.5)
+    with pytest.raises(ValueError, match=needle):
+        worst_case(s, 1e-5)
+
+
+def test_the_envelope_of_one_pair_is_that_pair():
+    from audit.theory.persistent import persistent_envelope_epsilon, persistent_epsilon
+
+    pair = _pair(3, 0.5)
+    assert persistent_envelope_epsilon([pair], 1e-5) == persistent_epsilon(pair, 1e-5)
+    other = PersistentPair(1.0, 0.0, 0.0, Q, SIGMA, 3, 0.25)
+    with pytest.raises(ValueError, match="pairs must share"):
+        persistent_envelope_epsilon([pair, other], 1e-5)

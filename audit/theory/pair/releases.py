@@ -170,7 +170,7 @@ def releases_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float,
     P, Q = check_pair(P, Q)
     k = check_count(releases, "releases")
     d = check_delta(delta)
-    if MaskRegime.parse(masks, "masks") is MaskRegime.FRESH:
+    if MaskRegime.parse_fixed(masks, "masks") is MaskRegime.FRESH:
         if d > 0 and k > MAX_PLD_RELEASES:
             return None, f"no exact value: a PLD composition of more than {MAX_PLD_RELEASES} " \
                          "releases is too costly"

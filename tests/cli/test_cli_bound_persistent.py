@@ -1,0 +1,113 @@
+"""``python -m audit bound --config FILE`` with ``[releases] masks = "persistent"``: the
+persistent non-response bracket (docs/THEORY.md §10.7) as the config's worst-case row, equal to
+the shared and fresh rows at r = 1 and r = 0 to their stated errors, and refused with one line
+where it does not apply."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from tests.cli.test_cli_bound_config import _setting
+
+#: a count-like Gaussian sum (one candidate pair: fast) at q = 0.3, 3 releases
+_COUNT = {"noise": "gaussian", "delta": "delta = 1e-5", "miss": "p_star = 0.3",
+          "extra": "domain = [0.0, 1.0]\nna_value = 0.0"}
+
+
+def _releases(masks: str, extra: str = "", count: int = 3) -> str:
+    return f'\n[releases]\ncount = {count}\nmasks = "{masks}"\n{extra}\n'
+
+
+def _run(capsys, path: str, *more: str) -> tuple[int, str, str]:
+    from audit.cli.bound import add_parser, main
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    code = main(parser.parse_args(["bound", "--config", path, *more]))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _row(capsys, tmp_path, releases: str, setting=_COUNT) -> dict:
+    code, out, err = _run(capsys, _setting(tmp_path, **setting, releases=releases), "--json")
+    assert code == 0, err
+    rows = json.loads(out)["bounds"]
+    return next(r for r in rows if r["reference"] == "exact worst case")
+
+
+def _same(a: dict, b: dict) -> None:
+    """Two rows agree to their stated errors: each epsilon inside the other's bracket widened
+    by the other's error (they certify the same number from two sides)."""
+    slack = a["error"] + b["error"]
+    assert abs(a["epsilon"] - b["epsilon"]) <= slack
+    assert a["lower"] <= b["epsilon"] + 1e-12 and b["lower"] <= a["epsilon"] + 1e-12
+
+
+def test_persistence_one_and_zero_are_the_shared_and_fresh_rows(capsys, tmp_path):
+    ends = {}
+    for r, masks in ((1.0, "shared"), (0.0, "fresh")):
+        row = _row(capsys, tmp_path, _releases("persistent", f"persistence = {r}"))
+        assert row["masks"] == "persistent" and row["persistence"] == r
+        assert row["error"] == pytest.approx(row["epsilon"] - row["lower"])
+        ref = _row(capsys, tmp_path, _releases(masks))
+        _same(row, ref)
+        assert row["error"] < 2e-3  # at the ends the bracket closes: exact for the pair
+        ends[r] = row
+    # fresh masks lose less than one shared mask; persistence 0.5 lies between them
+    assert ends[0.0]["epsilon"] < ends[1.0]["lower"]
+    mid = _row(capsys, tmp_path, _releases("persistent", "persistence = 0.5"))
+    assert ends[0.0]["lower"] < mid["lower"] <= mid["epsilon"] < ends[1.0]["epsilon"]
+    assert mid["error"] > 0.0 and mid["pair"] == ["hi", "lo"]
+
+
+def test_symmetric_domain_uses_the_envelope_of_three_pairs(capsys, tmp_path):
+    sym = {**_COUNT, "extra": "domain = [-1.0, 1.0]\nna_value = 0.0"}
+    for r, masks in ((1.0, "shared"), (0.0, "fresh")):
+        row = _row(capsys, tmp_path, _releases("persistent", f"persistence = {r}"), sym)
+        _same(row, _row(capsys, tmp_path, _releases(masks), sym))
+
+
+def test_table_output_prints_the_persistent_row(capsys, tmp_path):
+    path = _setting(tmp_path, **_COUNT, releases=_releases("persistent", "persistence = 0.5"))
+    code, out, _ = _run(capsys, path)
+    assert code == 0
+    assert "no theorem-level row covers persistent masks" in out
+    assert "worst case of this setting (persistent masks, r = 0.5)" in out
+
+
+@pytest.mark.parametrize("setting,releases,match", [
+    ({"noise": "laplace"}, _releases("persistent", "persistence = 0.5"),
+     "scenario.noise must be 'gaussian' for persistent masks"),
+    (_COUNT, _releases("persistent", "persistence = 0.5", count=13),
+     "releases.count must be an integer in [1, 12] for persistent masks"),
+    (_COUNT, _releases("persistent", "persistence = 1.5"),
+     "releases.persistence must be a number in [0, 1]"),
+    (_COUNT, _releases("persistent", "persistence = -0.1"),
+     "releases.persistence must be a number in [0, 1]"),
+    (_COUNT, _releases("persistent"), "needs releases.persistence"),
+    (_COUNT, _releases("shared", "persistence = 0.5"),
+     "releases.persistence applies to releases.masks = 'persistent'"),
+])
+def test_persistent_settings_out_of_scope_are_refused_with_one_line(
+        capsys, tmp_path, setting, releases, match):
+    code, out, err = _run(capsys, _setting(tmp_path, **setting, releases=releases))
+    lines = err.strip().splitlines()
+    assert code == 2 and out == ""
+    assert len(lines) == 1 and lines[0].startswith("error:") and match in lines[0], err
+
+
+def test_the_flags_refuse_persistent_masks(capsys):
+    from audit.cli.bound import add_parser, main
+
+    parser = argparse.ArgumentParser()
+    add_parser(parser.add_subparsers())
+    args = parser.parse_args(["bound", "--mechanism", "gaussian", "--epsilon", "1", "--delta",
+                              "1e-5", "--p-star", "0.3", "--releases", "3", "--masks",
+                              "persistent"])
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "masks must be one of 'shared', 'fresh'" in err
+    assert "[releases] masks = 'persistent'" in err
