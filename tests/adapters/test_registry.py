@@ -40,7 +40,8 @@ def test_available_targets_lists_every_library_and_function():
                                            "histogram"}
     assert targets["opendp"] == ["sum", "mean", "count"]
     assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile"]
-    assert targets["pydp"] == ["sum", "mean", "variance", "std", "count"]
+    assert targets["pydp"] == ["sum", "mean", "variance", "std", "count", "median",
+                               "percentile", "max", "min"]
 
 
 @pytest.mark.parametrize(("target", "needles"), [
@@ -48,7 +49,7 @@ def test_available_targets_lists_every_library_and_function():
                        "entry-point group 'audit.adapters'"]),
     ("opendp:median", ["unknown function 'median'", "opendp:sum", "opendp:mean"]),
     ("diffprivlib:histogramdd", ["unknown function 'histogramdd'", "diffprivlib:nanmean"]),
-    ("pydp:median", ["unknown function 'median'", "pydp:sum", "pydp:count"]),
+    ("pydp:quantiles", ["unknown function 'quantiles'", "pydp:sum", "pydp:median"]),
     ("no-colon", ["target must look like", "'package.module:function'"]),
     ("tests.adapters.no_such_module:f", ["cannot import"]),
     ("tests.adapters.example_mechanisms:missing", ["has no attribute 'missing'"]),
