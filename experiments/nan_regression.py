@@ -14,10 +14,11 @@ audited :data:`RERUNS` times on independent calls and its row reports the range 
 its verdict is the runs' common verdict, or ``borderline`` where they differ.
 
 Each row also says what kind of finding it is (``finding``: ``NaN``, or ``relation`` where the
-claim fails for the neighbouring relation whatever the NaN does: diffprivlib's histogram is
-calibrated for add/remove, and a substituted entry moves two bins), the root cause of a
-violation (``root_cause``: the NaN passed through the noise, the NaN returned before any noise
-by a quantile-like function, the NaN read as 0 outside the declared bounds), and, for a row
+claim fails for the neighbouring relation whatever the NaN does: diffprivlib's histogram and
+histogramdd are calibrated for add/remove, and a substituted entry moves two bins), the root
+cause of a violation (``root_cause``: the NaN passed through the noise, the NaN returned
+before any noise by a quantile-like function, the NaN read as 0 outside the declared bounds),
+and, for a row
 that keeps its claim on this one-NaN pair, whether the mask-stratified MCAR audit of the same
 target (``results/library_audit.json``) refutes it at some missing rate (``mcar``).
 
@@ -77,7 +78,7 @@ CALLS = 4000
 #: audits of an unseedable library's row (independent calls): its ε_lower range and verdicts
 RERUNS = 3
 #: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
-RELATION_FINDINGS = {"diffprivlib:histogram"}
+RELATION_FINDINGS = {"diffprivlib:histogram", "diffprivlib:histogramdd"}
 LIBRARY_AUDIT = ROOT / "results" / "library_audit.json"
 
 

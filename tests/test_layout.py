@@ -351,7 +351,6 @@ def modules_without_mirror(root: Path) -> list[str]:
 #: tests/adapters/, tests/cli/ and the tests of the modules that use them.
 MIRROR_PENDING = {
     "audit/adapters/_common.py",
-    "audit/adapters/diffprivlib.py",
     "audit/adapters/opendp.py",
     "audit/adapters/pipelinedp.py",
     "audit/cli/bound.py",

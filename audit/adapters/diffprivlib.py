@@ -1,21 +1,23 @@
 """IBM diffprivlib's ``tools`` (``nanmean``, ``nansum``, ``nanvar``, ``nanstd``, ``mean``, ``sum``,
-``var``, ``std``, ``quantile``, ``median``, ``percentile``, ``histogram``) as black-box
-implementations.
+``var``, ``std``, ``quantile``, ``median``, ``percentile``, ``histogram``, ``histogramdd``,
+``count_nonzero``) as black-box implementations.
 
 Targets: ``diffprivlib:<function>`` for each function above (``ADAPTER`` declares them, with
 their parameters, NaN semantics and examples). Parameters:
 
-``bounds`` (required)
+``bounds`` (required; not accepted by ``count_nonzero``)
     (lo, hi), passed to diffprivlib, which clips every entry to it (``histogram``: its
-    ``range``; entries outside it fall in no bin).
-``axis`` (default None; not for ``histogram``)
+    ``range``; ``histogramdd``: the range of every column; entries outside it fall in no bin).
+``axis`` (default None; not for ``histogram``, ``histogramdd``)
     None: one scalar over every entry of the (n, d) array; 0: one value per column (a vector
     of d), diffprivlib giving each column ε/d itself.
 ``quant`` (``quantile``, required), ``percent`` (``percentile``, required)
     The quantile in [0, 1], the percentile in [0, 100] (one number).
-``bins`` (``histogram``, default 10)
-    The number of equal-width bins over ``bounds``; the release is the vector of the ``bins``
-    noisy counts (the edges are fixed by ``bounds`` and not released).
+``bins`` (``histogram``, ``histogramdd``, default 10)
+    The number of equal-width bins over ``bounds`` (``histogramdd``: per column); the release
+    is the vector of the ``bins`` noisy counts (``histogramdd``: the bins^d cells of the
+    d-dimensional histogram, flattened in C order; the edges are fixed by ``bounds`` and not
+    released).
 
 **Claim.** The audit's neighbouring relation is the substitution of one record (a row of d
 entries). diffprivlib's own guarantee is ε-DP for the substitution of one *entry* of the array
@@ -90,6 +92,36 @@ number of those that are observed):
   value becoming NaN changes one count (ε). The adapter calibrates it like the other tools
   (ε/d per entry), so the expected verdict is a violation by up to a factor 2; recorded, not
   corrected (``tests/adapters/test_findings.py``).
+* ``histogramdd`` (tools/histograms.py:162-263): the (n, d) array is n *samples* of a
+  d-dimensional histogram, one record one sample, so a record is one entry of diffprivlib's
+  relation and the adapter passes ε itself (``entries=1``), the range ``bounds`` for every
+  column. ``np.histogramdd(sample, bins, range)`` (line 247) finds each coordinate's bin with
+  ``np.searchsorted(edges, x, side='right')`` (numpy 2.4, lib/_histograms_impl.py:1040-1043),
+  which sorts NaN after every edge: index ``len(edges)``, the upper outlier bin (the
+  rightmost-edge shift compares ``x == edges[-1]``, false for NaN, lines 1049-1053), and the
+  outlier bins are cut off (lines 1069-1071). A record with a NaN in *any* coordinate falls in
+  no cell: the whole record is **dropped**, its observed coordinates too (measured: the row
+  (0.9, NaN) counts nowhere; all missing: every count 0 + noise; never NaN). Each cell gets
+  ``GeometricTruncated`` noise of sensitivity 1 (line 249), truncated to [0, maxsize]: the
+  add/remove sensitivity of one sample, exactly as ``histogram``. **It shares histogram's
+  relation finding**: substituting a record moves it from one cell to another (two counts,
+  L1 distance 2), so the release is 2ε-DP per substituted record, not ε (complete data as
+  well), while a record becoming NaN changes one count (ε). Expected verdict: a violation by
+  up to a factor 2 on a substitution pair; on the NaN table's pair (one record at +B against
+  the all-NaN record) one count moves by 1, a loss of exactly ε: borderline, like
+  ``histogram``'s row.
+* ``count_nonzero`` (tools/utils.py:98-148): ``array.astype(np.bool_)`` (line 145), and
+  numpy's float-to-bool cast is ``x != 0``, true for NaN (measured: ``np.array([np.nan])
+  .astype(bool)`` is ``[True]``): a NaN is **counted** as a non-zero entry, never NaN. The
+  count is ``sum(array_bool, dtype=np.intp, bounds=(0, 1))`` (line 147): an integer dtype, so
+  ``_sum`` draws ``GeometricTruncated`` noise of sensitivity upper − lower = 1, truncated to
+  [0, N] (lines 738-740; the truncation clamps, mechanisms/base.py:217-223): the sensitivity of
+  one entry changing between zero and non-zero. With ``axis=None`` the adapter passes ε/d
+  (d entries per record), with ``axis=0`` ε, split ε/d per column by ``_wrap_axis``
+  (line 89). The claim holds with or without NaN (a NaN is one more non-zero value). On the
+  NaN table's pair (a record at 1 against the all-NaN record) both sides count the record:
+  the two laws are identical, ε_lower 0; the informative pair, 0 against NaN, differs by one
+  count, a loss of ε/d per entry, within the claim.
 
 Warnings: numpy's ``RuntimeWarning`` s "Mean of empty slice" and "Degrees of freedom <= 0 for
 slice" (an all-missing dataset or column in the ``nan*`` functions) are silenced inside the
@@ -119,11 +151,31 @@ DISTRIBUTION = "diffprivlib"
 
 #: numpy's warnings for an all-missing slice in the nan* functions (silenced by message)
 _EMPTY_SLICE = ("Mean of empty slice", "Degrees of freedom <= 0 for slice")
+#: the targets whose release is a vector of noisy counts over bins of ``bounds``
+_HISTOGRAMS = ("histogram", "histogramdd")
+
+
+def _release(function: str, func, x: np.ndarray, bounds, axis, **kw):
+    """One call of the tool ``func`` on ``x`` (``kw``: epsilon, random_state, accountant and
+    the tool's own keywords), as a float or a float64 vector."""
+    if function == "histogram":  # the counts; the edges are fixed by the range
+        counts, _ = func(x, range=bounds, **kw)
+        return np.asarray(counts, dtype=np.float64)
+    if function == "histogramdd":  # one sample per record, every column over the bounds
+        counts, _ = func(x, range=[bounds] * x.shape[1], **kw)
+        return np.asarray(counts, dtype=np.float64).reshape(-1)
+    if bounds is not None:  # count_nonzero takes none
+        kw["bounds"] = bounds
+    with warnings.catch_warnings():
+        for message in _EMPTY_SLICE:
+            warnings.filterwarnings("ignore", message=message, category=RuntimeWarning)
+        out = func(x, axis=axis, **kw)
+    return float(out) if axis is None else np.asarray(out, dtype=np.float64)
 
 
 def _own_keywords(target: str, function: str, p: dict) -> dict:
     """The checked arguments of ``function`` beyond bounds and axis (quant, percent, bins)."""
-    if function == "histogram":
+    if function in _HISTOGRAMS:
         bins = p["bins"]
         if isinstance(bins, bool) or not isinstance(bins, Integral) or bins < 1:
             raise ValueError(f"{target}: parameter 'bins' must be an integer >= 1, got "
@@ -151,8 +203,8 @@ def make(function: str, *, epsilon: float, delta: float,
     """The implementation of ``diffprivlib.tools.<function>`` (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
-    lo, hi = _common.check_bounds(target, p["bounds"])
-    axis = p.get("axis")  # histogram: none, every entry
+    bounds = None if function == "count_nonzero" else _common.check_bounds(target, p["bounds"])
+    axis = p.get("axis")  # histograms: none, every entry
     _check_axis(target, axis)
     own = _own_keywords(target, function, p)
     if delta != 0.0:
@@ -166,33 +218,27 @@ def make(function: str, *, epsilon: float, delta: float,
 
     def release(data, rng: np.random.Generator):
         x = _common.as_data(target, data)
-        # axis=0: diffprivlib splits ε over the columns itself, one entry of each per record
-        entries = x.shape[1] if axis is None else 1
+        # axis=0: diffprivlib splits ε over the columns itself, one entry of each per record;
+        # histogramdd: a record is one sample, one entry
+        entries = 1 if axis is not None or function == "histogramdd" else x.shape[1]
         if entries not in eps_by_entries:
             eps_by_entries[entries] = relations.to_substitution(
                 ADAPTER.relation, epsilon, 0.0, entries=entries).epsilon
         eps_lib = eps_by_entries[entries]
         seed = int(rng.integers(2**32))
-        if function == "histogram":  # the counts; the edges are fixed by the range
-            counts, _ = func(x, epsilon=eps_lib, range=(lo, hi), random_state=seed,
-                             accountant=accountant_cls(), **own)
-            return np.asarray(counts, dtype=np.float64)
-        with warnings.catch_warnings():
-            for message in _EMPTY_SLICE:
-                warnings.filterwarnings("ignore", message=message, category=RuntimeWarning)
-            out = func(x, epsilon=eps_lib, bounds=(lo, hi), axis=axis, random_state=seed,
-                       accountant=accountant_cls(), **own)
-        return float(out) if axis is None else np.asarray(out, dtype=np.float64)
+        return _release(function, func, x, bounds, axis, epsilon=eps_lib, random_state=seed,
+                        accountant=accountant_cls(), **own)
 
-    unit = "ε/d per entry (d = columns)" if axis is None else "ε, split ε/d per column"
+    unit = ("ε per record (one sample)" if function == "histogramdd"
+            else "ε/d per entry (d = columns)" if axis is None else "ε, split ε/d per column")
     args = "".join(f", {k}={v}" for k, v in own.items())
-    note = (f"diffprivlib {_common.version(DISTRIBUTION)} tools.{function}(bounds=({lo}, {hi}), "
+    note = (f"diffprivlib {_common.version(DISTRIBUTION)} tools.{function}(bounds={bounds}, "
             f"axis={axis}{args}) called with {unit}: ε-DP per record by the library's "
             f"per-entry substitution guarantee (see audit.adapters.diffprivlib for what NaN "
             f"does)")
     return CallableImplementation(
         func=release, claim=Claim(epsilon, 0.0, note), name=target,
-        params={"bounds": (lo, hi), "axis": axis, **own})
+        params={"bounds": bounds, "axis": axis, **own})
 
 
 _BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): diffprivlib clips every entry to it")
@@ -236,6 +282,19 @@ _MORE = (
                    "substituted entry",
            examples=(Example("default", {"bounds": [-1.0, 1.0], "bins": 4},
                              doc="four noisy counts over every entry"),)),
+    Target("histogramdd", (Parameter("bounds", REQUIRED, "(lo, hi): the range of every column"),
+                           Parameter("bins", 10, "equal-width bins per column over bounds")),
+           nan=NanSemantics.DROPS,
+           summary="a record with a NaN coordinate falls in no cell (dropped whole); per-cell "
+                   "sensitivity 1 is add/remove: 2ε per substituted record",
+           examples=(Example("default", {"bounds": [-1.0, 1.0], "bins": 2},
+                             doc="bins^d noisy cell counts, one sample per record"),)),
+    Target("count_nonzero", (_AXIS,), nan=NanSemantics.COUNTED,
+           summary="a NaN is non-zero (astype(bool)): counted; geometric noise of "
+                   "sensitivity 1 per entry",
+           examples=(Example("default", {}, doc="one count over every entry"),
+                     Example("per-column", {"axis": 0},
+                             doc="a count per column, ε split over the columns"))),
 )
 
 ADAPTER = Adapter(

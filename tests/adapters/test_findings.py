@@ -6,6 +6,7 @@ draw a verdict from it (expected audit verdicts, recorded, not corrected).
   so its claim fails on data with missing values (``audit/adapters/diffprivlib.py``).
 * diffprivlib ``histogram`` drops a NaN (no bin) and calibrates each count to sensitivity 1,
   the add/remove sensitivity: a substituted entry changes two counts (L1 distance 2).
+  ``histogramdd`` shares it: a substituted record (one sample) changes two cells.
 * PipelineDP's PERCENTILE drops a NaN (PyDP's quantile tree): its claim holds. (python-dp's
   own targets: ``tests/adapters/test_pydp.py``.)
 """
@@ -79,6 +80,26 @@ def test_diffprivlib_histogram_substitution_changes_two_counts_a_nan_one():
                                       [1.0, 0.0, 0.0, -1.0])  # L1 distance 2
         np.testing.assert_array_equal(base - impl(missing, np.random.default_rng(seed)),
                                       [1.0, 0.0, 0.0, 0.0])  # the NaN falls in no bin
+
+
+def test_diffprivlib_histogramdd_substitution_changes_two_cells_a_nan_one():
+    """The same finding as histogram's: the adapter passes ε per record (one sample), each cell
+    is calibrated to sensitivity 1, and a substituted record moves between two cells."""
+    pytest.importorskip("diffprivlib")
+    impl = make_implementation("diffprivlib:histogramdd", epsilon=1.0,
+                               params={"bounds": (0.0, 1.0), "bins": 2})
+    cells = np.array([[0.25, 0.25], [0.25, 0.75], [0.75, 0.25], [0.75, 0.75]])
+    data = np.repeat(cells, 10, axis=0)  # ten records per cell
+    moved = data.copy()
+    moved[0] = (0.75, 0.75)  # from cell (0, 0) to cell (1, 1)
+    missing = data.copy()
+    missing[0, 0] = np.nan
+    for seed in range(3):
+        base = impl(data, np.random.default_rng(seed))
+        np.testing.assert_array_equal(base - impl(moved, np.random.default_rng(seed)),
+                                      [1.0, 0.0, 0.0, -1.0])  # L1 distance 2: 2ε
+        np.testing.assert_array_equal(base - impl(missing, np.random.default_rng(seed)),
+                                      [1.0, 0.0, 0.0, 0.0])  # the NaN record in no cell: ε
 
 
 def test_pipelinedp_percentile_drops_a_nan():

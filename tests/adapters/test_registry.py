@@ -37,18 +37,19 @@ def test_available_targets_lists_every_library_and_function():
                                                     "pydp"}
     assert set(targets["diffprivlib"]) >= {"nanmean", "nansum", "nanvar", "nanstd", "mean",
                                            "sum", "quantile", "median", "percentile",
-                                           "histogram"}
+                                           "histogram", "histogramdd", "count_nonzero"}
     assert targets["opendp"] == ["sum", "mean", "count"]
     assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile"]
-    assert targets["pydp"] == ["sum", "mean", "variance", "std", "count"]
+    assert targets["pydp"] == ["sum", "mean", "variance", "std", "count", "median",
+                               "percentile", "max", "min"]
 
 
 @pytest.mark.parametrize(("target", "needles"), [
     ("nosuchlib:sum", ["unknown library 'nosuchlib'", "diffprivlib", "opendp", "pipelinedp",
                        "entry-point group 'audit.adapters'"]),
     ("opendp:median", ["unknown function 'median'", "opendp:sum", "opendp:mean"]),
-    ("diffprivlib:histogramdd", ["unknown function 'histogramdd'", "diffprivlib:nanmean"]),
-    ("pydp:median", ["unknown function 'median'", "pydp:sum", "pydp:count"]),
+    ("diffprivlib:histogram2d", ["unknown function 'histogram2d'", "diffprivlib:nanmean"]),
+    ("pydp:quantiles", ["unknown function 'quantiles'", "pydp:sum", "pydp:median"]),
     ("no-colon", ["target must look like", "'package.module:function'"]),
     ("tests.adapters.no_such_module:f", ["cannot import"]),
     ("tests.adapters.example_mechanisms:missing", ["has no attribute 'missing'"]),
@@ -91,6 +92,18 @@ def test_unknown_targets_are_one_clear_error(target, needles):
     ("diffprivlib:histogram", {"params": {"bounds": (-1, 1), "bins": 0}}, "parameter 'bins'"),
     ("diffprivlib:histogram", {"params": {"bounds": (-1, 1), "axis": 0}},
      "unknown parameter 'axis'"),
+    ("diffprivlib:histogramdd", {"params": {"bounds": (-1, 1), "bins": 1.5}},
+     "parameter 'bins' must be an integer >= 1, got bins=1.5"),
+    ("diffprivlib:histogramdd", {"params": {"bins": 2}}, "parameter 'bounds' is required"),
+    ("diffprivlib:count_nonzero", {"params": {"bounds": (-1, 1)}},
+     "unknown parameter 'bounds'"),
+    ("diffprivlib:count_nonzero", {"params": {"axis": 1}},
+     "parameter 'axis' must be None (every entry) or 0 (per column), got axis=1"),
+    ("pydp:median", {"params": {}}, "parameter 'bounds' is required"),
+    ("pydp:percentile", {"params": {"bounds": (-1, 1)}}, "parameter 'percentile' is required"),
+    ("pydp:percentile", {"params": {"bounds": (-1, 1), "percentile": 50}},
+     "parameter 'percentile' must be in [0, 1] (python-dp's scale, not percent), got "
+     "percentile=50"),
     ("pydp:sum", {"params": {}}, "parameter 'bounds' is required"),
     ("pydp:sum", {"params": {"bounds": (-1, 1)}, "delta": 1e-6}, "delta must be 0"),
     ("pydp:count", {"params": {"bounds": (-1, 1)}}, "unknown parameter 'bounds'"),

@@ -95,7 +95,7 @@ def test_run_implementation_config_refuses_a_failing_implementation(tmp_path, ca
 def test_run_unknown_adapter_lists_the_available_ones(tmp_path, capsys):
     cfg = tmp_path / "impl.toml"
     cfg.write_text(to_toml({
-        "implementation": {"target": "diffprivlib:histogramdd", "epsilon": 1.0},
+        "implementation": {"target": "diffprivlib:histogram2d", "epsilon": 1.0},
         "scenario": {"query": "sum", "d": 2}, "missingness": {"kind": "mcar-iid"}}))
     assert main(["run", str(cfg)]) == 2
     err = capsys.readouterr().err
