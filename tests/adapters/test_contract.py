@@ -157,6 +157,15 @@ EXPECTED: dict[str, Expect] = {
                                       trials=1200),
     "opendp-polars:len[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
                                       trials=1200),
+    # the exponential mechanism's choice among candidates: no closed-form spread
+    "opendp-polars:quantile[fill-null]": Expect(None),
+    "opendp-polars:quantile[keep-nan]": Expect(None),
+    "opendp-polars:median[keep]": Expect(None),
+    # one sum per key (d keys; SPREAD_DATA has d = 1): contributions 2d, each sum's Laplace
+    # scale 2d·max(|lo|, |hi|)/ε, 2 for d = 1
+    "opendp-polars:group_by_sum[fill-null]": Expect(laplace_std(2.0), vector=True,
+                                                    trials=1200),
+    "opendp-polars:group_by_sum[keep-nan]": Expect(laplace_std(2.0), vector=True, trials=1200),
     "pipelinedp:sum[propagate]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pipelinedp:sum[drop]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pipelinedp:sum[gaussian]": Expect((gaussian_sigma_analytic(1.0, 0.5, _PDP_DELTA),
@@ -187,12 +196,13 @@ EXPECTED: dict[str, Expect] = {
 #: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
 #: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized
 #: sum's sensitivity 6/2·2 = 6 (the Polars sum's, without a public length, 6·max(|lo|, |hi|)
-#: = 6); PipelineDP has three contributions per privacy unit, add/remove sensitivity 3, scale
-#: 3/(ε/2); python-dp the same with linf_sensitivity = 3
+#: = 6, each of the group_by's 3 sums too); PipelineDP has three contributions per privacy
+#: unit, add/remove sensitivity 3, scale 3/(ε/2); python-dp the same with linf_sensitivity = 3
 EXPECTED_D3: dict[str, Expect] = {
     "diffprivlib:nansum[default]": Expect(laplace_std(6.0)),
     "opendp:sum[impute]": Expect(laplace_std(6.0)),
     "opendp-polars:sum[fill-null]": Expect(laplace_std(6.0), trials=1200),
+    "opendp-polars:group_by_sum[fill-null]": Expect(laplace_std(6.0), vector=True, trials=1200),
     "pipelinedp:sum[propagate]": Expect(laplace_std(3.0, 0.5), trials=1200),
     "pydp:sum[default]": Expect(laplace_std(3.0, 0.5), trials=1200),
 }

@@ -116,7 +116,7 @@ def test_the_count_by_categories_spread_is_the_integer_laplace_of_scale_2k_over_
     ("quantile", {"candidates": CANDIDATES, "nan": "cast"}, "parameter 'nan'"),
     ("count_by_categories", {}, "needs parameter 'edges'"),
     ("count_by_categories", {"nan": "cast"}, "needs parameter 'categories'"),
-    ("count_by_categories", {"edges": [0.0], "categories": [1]}, "not 'categories'"),
+    ("count_by_categories", {"edges": [0.0], "categories": [1.5]}, "parameter 'categories'"),
     ("count_by_categories", {"nan": "drop", "categories": [1, 1]}, "distinct integers"),
     ("count_by_categories", {"nan": "cast", "categories": [0.5]}, "parameter 'categories'"),
     ("count_by_categories", {"nan": "cast", "categories": [2**31]}, "parameter 'categories'"),
