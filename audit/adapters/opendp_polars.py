@@ -220,9 +220,11 @@ def calibrated(make, d_in: int, epsilon: float, *, max_steps: int = 64):
     """The measurement ``make(g)`` at the least global scale g found whose privacy map at
     ``d_in`` is ≤ ``epsilon``: every noise scale of the query is its default times g
     (make_private_expr/expr_noise/mod.rs:192-197) and the Laplace map is d_in-sensitivity over
-    scale, so the map is ε₁/g with ε₁ its value at g = 1: g = ε₁/ε, raised by 10⁻¹² (relative)
-    until OpenDP's own map is ≤ ε. The same scale as ``LazyFrameQuery.resolve``'s bisection
-    (extras/polars/__init__.py:1049-1103), in two or three constructions instead of thousands.
+    scale (the quantile's exponential mechanism likewise: checked in the tests, its map at
+    the found scale is ε), so the map is ε₁/g with ε₁ its value at g = 1: g = ε₁/ε, raised
+    by 10⁻¹² (relative) until OpenDP's own map is ≤ ε. The same scale as
+    ``LazyFrameQuery.resolve``'s bisection (extras/polars/__init__.py:1049-1103), in two or
+    three constructions instead of thousands.
     """
     eps1 = float(make(1.0).map(d_in))
     g = eps1 / epsilon
