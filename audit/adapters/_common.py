@@ -130,6 +130,31 @@ def check_real_param(target: str, name: str, value: object) -> float:
     return float(value)
 
 
+def check_increasing(target: str, name: str, value: object, least: int) -> list[float]:
+    """``value`` as a list of at least ``least`` strictly increasing finite floats."""
+    msg = (f"{target}: parameter {name!r} must be a sequence of at least {least} strictly "
+           f"increasing finite numbers, got {name}={value!r}")
+    try:
+        out = list(value)  # type: ignore[call-overload]
+    except TypeError:
+        raise ValueError(msg) from None
+    if len(out) < least or not all(isinstance(v, Real) and not isinstance(v, bool)
+                                   and math.isfinite(v) for v in out):
+        raise ValueError(msg)
+    out = [float(v) for v in out]
+    if any(b <= a for a, b in zip(out, out[1:], strict=False)):
+        raise ValueError(msg)
+    return out
+
+
+def check_alpha(target: str, value: object) -> float:
+    """A quantile's level alpha in [0, 1]."""
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 <= value <= 1.0:
+        raise ValueError(f"{target}: parameter 'alpha' must be a number in [0, 1], got "
+                         f"alpha={value!r}")
+    return float(value)
+
+
 def as_data(target: str, data: object) -> np.ndarray:
     """One dataset as a float64 array (n, d), n, d ≥ 1; NaN = missing."""
     x = np.asarray(data, dtype=np.float64)

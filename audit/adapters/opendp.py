@@ -1,7 +1,10 @@
 """OpenDP measurement chains (sum, mean, count) as black-box implementations.
 
 Targets: ``opendp:sum``, ``opendp:mean``, ``opendp:count`` (``ADAPTER`` declares them, with
-their parameters, NaN semantics and examples). The sum and the mean are the chain
+their parameters, NaN semantics and examples), and ``opendp:quantile`` and
+``opendp:count_by_categories``, whose chains, parameters and NaN semantics are in
+``audit/adapters/opendp_discrete.py`` (``ADAPTER`` lists its ``TARGETS`` and hands their calls
+to its ``make``). The sum and the mean are the chain
 
     vector of float entries (NaN allowed) → impute a constant for NaN, or drop NaN
     → clamp to ``bounds`` → sum, or (resize →) mean → Laplace or Gaussian noise
@@ -160,7 +163,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit.adapters import _common, relations
+from audit.adapters import _common, opendp_discrete, relations
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
 from audit.enums import NoiseKind
@@ -326,6 +329,8 @@ def _make_count(*, epsilon: float, delta: float, params: dict | None) -> Callabl
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``opendp:<function>`` (see the module docstring)."""
+    if function in opendp_discrete.FUNCTIONS:
+        return opendp_discrete.make(function, epsilon=epsilon, delta=delta, params=params)
     if function == "count":
         return _make_count(epsilon=epsilon, delta=delta, params=params)
     target = f"{LIBRARY}:{function}"
@@ -392,7 +397,7 @@ ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="opendp", seedable=False,
     relation=Relation.SYMMETRIC_DISTANCE, make=make,
     summary=("OpenDP 0.16 measurement chains (impute or drop, clamp, sum or mean, noise; "
-             "count of the non-null entries)"),
+             "count of the non-null entries; quantile over candidates, count by categories)"),
     targets=(
         Target("sum", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options={**_NAN_OPTIONS, "unchecked": NanSemantics.UNCHECKED},
@@ -426,5 +431,6 @@ ADAPTER = Adapter(
                                "query in the core API"),
                    Example("drop", {"nan": "drop"}, doc="drop_null, count"),
                )),
+        *opendp_discrete.TARGETS,
     ),
 )

@@ -1,8 +1,9 @@
-"""OpenDP's Polars API (``opendp.extras.polars``): dp sum, mean and len of a LazyFrame column
-as black-box implementations.
+"""OpenDP's Polars API (``opendp.extras.polars``): dp sum, mean, len, quantile and median of a
+LazyFrame column, and a dp sum per declared key of a ``group_by``, as black-box implementations.
 
-Targets: ``opendp-polars:sum``, ``opendp-polars:mean``, ``opendp-polars:len`` (``ADAPTER``
-declares them, with their parameters, NaN semantics and examples). Each call releases
+Targets: ``opendp-polars:sum``, ``mean``, ``len``, ``quantile``, ``median`` and
+``group_by_sum`` (``ADAPTER`` declares them, with their parameters, NaN semantics and
+examples). Each call but ``group_by_sum``'s releases
 
     LazyFrame {"x": Float64} → ``pl.col("x")`` → fill_null / fill_nan / drop_nulls / drop_nans
     (or nothing) → ``.dp.sum(bounds)``, ``.dp.mean(bounds)`` or ``.dp.len(signed=True)``
@@ -26,8 +27,23 @@ Parameters:
     ``NanSemantics`` (``Target.nan_options``).
 ``constant`` (default 0.0)
     The fill value of ``fill_null`` / ``fill_nan``.
-``column`` (default None)
+``column`` (default None; not accepted by ``group_by_sum``)
     None: every entry, record by record; an integer j: column j only.
+``candidates`` (required), ``alpha`` (default 0.5; quantile only)
+    ``.dp.quantile(alpha, candidates)`` / ``.dp.median(candidates)``: the candidate chosen by
+    the exponential mechanism (OpenDP's summary: "0.5-Quantile", "ExponentialMin"); the median
+    is the same path at α = 0.5 (the same summary and scale, measured). A scalar release.
+
+``group_by_sum`` releases a fixed-length vector, one ``.dp.sum(bounds)`` per key: the (n, d)
+array becomes a two-column LazyFrame, one row per entry, record by record, ``k`` the entry's
+column index 0..d−1 and ``x`` its value; the query is the declared key set {0, …, d−1}
+left-joined with ``group_by("k").agg(expr)`` (``with_keys``, extras/polars/__init__.py:939-969:
+the keys are the analyst's, not read from the data, so no partition selection and no
+threshold), with margins ``max_length = n·d`` and, per key, ``max_length = n``; the release is
+the d sums in key order. A record is d rows, one per key: ``contributions = 2d``, and without a
+public length each sum's sensitivity is 2d·max(|lo|, |hi|) in L1 over the keys (OpenDP's
+summary: one Laplace scale 2d·max(|lo|, |hi|)/ε, e.g. 6 for d = 3, bounds (−1, 1), ε = 1).
+``missing``, ``nan``, ``constant`` as above, applied inside the aggregation.
 
 **Claim.** OpenDP's privacy unit ``dp.unit_of(contributions=c)`` is the symmetric distance
 between LazyFrames — rows inserted plus rows deleted — at ``d_in = c`` (context.py:337-391,
@@ -89,6 +105,21 @@ of the 0.16.0 sdist, ``rust/src``; checked on the installed wheel):
   for the fills and ``"keep"`` (the fills do not change the length); after ``"drop"`` it counts
   the observed entries (``DROPS``). Under substitution the length n·k is the same on both
   datasets, so ``len`` with ``"keep"`` does not depend on the data.
+* ``.dp.quantile`` / ``.dp.median``: a fill or ``"drop"`` as above (the candidates are
+  scored on the filled, or the observed, entries: ``IMPUTES_CONSTANT`` / ``DROPS``). A null or
+  NaN left in the column (``"keep"``, or the fill that does not match the representation) is
+  neither dropped nor NaN: measured on 0.16.0 at ε = 10⁴ (where the release is the best-scored
+  candidate, OpenDP scoring c by |(1 − α)·#{x < c} − α·#{x > c}| up to a factor, ties at
+  random), it is scored as the median of the candidates, as ``.dp.sum`` fills with the
+  midpoint of its bounds (99 missing and one 1000.0 release 30 with candidates 10, 20, …, 50
+  and with 10, 20, 30, 40, 90; with −50, −40, −30, −20 they release −30 or −20 at random, as a
+  fill with −35 does; six missing and four 10.0 release 20, as a fill with 30 does, where
+  dropping them releases 10). The rule is measured, not read (the plugin's Rust source is not
+  installed here). ``NanSemantics.IMPUTES_CONSTANT``; never NaN.
+* ``group_by_sum``: within each key's group, the handling of ``.dp.sum`` above (a matching
+  fill, the midpoint fill of what is left, or ``drop``); a missing entry never moves a row to
+  another key (the key is the column index, never missing), so every key is present and the
+  vector has length d.
 * The expected verdict of every target on data with missing values is that its claim holds:
   these are OpenDP's own shortcuts, which impute or count before any aggregation. The NaN/null
   reports (#2936, #2938-#2940) are queries written with the plain Polars expressions (``clip``,
@@ -109,6 +140,8 @@ LIBRARY = "opendp-polars"
 DISTRIBUTION = "opendp"
 #: the name of the one column of the LazyFrame
 COLUMN = "x"
+#: the name of the key column of ``group_by_sum``'s LazyFrame
+KEY = "k"
 MISSING = ("null", "nan")
 HANDLING = ("fill_null", "fill_nan", "drop", "keep")
 
@@ -140,16 +173,58 @@ def expression(pl, function: str, params: dict):
         col = col.drop_nulls() if params["missing"] == "null" else col.drop_nans()
     if function == "len":
         return col.dp.len(signed=True)
+    if function == "quantile":
+        return col.dp.quantile(params["alpha"], params["candidates"])
+    if function == "median":
+        return col.dp.median(params["candidates"])
+    if function == "group_by_sum":
+        return col.dp.sum(params["bounds"])
     return getattr(col.dp, function)(params["bounds"])
+
+
+def keyed_lazyframe(pl, x: np.ndarray, missing: str):
+    """The two-column LazyFrame of an (n, d) array for ``group_by_sum``: one row per entry,
+    record by record, ``KEY`` its column index 0..d−1 and ``COLUMN`` its value (NaN as in
+    :func:`lazyframe`)."""
+    n, d = x.shape
+    keys = pl.Series(KEY, np.tile(np.arange(d), n), dtype=pl.Int64)
+    values = pl.Series(COLUMN, x.reshape(-1), dtype=pl.Float64, nan_to_null=missing == "null")
+    return pl.LazyFrame({KEY: keys, COLUMN: values})
+
+
+def _space_and_plan(dp, pl, function: str, params: dict, n: int, d: int, k: int, budget):
+    """(the Context's accountant, the query's plan): ``select(expression)`` on one column of
+    n·k rows, or, for ``group_by_sum``, the declared key set 0..d−1 left-joined with
+    ``group_by(KEY).agg(expression)`` (``LazyFrameQuery.with_keys``,
+    extras/polars/__init__.py:939-969) on the keyed frame, each key a group of n rows."""
+    grouped = function == "group_by_sum"
+    if grouped:
+        data = keyed_lazyframe(pl, np.zeros((n, d)), params["missing"])
+        margins = [dp.polars.Margin(max_length=n * d), dp.polars.Margin(by=[KEY], max_length=n)]
+    else:
+        data = lazyframe(pl, np.zeros(n * k), params["missing"])
+        margins = [dp.polars.Margin(max_length=n * k)]
+    context = dp.Context.compositor(
+        data=data, privacy_unit=dp.unit_of(contributions=budget.distance),
+        privacy_loss=dp.loss_of(epsilon=budget.epsilon), split_evenly_over=1, margins=margins)
+    expr = expression(pl, function, params)
+    if not grouped:
+        return context, pl.LazyFrame(schema={COLUMN: pl.Float64}).select(expr)
+    empty = pl.LazyFrame(schema={KEY: pl.Int64, COLUMN: pl.Float64})
+    keys = pl.LazyFrame({KEY: pl.Series(KEY, np.arange(d), dtype=pl.Int64)})
+    return context, keys.join(empty.group_by(KEY).agg(expr), how="left", on=[KEY],
+                              nulls_equal=True)
 
 
 def calibrated(make, d_in: int, epsilon: float, *, max_steps: int = 64):
     """The measurement ``make(g)`` at the least global scale g found whose privacy map at
     ``d_in`` is ≤ ``epsilon``: every noise scale of the query is its default times g
     (make_private_expr/expr_noise/mod.rs:192-197) and the Laplace map is d_in-sensitivity over
-    scale, so the map is ε₁/g with ε₁ its value at g = 1: g = ε₁/ε, raised by 10⁻¹² (relative)
-    until OpenDP's own map is ≤ ε. The same scale as ``LazyFrameQuery.resolve``'s bisection
-    (extras/polars/__init__.py:1049-1103), in two or three constructions instead of thousands.
+    scale (the quantile's exponential mechanism likewise: checked in the tests, its map at
+    the found scale is ε), so the map is ε₁/g with ε₁ its value at g = 1: g = ε₁/ε, raised
+    by 10⁻¹² (relative) until OpenDP's own map is ≤ ε. The same scale as
+    ``LazyFrameQuery.resolve``'s bisection (extras/polars/__init__.py:1049-1103), in two or
+    three constructions instead of thousands.
     """
     eps1 = float(make(1.0).map(d_in))
     g = eps1 / epsilon
@@ -176,18 +251,12 @@ def build_query(function: str, *, epsilon: float, params: dict, n: int, d: int):
     dp, pl = _modules(target)
     from opendp.accuracy import summarize_polars_measurement
 
-    k = d if params["column"] is None else 1
+    k = d if params.get("column") is None else 1
     budget = relations.to_substitution(ADAPTER.relation, epsilon, 0.0, entries=k)
     size = n * k
     try:
-        context = dp.Context.compositor(
-            data=lazyframe(pl, np.zeros(size), params["missing"]),
-            privacy_unit=dp.unit_of(contributions=budget.distance),
-            privacy_loss=dp.loss_of(epsilon=budget.epsilon), split_evenly_over=1,
-            margins=[dp.polars.Margin(max_length=size)])
+        context, plan = _space_and_plan(dp, pl, function, params, n, d, k, budget)
         space = context.accountant
-        plan = pl.LazyFrame(schema={COLUMN: pl.Float64}).select(
-            expression(pl, function, params))
         measurement = calibrated(
             lambda g: dp.m.make_private_lazyframe(space.input_domain, space.input_metric,
                                                   space.output_measure, plan, global_scale=g),
@@ -219,9 +288,12 @@ class _Release:
 
     def __call__(self, data, rng: np.random.Generator):  # rng unused: OpenDP is not seedable
         x = _common.as_data(self.target, data)
-        values = _common.selected(self.target, x, self.checked["column"])
         measurement = self.query(x.shape)[0]
         _, pl = _modules(self.target)
+        if self.function == "group_by_sum":  # one sum per key, in the keys' order
+            out = measurement(keyed_lazyframe(pl, x, self.checked["missing"])).collect()
+            return out.sort(KEY)[COLUMN].to_numpy().astype(np.float64)
+        values = _common.selected(self.target, x, self.checked["column"])
         out = measurement(lazyframe(pl, values, self.checked["missing"])).collect()
         return float(out.item())
 
@@ -235,37 +307,49 @@ def make(function: str, *, epsilon: float, delta: float,
     target = f"{LIBRARY}:{function}"
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     checked = {
-        "bounds": None if function == "len" else _common.check_bounds(target, p["bounds"]),
         "missing": _common.check_choice(target, "missing", p["missing"], MISSING),
         "nan": _common.check_choice(target, "nan", p["nan"], HANDLING),
         "constant": _common.check_real_param(target, "constant", p["constant"]),
-        "column": _common.check_column(target, p["column"]),
     }
+    checks = {"bounds": lambda v: _common.check_bounds(target, v),
+              "candidates": lambda v: _common.check_increasing(target, "candidates", v, 2),
+              "alpha": lambda v: _common.check_alpha(target, v),
+              "column": lambda v: _common.check_column(target, v)}
+    checked.update({name: check(p[name]) for name, check in checks.items() if name in p})
     if delta != 0.0:
         raise ValueError(f"{target}: the adapter asks for pure ε-DP (Laplace noise); delta "
                          f"must be 0, got delta={delta!r}")
     _modules(target)  # fails here, not at the first call, when opendp[polars] is missing
-    k = "d" if checked["column"] is None else "1"
-    note = (f"OpenDP {_common.version(DISTRIBUTION)} Polars .dp.{function} "
-            f"(missing={checked['missing']}, nan={checked['nan']}, "
-            f"constant={checked['constant']}, bounds={checked['bounds']}), calibrated per dataset "
-            f"shape with privacy_unit contributions = 2·{k} (symmetric distance of one "
-            f"record's substitution) and privacy_loss epsilon = {epsilon}: its map is <= it")
+    k = "d" if checked.get("column") is None else "1"
+    call = ("group_by(key).agg(.dp.sum) with the keys declared" if function == "group_by_sum"
+            else f".dp.{function}")
+    note = (f"OpenDP {_common.version(DISTRIBUTION)} Polars {call} "
+            f"({', '.join(f'{name}={value}' for name, value in checked.items())}), calibrated "
+            f"per dataset shape with privacy_unit contributions = 2·{k} (symmetric distance of "
+            f"one record's substitution) and privacy_loss epsilon = {epsilon}: its map is <= it")
     release = _Release(target, function, epsilon, checked)
     return CallableImplementation(func=release, claim=Claim(epsilon, 0.0, note), name=target,
                                   params=checked)
 
 
-def _parameters(default_nan: str, bounds: bool) -> tuple[Parameter, ...]:
-    head = (Parameter("bounds", REQUIRED, "(lo, hi) of the clip in .dp.sum / .dp.mean"),) \
-        if bounds else ()
-    return (*head,
+def _parameters(default_nan: str, head: tuple[str, ...] = ("bounds",), *,
+                column: bool = True) -> tuple[Parameter, ...]:
+    """The target's parameters: those named in ``head`` first, then the handling of the
+    missing entries, then (with ``column``) the column."""
+    first = {"bounds": Parameter("bounds", REQUIRED, "(lo, hi) of the clip in .dp.sum / "
+                                                     ".dp.mean"),
+             "candidates": Parameter("candidates", REQUIRED, "strictly increasing candidate "
+                                                             "quantiles (≥ 2)"),
+             "alpha": Parameter("alpha", 0.5, "the quantile, in [0, 1]")}
+    tail = (Parameter("column", None, "None: every entry, record by record; j: column j "
+                                      "only"),) if column else ()
+    return (*(first[name] for name in head),
             Parameter("missing", "null", "a NaN of the array reaches Polars as a 'null' or a "
                                          "float 'nan'"),
             Parameter("nan", default_nan, "'fill_null', 'fill_nan' (with constant), 'drop' "
                                           "(drop_nulls / drop_nans) or 'keep'"),
             Parameter("constant", 0.0, "the fill value of fill_null / fill_nan"),
-            Parameter("column", None, "None: every entry, record by record; j: column j only"))
+            *tail)
 
 
 _IMPUTED = {"fill_null": NanSemantics.IMPUTES_CONSTANT, "fill_nan": NanSemantics.IMPUTES_CONSTANT,
@@ -273,14 +357,18 @@ _IMPUTED = {"fill_null": NanSemantics.IMPUTES_CONSTANT, "fill_nan": NanSemantics
 _COUNTED = {"fill_null": NanSemantics.COUNTED, "fill_nan": NanSemantics.COUNTED,
             "keep": NanSemantics.COUNTED, "drop": NanSemantics.DROPS}
 _BOUNDS = [-1.0, 1.0]
+#: -1, -0.98, ..., 1: a grid fine enough that a release is never nearly certain (the contract
+#: tests' unseeded draws must differ; the most likely candidate's probability is below 0.2)
+_CANDIDATES = [round(-1.0 + 0.02 * i, 2) for i in range(101)]
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="polars", seedable=False,
     relation=Relation.SYMMETRIC_DISTANCE, make=make,
     summary=("OpenDP 0.16's Polars API (opendp[polars], polars 1.36.1): .dp.sum, .dp.mean, "
-             ".dp.len of a LazyFrame column through a Context, Laplace noise"),
+             ".dp.len, .dp.quantile, .dp.median of a LazyFrame column, and .dp.sum per "
+             "declared key of a group_by, through a Context"),
     targets=(
-        Target("sum", _parameters("fill_null", True), nan=NanSemantics.IMPUTES_CONSTANT,
+        Target("sum", _parameters("fill_null"), nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_IMPUTED,
                summary="filled, or left for .dp.sum's own midpoint fill, or dropped",
                examples=(
@@ -293,7 +381,7 @@ ADAPTER = Adapter(
                    Example("drop", {"bounds": _BOUNDS, "nan": "drop"},
                            doc="drop_nulls: the observed entries only"),
                )),
-        Target("mean", _parameters("fill_null", True), nan=NanSemantics.IMPUTES_CONSTANT,
+        Target("mean", _parameters("fill_null"), nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_IMPUTED,
                summary="noisy sum over noisy len; a fill or 'keep' counts NaN in the len",
                examples=(
@@ -302,13 +390,40 @@ ADAPTER = Adapter(
                    Example("keep-nan", {"bounds": _BOUNDS, "missing": "nan", "nan": "keep"},
                            doc="NaN as a float NaN, left: .dp.sum fills it with the midpoint"),
                )),
-        Target("len", _parameters("keep", False), nan=NanSemantics.COUNTED,
+        Target("len", _parameters("keep", ()), nan=NanSemantics.COUNTED,
                nan_options=_COUNTED,
                summary="every row counted (nulls and NaN too), or the observed rows after drop",
                examples=(
                    Example("keep", {}, doc="the number of rows, n·k + integer Laplace noise"),
                    Example("drop", {"nan": "drop"},
                            doc="drop_nulls, then len: the observed entries"),
+               )),
+        Target("quantile", _parameters("fill_null", ("candidates", "alpha")),
+               nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
+               summary="filled, or left (scored as the candidates' median, measured), or "
+                       "dropped",
+               examples=(
+                   Example("fill-null", {"candidates": _CANDIDATES, "alpha": 0.25},
+                           doc="NaN as a null, fill_null(0): scored as 0"),
+                   Example("keep-nan", {"candidates": _CANDIDATES, "missing": "nan",
+                                        "nan": "keep"},
+                           doc="NaN as a float NaN, left: scored as the candidates' median"),
+               )),
+        Target("median", _parameters("fill_null", ("candidates",)),
+               nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
+               summary="the 0.5-quantile's path (.dp.median); NaN as for quantile",
+               examples=(
+                   Example("keep", {"candidates": _CANDIDATES, "nan": "keep"},
+                           doc="NaN as a null, left: scored as the candidates' median"),
+               )),
+        Target("group_by_sum", _parameters("fill_null", column=False),
+               nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
+               summary="one .dp.sum per declared key (a record's column index); NaN as for sum",
+               examples=(
+                   Example("fill-null", {"bounds": _BOUNDS},
+                           doc="one sum per column, the keys 0..d−1 declared (with_keys)"),
+                   Example("keep-nan", {"bounds": _BOUNDS, "missing": "nan", "nan": "keep"},
+                           doc="NaN as a float NaN, left: .dp.sum's midpoint fill per group"),
                )),
     ),
 )

@@ -9,7 +9,8 @@ have on a fixed complete dataset (``EXPECTED``), derived from the sensitivity th
 uses (not from its own calibration). A registered example without an entry in ``EXPECTED``
 fails ``test_every_registered_target_has_a_contract_case``.
 
-Spread check: m releases on one dataset; the sample variance s² must lie in
+Spread check: m releases on one dataset; the sample variance s² (of a vector release, the
+components' sample variances averaged) must lie in
 [σ_lo²(1 − t), σ_hi²(1 + t)] with t = 6·√((κ − 1)/m), κ the noise's kurtosis (6 Laplace, 3
 Gaussian): s² has relative standard deviation √((κ − 1)/m), so a correct library fails with
 probability ≈ 2·Φ(−6) ≈ 2e-9 (normal approximation). Seedable targets draw from a fixed seed
@@ -138,6 +139,18 @@ EXPECTED: dict[str, Expect] = {
     # scale 2/ε; its σ is √(2q)/(1 − q), q = e^(−1/2) (discrete Laplace, not √2·2)
     "opendp:count[cast]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
     "opendp:count[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2),
+    # the exponential mechanism's choice among candidates: no closed-form spread
+    "opendp:quantile[median-impute]": Expect(None),
+    "opendp:quantile[q90-drop]": Expect(None),
+    # count by categories: a substitution moves one unit between two counts (L1 distance 2 at
+    # d_in = 2), integer Laplace of scale 2/ε on each count, σ as the count's; 4 counts (3
+    # edges: 4 bins; 3 categories and the outside count)
+    "opendp:count_by_categories[find-bin]": Expect(
+        (math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2, vector=True, length=4),
+    "opendp:count_by_categories[cast]": Expect(
+        (math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2, vector=True, length=4),
+    "opendp:count_by_categories[drop]": Expect(
+        (math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2, vector=True, length=4),
     # OpenDP's Polars API: no public length, so the float sum's sensitivity at d_in = 2 is
     # 2·max(|lo|, |hi|) = 2 whatever the handling; the mean is a ratio of two noisy values;
     # len is an integer count (stability d_in = 2) with integer Laplace noise of scale 2/ε
@@ -151,6 +164,15 @@ EXPECTED: dict[str, Expect] = {
                                       trials=1200),
     "opendp-polars:len[drop]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
                                       trials=1200),
+    # the exponential mechanism's choice among candidates: no closed-form spread
+    "opendp-polars:quantile[fill-null]": Expect(None),
+    "opendp-polars:quantile[keep-nan]": Expect(None),
+    "opendp-polars:median[keep]": Expect(None),
+    # one sum per key (d keys; SPREAD_DATA has d = 1): contributions 2d, each sum's Laplace
+    # scale 2d·max(|lo|, |hi|)/ε, 2 for d = 1
+    "opendp-polars:group_by_sum[fill-null]": Expect(laplace_std(2.0), vector=True,
+                                                    trials=1200),
+    "opendp-polars:group_by_sum[keep-nan]": Expect(laplace_std(2.0), vector=True, trials=1200),
     "pipelinedp:sum[propagate]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pipelinedp:sum[drop]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pipelinedp:sum[gaussian]": Expect((gaussian_sigma_analytic(1.0, 0.5, _PDP_DELTA),
@@ -187,12 +209,13 @@ EXPECTED: dict[str, Expect] = {
 #: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
 #: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized
 #: sum's sensitivity 6/2·2 = 6 (the Polars sum's, without a public length, 6·max(|lo|, |hi|)
-#: = 6); PipelineDP has three contributions per privacy unit, add/remove sensitivity 3, scale
-#: 3/(ε/2); python-dp the same with linf_sensitivity = 3
+#: = 6, each of the group_by's 3 sums too); PipelineDP has three contributions per privacy
+#: unit, add/remove sensitivity 3, scale 3/(ε/2); python-dp the same with linf_sensitivity = 3
 EXPECTED_D3: dict[str, Expect] = {
     "diffprivlib:nansum[default]": Expect(laplace_std(6.0)),
     "opendp:sum[impute]": Expect(laplace_std(6.0)),
     "opendp-polars:sum[fill-null]": Expect(laplace_std(6.0), trials=1200),
+    "opendp-polars:group_by_sum[fill-null]": Expect(laplace_std(6.0), vector=True, trials=1200),
     "pipelinedp:sum[propagate]": Expect(laplace_std(3.0, 0.5), trials=1200),
     "pydp:sum[default]": Expect(laplace_std(3.0, 0.5), trials=1200),
 }
@@ -350,8 +373,10 @@ def _check_spread(case: Case, expect: Expect, data: np.ndarray) -> None:
     impl = case.make()
     rng = np.random.default_rng(11)
     m = expect.trials
-    out = np.array([impl(data, rng) for _ in range(m)])
-    s2 = out.var(ddof=1)
+    out = np.array([impl(data, rng) for _ in range(m)]).reshape(m, -1)
+    # a vector release: each component's variance about its own mean, averaged (independent
+    # components: the average varies less than one component's, so t stays conservative)
+    s2 = out.var(axis=0, ddof=1).mean()
     gaussian = case.example.params.get("noise") == "gaussian"
     t = 6.0 * math.sqrt(((GAUSSIAN_KURTOSIS if gaussian else LAPLACE_KURTOSIS) - 1.0) / m)
     lo, hi = expect.spread

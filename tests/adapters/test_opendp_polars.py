@@ -22,7 +22,7 @@ BOUNDS = (0.0, 1.0)
 
 def release(function: str, data=DATA, **params) -> float:
     """One release at ε = 10⁴ (Laplace scale ≈ 2·10⁻⁴ for the sum: the value shows)."""
-    if function != "len":
+    if function in ("sum", "mean", "group_by_sum"):
         params.setdefault("bounds", BOUNDS)
     impl = make_implementation(f"opendp-polars:{function}", epsilon=1e4, params=params)
     return impl(data, None)
@@ -131,3 +131,92 @@ def test_bad_parameters_are_refused(params, needle):
 def test_delta_must_be_zero():
     with pytest.raises(ValueError, match="delta must be 0, got delta=1e-06"):
         make_implementation("opendp-polars:len", epsilon=1.0, delta=1e-6)
+
+
+CANDIDATES = [10.0, 20.0, 30.0, 40.0, 50.0]
+
+
+@pytest.mark.parametrize("missing", ["null", "nan"])
+def test_quantile_scores_a_left_entry_as_the_candidates_median(missing):
+    """Six missing and four 10.0, candidates 10, …, 50 (the module docstring's measurement).
+    OpenDP scores c by |(1 − α)·#{x < c} − α·#{x > c}| (up to a factor; the lowest wins, ties
+    at random; these data leave none): filled with 0 the median is 10; dropped, 10 (every
+    entry is 10); left in the column, 20, as filled with the candidates' median 30 (20 has
+    four below and six above); the 0.75-quantile of the left data is 30."""
+    data = np.array([[np.nan]] * 6 + [[10.0]] * 4)
+    fill = "fill_null" if missing == "null" else "fill_nan"
+    common = {"candidates": CANDIDATES, "missing": missing}
+    assert release("quantile", data, **common, nan=fill) == 10.0
+    assert release("quantile", data, **common, nan=fill, constant=30.0) == 20.0
+    assert release("quantile", data, **common, nan="drop") == 10.0
+    assert release("quantile", data, **common, nan="keep") == 20.0
+    assert release("median", data, **common, nan="keep") == 20.0
+    assert release("quantile", data, **common, nan="keep", alpha=0.75) == 30.0
+
+
+def test_median_is_the_half_quantile_path():
+    """The same OpenDP summary (aggregate, distribution, scale) for .dp.median and
+    .dp.quantile(0.5), and the scale triples with d = 3 entries per record."""
+    params = {"candidates": CANDIDATES}
+    summaries = {}
+    for function, extra in (("median", {}), ("quantile", {"alpha": 0.5})):
+        impl = make_implementation(f"opendp-polars:{function}", epsilon=1.0,
+                                   params={**params, **extra})
+        summaries[function] = [impl.func.query((40, d))[2] for d in (1, 3)]
+        assert impl.func.query((40, 3))[1] == pytest.approx(1.0, abs=1e-9)
+    assert summaries["median"] == summaries["quantile"]
+    one, three = summaries["median"]
+    assert one[0]["aggregate"] == "0.5-Quantile" and three[0]["scale"] == 3 * one[0]["scale"]
+
+
+@pytest.mark.parametrize("missing", ["null", "nan"])
+def test_group_by_sum_releases_one_sum_per_column_in_key_order(missing):
+    data = np.array([[0.5, np.nan, 0.25], [1.0, 0.5, np.nan]])
+    fill = "fill_null" if missing == "null" else "fill_nan"
+    out = release("group_by_sum", data, missing=missing, nan=fill)
+    assert out.shape == (3,) and out.dtype == np.float64
+    np.testing.assert_allclose(out, [1.5, 0.5, 0.25], atol=0.02)
+    np.testing.assert_allclose(release("group_by_sum", data, missing=missing, nan="drop"),
+                               [1.5, 0.5, 0.25], atol=0.02)
+    # left in place: .dp.sum's midpoint fill, 0.5 for bounds (0, 1), in its own group
+    np.testing.assert_allclose(release("group_by_sum", data, missing=missing, nan="keep"),
+                               [1.5, 1.0, 0.75], atol=0.02)
+
+
+def test_group_by_sum_is_calibrated_as_opendps_with_keys_query():
+    """Context + group_by + with_keys + resolve() (OpenDP's own bisection) gives the adapter's
+    scale, 2d·max(|lo|, |hi|)/ε = 6 for d = 3, and the map at d_in = 2d is ε."""
+    import opendp.prelude as dp
+    import polars as pl
+    from opendp.accuracy import summarize_polars_measurement
+
+    from audit.adapters.opendp_polars import KEY, build_query, expression, keyed_lazyframe
+
+    params = {"bounds": (-1.0, 1.0), "missing": "null", "nan": "fill_null", "constant": 0.0}
+    _, value, summary = build_query("group_by_sum", epsilon=1.0, params=params, n=40, d=3)
+    context = dp.Context.compositor(
+        data=keyed_lazyframe(pl, np.zeros((40, 3)), "null"),
+        privacy_unit=dp.unit_of(contributions=6), privacy_loss=dp.loss_of(epsilon=1.0),
+        split_evenly_over=1, margins=[dp.polars.Margin(max_length=120),
+                                      dp.polars.Margin(by=[KEY], max_length=40)])
+    keys = pl.LazyFrame({KEY: pl.Series(KEY, [0, 1, 2], dtype=pl.Int64)})
+    resolved = (context.query().group_by(KEY).agg(expression(pl, "group_by_sum", params))
+                .with_keys(keys).resolve())
+    theirs = summarize_polars_measurement(resolved).to_dicts()
+    assert [r["scale"] for r in summary] == pytest.approx([r["scale"] for r in theirs],
+                                                          rel=1e-9)
+    assert summary[0]["scale"] == pytest.approx(6.0, rel=1e-9)
+    assert value == pytest.approx(resolved.map(6), rel=1e-9) and value <= 1.0
+
+
+@pytest.mark.parametrize(("function", "params", "needle"), [
+    ("quantile", {}, "parameter 'candidates' is required"),
+    ("quantile", {"candidates": [1.0, 1.0]}, "strictly increasing"),
+    ("quantile", {"candidates": CANDIDATES, "alpha": -0.1}, "parameter 'alpha'"),
+    ("median", {"candidates": CANDIDATES, "alpha": 0.5}, "unknown parameter 'alpha'"),
+    ("group_by_sum", {"bounds": BOUNDS, "column": 0}, "unknown parameter 'column'"),
+    ("group_by_sum", {"bounds": BOUNDS, "nan": "impute"}, "parameter 'nan'"),
+])
+def test_bad_parameters_of_the_new_targets_are_refused(function, params, needle):
+    with pytest.raises(ValueError, match=needle):
+        make_implementation(f"opendp-polars:{function}", epsilon=1.0, params=params)

@@ -38,7 +38,7 @@ def test_available_targets_lists_every_library_and_function():
     assert set(targets["diffprivlib"]) >= {"nanmean", "nansum", "nanvar", "nanstd", "mean",
                                            "sum", "quantile", "median", "percentile",
                                            "histogram", "histogramdd", "count_nonzero"}
-    assert targets["opendp"] == ["sum", "mean", "count"]
+    assert targets["opendp"] == ["sum", "mean", "count", "quantile", "count_by_categories"]
     assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile"]
     assert targets["pydp"] == ["sum", "mean", "variance", "std", "count", "median",
                                "percentile", "max", "min"]
