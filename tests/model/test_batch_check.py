@@ -165,3 +165,24 @@ def test_audit_refuses_the_batched_form_of_a_failing_target():
     assert good.plan.batch_check.passed and good.plan.implementation.batch is not None
     off = ImplementationSubject.from_config(cfg, _impl(shared, "off"), batch=False)
     assert off.plan.batch_check is None  # batching off: nothing to check
+
+
+def user_release(data, rng):
+    return one(data, rng)
+
+
+user_release.batch = shared
+user_release.batch_in_one_call = True
+
+
+def test_a_users_callable_states_it_by_attribute():
+    from audit.adapters import make_implementation
+
+    impl = make_implementation("tests.model.test_batch_check:user_release", epsilon=1.0)
+    assert impl.batch_in_one_call and impl.batch is not None
+    with pytest.warns(BatchRefused):
+        out, _ = checked(impl, DATA)
+    assert out.batch is None
+    plain = make_implementation("tests.adapters.example_mechanisms:noisy_sum", epsilon=1.0,
+                                params={"bound": 1.0, "scale": 6.0})
+    assert not plain.batch_in_one_call
