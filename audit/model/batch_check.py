@@ -37,8 +37,9 @@ that separate completely (p = 2/C(40, 20) ≈ 1.4·10⁻¹¹ per pair of calls);
 factor of about 3) — a guard against a gross error, not a proof of equality (the adapters'
 tests compare the laws on more calls).
 
-Cost: ``calls · per_call + unbatched`` = 800 releases by default (PipelineDP on 10 records:
-about 0.2 s; on 100 × 3 values about 1 s), once per target in a process.
+Cost: ``calls · per_call + unbatched`` = 800 releases by default (PipelineDP's sum on 10
+values: about 0.25 s; on 100 × 3 values, where its batched form is one call per dataset
+anyway, about 2.5 s), once per target and dataset shape in a process.
 
 References
 ----------
