@@ -1,9 +1,10 @@
-"""Batched releases of PipelineDP: releases per second of one engine call over T public
-partitions against calls per second of the unbatched form, in one process.
+"""Batched releases of PipelineDP and OpenDP Polars: releases per second of one library call
+over T public partitions (keys) against calls per second of the unbatched form, in one process.
 
 For datasets of n records × d values (every entry a value: ``n·d`` rows per dataset), it times
 ``impl.batch(stack, rng, partitions=T)`` (``audit.adapters.pipelinedp``: dataset t of each
-block of T as public partition t of one ``DPEngine.aggregate``) for each T of ``--partitions``,
+block of T as public partition t of one ``DPEngine.aggregate``; ``audit.adapters.
+opendp_polars``: one ``group_by`` over T public keys) for each T of ``--partitions``,
 and the unbatched ``impl(data, rng)`` (one engine call per dataset), best of ``--repeats``;
 then the peak memory of one batched stack of ``--peak-releases`` datasets at the default T
 (``tracemalloc``: Python allocations during the call).
@@ -14,7 +15,7 @@ side) batched and unbatched for each seed, and prints the verdicts side by side 
 written under ``results/``).
 
     PYTHONPATH=. python benchmarks/bench_batched.py [--n 10] [--d 1] [--releases 2000]
-        [--partitions 1 2 5 10 20 50 100 200] [--function sum]
+        [--partitions 1 2 5 10 20 50 100 200] [--target pipelinedp:sum]
     PYTHONPATH=. python benchmarks/bench_batched.py --verdicts 0 1 2
 """
 
@@ -30,9 +31,22 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-PARAMS = {"sum": {"bounds": (-1.0, 1.0)}, "mean": {"bounds": (-1.0, 1.0)}, "count": {},
-          "variance": {"bounds": (-1.0, 1.0)},
-          "percentile": {"bounds": (-1.0, 1.0), "percentile": 50.0}}
+BOUNDS = {"bounds": (-1.0, 1.0)}
+PARAMS = {"pipelinedp:sum": BOUNDS, "pipelinedp:mean": BOUNDS, "pipelinedp:count": {},
+          "pipelinedp:variance": BOUNDS,
+          "pipelinedp:percentile": {**BOUNDS, "percentile": 50.0},
+          "opendp-polars:sum": BOUNDS, "opendp-polars:mean": BOUNDS, "opendp-polars:len": {}}
+
+
+def default_partitions(target: str, rows: int) -> int:
+    """The T the target's batched form uses by default for datasets of ``rows`` values."""
+    if target.startswith("pipelinedp:"):
+        from audit.adapters.pipelinedp import partitions_per_call
+
+        return partitions_per_call(rows)
+    from audit.adapters.opendp_polars import partitions_per_call
+
+    return partitions_per_call(rows)
 
 
 def _best(fn, repeats: int) -> float:
@@ -46,16 +60,14 @@ def _best(fn, repeats: int) -> float:
 
 def throughput(args) -> None:
     from audit.adapters import make_implementation
-    from audit.adapters.pipelinedp import partitions_per_call
 
-    impl = make_implementation(f"pipelinedp:{args.function}", epsilon=1.0,
-                               params=PARAMS[args.function])
+    impl = make_implementation(args.target, epsilon=1.0, params=PARAMS[args.target])
     rng = np.random.default_rng(0)
     stack = rng.uniform(-1.0, 1.0, (args.releases, args.n, args.d))
     calls = max(args.releases // 10, 50)
     unbatched = calls / _best(lambda: [impl(x, rng) for x in stack[:calls]], args.repeats)
-    default = partitions_per_call(args.n * args.d)
-    print(f"pipelinedp:{args.function}, n={args.n}, d={args.d} ({args.n * args.d} rows per "
+    default = default_partitions(args.target, args.n * args.d)
+    print(f"{args.target}, n={args.n}, d={args.d} ({args.n * args.d} rows per "
           f"dataset), one process; default T = {default}")
     print(f"  unbatched: {unbatched:9.0f} calls/s")
     for t in sorted(set(args.partitions) | {default}):
@@ -124,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=10)
     parser.add_argument("--d", type=int, default=1)
-    parser.add_argument("--function", choices=sorted(PARAMS), default="sum")
+    parser.add_argument("--target", choices=sorted(PARAMS), default="pipelinedp:sum")
     parser.add_argument("--releases", type=int, default=2000)
     parser.add_argument("--partitions", type=int, nargs="+",
                         default=[1, 2, 5, 10, 20, 50, 100, 200])

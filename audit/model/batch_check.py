@@ -13,7 +13,8 @@ audit refuses the batched form (calls the implementation once per dataset, with 
 The check (:func:`check_batch`, sizes and α in ``audit.policy.DEFAULT_POLICY.batch_check``):
 ``calls`` calls of the batched form, each on ``per_call`` copies of one complete dataset (the
 audit's first dataset with its missing entries read as 0: the per-partition code is the same
-whatever the values, and NaN releases would make the tests vacuous), and ``unbatched``
+whatever the values, and NaN releases would make the tests vacuous; a NaN release there fails
+the check), and ``unbatched``
 unbatched calls on it. A vector release is reduced to the sum of its coordinates. Three tests,
 each at α/3 (Bonferroni; default α = 10⁻⁶), any of which refuses:
 
@@ -80,8 +81,9 @@ class BatchCheck:
     """The outcome of :func:`check_batch`.
 
     ``p_values`` maps each of :data:`TESTS` to its p-value; each is compared with ``alpha``/3.
-    ``finite`` is False when some release on the complete dataset was NaN or infinite (no
-    test ran: the check fails). ``releases`` batched and ``unbatched`` calls were made in
+    ``nan_free`` is False when some release on the complete dataset was NaN (no test ran: the
+    check fails; ±inf are ordered values like any other, e.g. OpenDP's mean over a noisy
+    count of 0). ``releases`` batched and ``unbatched`` calls were made in
     ``seconds``.
     """
 
@@ -91,12 +93,12 @@ class BatchCheck:
     releases: int
     unbatched: int
     seconds: float
-    finite: bool = True
+    nan_free: bool = True
 
     @property
     def failed(self) -> tuple[str, ...]:
-        """The tests that reject (all of them when the releases were not finite)."""
-        if not self.finite:
+        """The tests that reject (all of them when some release was NaN)."""
+        if not self.nan_free:
             return TESTS
         return tuple(t for t in TESTS if self.p_values[t] <= self.alpha / len(TESTS))
 
@@ -105,9 +107,9 @@ class BatchCheck:
         return not self.failed
 
     def describe(self) -> str:
-        if not self.finite:
+        if not self.nan_free:
             return (f"{self.name}: a release of the batched or unbatched form on a complete "
-                    f"dataset was not finite; the releases of one call cannot be checked")
+                    f"dataset was NaN; the releases of one call cannot be checked")
         tests = ", ".join(f"{t} p = {self.p_values[t]:.2g}" for t in TESTS)
         verdict = "independent" if self.passed else f"refused ({', '.join(self.failed)})"
         return (f"{self.name}: batched releases {verdict} at α = {self.alpha:g} "
@@ -188,10 +190,10 @@ def check_batch(impl, data, *, rule: BatchCheckRule | None = None,
     unbatched = _scalar([impl(x, rng) for _ in range(rule.unbatched)], rule.unbatched)
     seconds = time.perf_counter() - t0
     name = getattr(impl, "name", "implementation")
-    finite = bool(np.isfinite(batched).all() and np.isfinite(unbatched).all())
-    p_values = _p_values(batched, unbatched) if finite else {}
+    nan_free = not bool(np.isnan(batched).any() or np.isnan(unbatched).any())
+    p_values = _p_values(batched, unbatched) if nan_free else {}
     return BatchCheck(name, p_values, rule.alpha, batched.size, unbatched.size, seconds,
-                      finite)
+                      nan_free)
 
 
 def _key(impl, shape: tuple) -> str:

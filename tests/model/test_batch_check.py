@@ -78,13 +78,27 @@ def test_wrong_law_fails_the_two_sample_test():
     assert result.failed == ("law",), result.describe()
 
 
-def test_non_finite_releases_fail():
+def test_nan_releases_fail():
     def nan_batch(datasets, rng):
         return np.full(len(datasets), np.nan)
 
     result = check_batch(_impl(nan_batch), DATA)
-    assert not result.finite and not result.passed
-    assert "not finite" in result.describe()
+    assert not result.nan_free and not result.passed
+    assert "was NaN" in result.describe()
+
+
+def test_infinite_releases_are_ordered_values():
+    def with_inf(data, rng):
+        return np.inf if rng.random() < 0.1 else one(data, rng)
+
+    def batch(datasets, rng):
+        out = independent(datasets, rng)
+        return np.where(rng.random(len(datasets)) < 0.1, np.inf, out)
+
+    impl = CallableImplementation(with_inf, Claim(1.0), "inf", batch_func=batch,
+                                  batch_in_one_call=True)
+    result = check_batch(impl, DATA, rng=3)
+    assert result.nan_free and result.passed, result.describe()
 
 
 def test_constant_releases_pass():
