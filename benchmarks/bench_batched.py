@@ -9,14 +9,14 @@ and the unbatched ``impl(data, rng)`` (one engine call per dataset), best of ``-
 then the peak memory of one batched stack of ``--peak-releases`` datasets at the default T
 (``tracemalloc``: Python allocations during the call).
 
-With ``--verdicts SEED ...`` it instead runs the NaN regression audits of PipelineDP's examples
+With ``--verdicts SEED ...`` it instead runs the NaN regression audits of ``--library``'s examples
 (``experiments/nan_regression.py``'s ``audit_example``: the pair fixed by rule, 4,000 calls per
 side) batched and unbatched for each seed, and prints the verdicts side by side (nothing is
 written under ``results/``).
 
     PYTHONPATH=. python benchmarks/bench_batched.py [--n 10] [--d 1] [--releases 2000]
         [--partitions 1 2 5 10 20 50 100 200] [--target pipelinedp:sum]
-    PYTHONPATH=. python benchmarks/bench_batched.py --verdicts 0 1 2
+    PYTHONPATH=. python benchmarks/bench_batched.py --verdicts 0 1 2 [--library opendp-polars]
 """
 
 from __future__ import annotations
@@ -85,16 +85,16 @@ def throughput(args) -> None:
           f"{args.peak_releases * args.n * args.d * 8 / 2**20:.1f} MiB)")
 
 
-def verdicts(seeds: list[int], calls: int) -> None:
+def verdicts(seeds: list[int], calls: int, library: str = "pipelinedp") -> None:
     from audit.adapters import make_implementation, registry
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.implementation import ImplementationSubject
     from audit.pipeline.runner import run_audit
     from experiments import nan_regression as nr
 
-    print(f"NaN regression rows of PipelineDP, {calls} calls per side, batched vs unbatched")
+    print(f"NaN regression rows of {library}, {calls} calls per side, batched vs unbatched")
     for target, example in registry.examples():
-        if not target.startswith("pipelinedp:"):
+        if not target.startswith(f"{library}:"):
             continue
         decided = {False: [], True: []}
         for seed in seeds:
@@ -144,6 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--peak-releases", type=int, default=10_000)
     parser.add_argument("--verdicts", type=int, nargs="+", metavar="SEED")
     parser.add_argument("--calls", type=int, default=4000, help="calls per side (--verdicts)")
+    parser.add_argument("--library", choices=("pipelinedp", "opendp-polars"),
+                        default="pipelinedp", help="whose NaN rows (--verdicts)")
     args = parser.parse_args(argv)
     for name in ("n", "d", "releases", "repeats", "peak_releases", "calls"):
         if getattr(args, name) < 1:
@@ -153,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
         print("error: --partitions must be at least 1", file=sys.stderr)
         return 2
     if args.verdicts is not None:
-        verdicts(args.verdicts, args.calls)
+        verdicts(args.verdicts, args.calls, args.library)
     else:
         throughput(args)
     return 0

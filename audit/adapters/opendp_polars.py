@@ -59,7 +59,7 @@ the len, the first call (the calibration) 0.03-0.2 s.
 
 **Batched form** (``impl.batch(datasets, rng)``, ``batch_in_one_call``): a stack of m
 datasets is cut into blocks of T (:func:`partitions_per_call`: 20,000 rows ÷ (n·k), within
-[1, 1000], at most m); each block is one query ``group_by("dataset").agg(expression)`` on a
+[1, 1000]); each block is one query ``group_by("dataset").agg(expression)`` on a
 frame whose key column names the dataset of each row, through a compositor whose privacy unit
 is ``[Bound(per_group=2k), Bound(by=["dataset"], num_groups=1)]`` (one record's substitution
 changes 2k rows of one dataset: true by construction) and whose margin declares the keys
@@ -288,7 +288,7 @@ class _Release:
 
     def batch(self, datasets, rng: np.random.Generator, partitions: int | None = None):
         """One release per dataset of the stack (m, n, d): each block of ``partitions`` (default
-        :func:`partitions_per_call`, at most m) datasets is one query over as many public keys,
+        :func:`partitions_per_call`) datasets is one query over as many public keys,
         dataset t the rows of key t; a last, shorter block is padded with complete datasets of
         zeros, whose releases are discarded. One calibrated query per dataset shape and
         number of keys."""
@@ -302,7 +302,9 @@ class _Release:
         if m == 0:
             return np.empty(0)
         values = xs.reshape(m, -1) if column is None else xs[:, :, column]
-        per = (min(m, partitions_per_call(values.shape[1])) if partitions is None
+        # T does not depend on m: the query the independence check (20 datasets a call)
+        # examines is the one the audit's chunks run
+        per = (partitions_per_call(values.shape[1]) if partitions is None
                else check_positive_int(partitions, "partitions"))
         measurement = self.query((n, d), per)[0]
         _, pl = _modules(self.target)
