@@ -51,7 +51,8 @@ import numpy as np
 
 from audit._validate import check_bool, check_in_range, check_positive_int
 
-__all__ = ["AuditPolicy", "PilotRule", "DEFAULT_POLICY", "MODEL_PILOT", "BLACK_BOX_PILOT"]
+__all__ = ["AuditPolicy", "PilotRule", "BatchCheckRule", "DEFAULT_POLICY", "MODEL_PILOT",
+           "BLACK_BOX_PILOT"]
 
 
 @dataclass(frozen=True)
@@ -100,6 +101,28 @@ BLACK_BOX_PILOT = PilotRule(divisor=5, lo=1_000, hi=None, raw_cap=None,
 
 def _fractions() -> tuple[float, ...]:
     return tuple(float(f) for f in np.arange(1, 9) / 8)
+
+
+@dataclass(frozen=True)
+class BatchCheckRule:
+    """The check of a batched form that makes several releases in one library call
+    (:mod:`audit.model.batch_check`): ``calls`` calls of the batched form on ``per_call``
+    copies of one dataset, ``unbatched`` unbatched calls on it, three tests at a total
+    ``alpha`` (Bonferroni), the permutation test stopped after ``exceedances`` permuted
+    statistics at least the observed one (Besag & Clifford, 1991)."""
+
+    alpha: float = 1e-6
+    calls: int = 20
+    per_call: int = 20
+    unbatched: int = 400
+    exceedances: int = 20
+
+    def __post_init__(self) -> None:
+        check_in_range("alpha", self.alpha, 0.0, 1.0, lo_closed=False, hi_closed=False)
+        check_positive_int(self.calls, "calls", minimum=2)
+        check_positive_int(self.per_call, "per_call", minimum=2)
+        check_positive_int(self.unbatched, "unbatched", minimum=2)
+        check_positive_int(self.exceedances, "exceedances")
 
 
 @dataclass(frozen=True)
@@ -155,6 +178,9 @@ class AuditPolicy:
         tail) it exceeds ε_pair in about 5 % of audits (1,000 ``power_laplace`` audits: 4.9 %),
         where the two intervals' union bound leaves 0.2 %: a suite of model audits would
         print a chance violation in about one row in twenty.
+    batch_check : BatchCheckRule
+        The independence check an implementation audit runs, once per target, before it uses
+        a batched form that makes several releases in one library call.
     """
 
     confidence: float = 0.95
@@ -173,6 +199,7 @@ class AuditPolicy:
     budget_test_share: float = 0.05
     model_joint_bound: bool = False
     black_box_joint_bound: bool = True
+    batch_check: BatchCheckRule = field(default_factory=BatchCheckRule)
 
     def __post_init__(self) -> None:
         for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):

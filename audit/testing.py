@@ -49,8 +49,11 @@ def _implementation(mechanism, epsilon: float, delta: float):
         raise ValueError(f"mechanism must be callable as mechanism(data, rng), got "
                          f"mechanism={mechanism!r}")
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
+    batch = getattr(mechanism, "batch", None)
     return CallableImplementation(mechanism, Claim(epsilon, delta, f"{name} (assert_private)"),
-                                  name=name, batch_func=getattr(mechanism, "batch", None))
+                                  name=name, batch_func=batch,
+                                  batch_in_one_call=batch is not None and getattr(
+                                      mechanism, "batch_in_one_call", False) is True)
 
 
 def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):

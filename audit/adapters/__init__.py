@@ -13,7 +13,9 @@ parameters that tests, benchmark and experiments use. Adapters are found through
 :class:`audit.model.implementation.Implementation`; ``"package.module:function"`` names a
 user's own callable ``f(data, rng, **params)`` instead, whose claim is (epsilon, delta) as
 given (a ``batch`` attribute on it, ``f.batch(datasets, rng, **params)``, is used as the
-batched form). ``available_targets()`` lists the library targets; ``seedable(target)`` says
+batched form; ``f.batch_in_one_call = True`` states that it makes its releases in one library
+call, whose independence an audit then checks: :mod:`audit.model.batch_check`).
+``available_targets()`` lists the library targets; ``seedable(target)`` says
 whether the same ``rng`` seed reproduces a target's releases.
 
 Every adapter's claim is for the audit's neighbouring relation, the substitution of one
@@ -124,7 +126,9 @@ def _user_callable(target: str, epsilon: float, delta: float,
 
     return CallableImplementation(
         func=release, claim=Claim(epsilon, delta, f"user callable {target} (claim as given)"),
-        name=target, batch_func=batch_func, params=dict(params))
+        name=target, batch_func=batch_func, params=dict(params),
+        batch_in_one_call=batch_func is not None and getattr(func, "batch_in_one_call", False)
+        is True)
 
 
 def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,

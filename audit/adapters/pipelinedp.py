@@ -88,13 +88,35 @@ them, which never happens here.)
 plan, and turns the array into n·k Python tuples that pass through the lazy local pipeline
 one by one: about a millisecond per call at n = 100, d = 3 — this adapter is far slower than
 the others, so audits of it should budget their trials accordingly (PERCENTILE, which
-builds a quantile tree, about 1.5 ms).
+builds a quantile tree, about 1.5 ms). Most of it is per row, not per call.
+
+**Batched form** (``impl.batch(datasets, rng)``, ``batch_in_one_call``): a stack of m
+datasets (m, n, d) is cut into blocks of T (:func:`partitions_per_call`: 200 rows ÷ (n·k),
+within [1, 50]); each block is one ``DPEngine.aggregate`` with ``public_partitions =
+range(T)``, dataset t of the block in partition t, record i of it the privacy unit t·n + i
+(ids disjoint across partitions, each contributing its k values to partition t only). With
+``max_partitions_contributed=1`` and ``max_contributions_per_partition=k`` as in the unbatched
+call, every partition gets the same budget, sensitivities and noise as an unbatched call
+(PipelineDP calibrates each public partition's noise to the per-unit bounds, not to the
+number of partitions: the l0 sensitivity is ``max_partitions_contributed``,
+dp_computations.py:53-55, read by the combiners built in ``create_compound_combiner``,
+combiners.py:960) and the same NaN behaviour (each partition's values go through their own
+accumulator: a NaN makes only its own partition's release NaN; with ``nan="drop"`` a dataset
+left with no value gets the release of no data, ``_add_empty_public_partitions``,
+dp_engine.py:315). The unbatched call is the batched form on a stack of one
+(T = 1, partition 0: the call this adapter always made). The audit checks, rather than
+assumes, that the releases of one call are independent with the unbatched law
+(:mod:`audit.model.batch_check`). Because the local backend's cost is per row, T partitions
+cost about T unbatched calls: ``benchmarks/bench_batched.py`` measures at best a few times
+more releases per second on datasets of ten values, and none on hundreds of values (where
+T = 1).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from audit._validate import check_positive_int
 from audit.adapters import _common, relations
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
@@ -118,9 +140,36 @@ def _value(row):
     return row[2]
 
 
-def make(function: str, *, epsilon: float, delta: float,
-         params: dict | None) -> CallableImplementation:
-    """The implementation of ``pipelinedp:<function>`` (see the module docstring)."""
+#: Rows (privacy unit × value) per engine call of the batched form: the local backend's cost
+#: is per row, not per call (measured: ``benchmarks/bench_batched.py``), so more partitions
+#: per call only save the per-call part; past this many rows a call is no faster per release.
+ROWS_PER_CALL = 200
+#: Most public partitions (releases) per engine call of the batched form.
+MAX_PARTITIONS = 50
+
+
+def partitions_per_call(rows: int) -> int:
+    """T, the datasets of a stack released by one engine call, for datasets of ``rows``
+    values each: ``ROWS_PER_CALL // rows`` within [1, :data:`MAX_PARTITIONS`] (1: one call per
+    dataset, today's unbatched call).
+
+    >>> partitions_per_call(10), partitions_per_call(300), partitions_per_call(5000)
+    (20, 1, 1)
+    """
+    return max(1, min(MAX_PARTITIONS, ROWS_PER_CALL // max(int(rows), 1)))
+
+
+def _stack(target: str, datasets: object) -> np.ndarray:
+    """A stack of datasets as a float64 array (m, n, d), m ≥ 0, n, d ≥ 1."""
+    xs = np.asarray(datasets, dtype=np.float64)
+    if xs.ndim != 3 or xs.shape[1] == 0 or xs.shape[2] == 0:
+        raise ValueError(f"{target}: datasets must have shape (m, n, d) with n, d >= 1, "
+                         f"got shape {xs.shape}")
+    return xs
+
+
+def _parameters(function: str, delta: float, params: dict | None) -> dict:
+    """The checked parameters of ``pipelinedp:<function>`` (ValueError naming a bad one)."""
     target = f"{LIBRARY}:{function}"
     if function == "count" and isinstance(params, dict) and "bounds" in params:
         if params["bounds"] is not None:
@@ -140,13 +189,25 @@ def make(function: str, *, epsilon: float, delta: float,
             raise ValueError(f"{target}: parameter 'bounds' is required")
         bounds = _common.check_bounds(target, p["bounds"])
     noise = _common.check_noise(target, p["noise"])
-    nan = _common.check_choice(target, "nan", p["nan"], NAN_HANDLING)
-    column = _common.check_column(target, p["column"])
     if noise is NoiseKind.GAUSSIAN and not 0.0 < delta < 1.0:
         raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
     if noise is NoiseKind.LAPLACE and delta != 0.0:
         raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
                          f"delta={delta!r}")
+    return {"bounds": bounds, "noise": noise,
+            "nan": _common.check_choice(target, "nan", p["nan"], NAN_HANDLING),
+            "column": _common.check_column(target, p["column"]),
+            **({} if percentile is None else {"percentile": percentile})}
+
+
+def make(function: str, *, epsilon: float, delta: float,
+         params: dict | None) -> CallableImplementation:
+    """The implementation of ``pipelinedp:<function>`` (see the module docstring): its
+    unbatched call and its batched form (one engine call over T public partitions)."""
+    target = f"{LIBRARY}:{function}"
+    checked = _parameters(function, delta, params)
+    bounds, noise, nan, column = (checked[k] for k in ("bounds", "noise", "nan", "column"))
+    percentile = checked.get("percentile")
     pdp = _common.require("pipeline_dp", DISTRIBUTION, target)
 
     budget = relations.to_substitution(ADAPTER.relation, epsilon, delta)
@@ -162,27 +223,50 @@ def make(function: str, *, epsilon: float, delta: float,
     value_bounds = {} if bounds is None else {"min_value": bounds[0], "max_value": bounds[1]}
     backend = pdp.LocalBackend()
 
-    def release(data, rng: np.random.Generator):  # rng unused: PipelineDP cannot be seeded
-        x = _common.as_data(target, data)
-        n = x.shape[0]
-        values = _common.selected(target, x, column)
-        k = values.size // n
-        ids = np.repeat(np.arange(n), k)
+    def aggregate(ids: np.ndarray, values: np.ndarray, parts: np.ndarray, k: int,
+                  partitions: int) -> np.ndarray:
+        """One ``DPEngine.aggregate`` over the public partitions 0 … partitions − 1: the
+        release of each, in order."""
         if nan == "drop":
             keep = ~np.isnan(values)
-            ids, values = ids[keep], values[keep]
-        rows = list(zip(ids.tolist(), [0] * ids.size, values.tolist(), strict=True))
-        if not rows:  # PipelineDP refuses empty input; this row's partition is not public
-            rows = [(-1, 1, 0.0)]
+            ids, values, parts = ids[keep], values[keep], parts[keep]
+        rows = list(zip(ids.tolist(), parts.tolist(), values.tolist(), strict=True))
+        if not rows:  # PipelineDP refuses empty input; partition -1 is never public
+            rows = [(-1, -1, 0.0)]
         accountant = pdp.NaiveBudgetAccountant(total_epsilon=eps_lib, total_delta=delta_lib)
         engine = pdp.DPEngine(accountant, backend)
         agg = pdp.AggregateParams(noise_kind=noise_kind, metrics=[metric],
                                   max_partitions_contributed=1,
                                   max_contributions_per_partition=k, **value_bounds)
-        result = engine.aggregate(rows, agg, extractors, public_partitions=[0])
+        result = engine.aggregate(rows, agg, extractors,
+                                  public_partitions=list(range(partitions)))
         accountant.compute_budgets()
-        ((_, metrics),) = list(result)
-        return float(metrics[0])  # the one metric asked for (its field: 'sum', 'percentile_50')
+        # the one metric asked for (its field: 'sum', 'percentile_50'), by partition
+        by_partition = dict(result)
+        return np.array([float(by_partition[t][0]) for t in range(partitions)])
+
+    def release(data, rng: np.random.Generator):  # rng unused: PipelineDP cannot be seeded
+        x = _common.as_data(target, data)
+        return float(batch(x[None], rng, partitions=1)[0])
+
+    def batch(datasets, rng: np.random.Generator, partitions: int | None = None) -> np.ndarray:
+        """Dataset t of each block of ``partitions`` (default :func:`partitions_per_call`)
+        as public partition t of one engine call: its records are privacy units of their
+        own (ids t·n + i), each contributing to partition t only."""
+        xs = _stack(target, datasets)
+        m, n, d = xs.shape
+        _common.selected(target, np.zeros((1, d)), column)  # checks the column
+        values = xs if column is None else xs[:, :, column:column + 1]  # (m, n, k)
+        k = values.shape[2]
+        per_call = (partitions_per_call(n * k) if partitions is None
+                    else check_positive_int(partitions, "partitions"))
+        out = np.empty(m)
+        for start in range(0, m, per_call):
+            block = values[start:start + per_call]
+            t = block.shape[0]
+            out[start:start + t] = aggregate(np.repeat(np.arange(t * n), k), block.reshape(-1),
+                                             np.repeat(np.arange(t), n * k), k, t)
+        return out
 
     what = function.upper() if percentile is None else f"PERCENTILE({percentile})"
     note = (f"PipelineDP {_common.version(DISTRIBUTION)} {what} (bounds={bounds}, "
@@ -190,9 +274,9 @@ def make(function: str, *, epsilon: float, delta: float,
             f"total_delta={delta_lib}: its add/remove guarantee, doubled by group privacy, "
             f"is ({epsilon}, {delta}) per substituted record")
     return CallableImplementation(
-        func=release, claim=Claim(epsilon, delta, note), name=target,
-        params={"bounds": bounds, "noise": noise, "nan": nan, "column": column,
-                **({} if percentile is None else {"percentile": percentile})})
+        func=release, claim=Claim(epsilon, delta, note), name=target, batch_func=batch,
+        batch_in_one_call=True,
+        params=checked)
 
 
 _BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): min_value, max_value, each value clipped")

@@ -79,6 +79,13 @@ class CallableImplementation:
     name : str
     batch_func : callable, optional
         ``batch_func(datasets, rng)`` → array (m,) or (m, dim).
+    batch_in_one_call : bool
+        True when ``batch_func`` makes several releases in one call of a library (public
+        partitions or keys, one dataset each) rather than one call per dataset: their
+        independence is then checked, not assumed, before an audit uses the batched form
+        (:mod:`audit.model.batch_check`).
+    params : dict
+        The parameters, for the checkpoints' digest and reports.
     """
 
     func: Callable
@@ -86,6 +93,7 @@ class CallableImplementation:
     name: str = "implementation"
     batch_func: Callable | None = None
     params: dict = field(default_factory=dict)
+    batch_in_one_call: bool = False
 
     def __post_init__(self) -> None:
         if not callable(self.func):

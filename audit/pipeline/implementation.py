@@ -11,7 +11,11 @@ fixes, before any call:
   has none);
 - the ceilings: the implementation's own claim (ε, δ), and, where the mechanism is MAR, that
   claim amplified by [RPS] Theorem 3.2 with the mechanism's p*;
-- a first call that checks the implementation releases numbers (one clear error if not).
+- a first call that checks the implementation releases numbers (one clear error if not);
+- for an implementation whose batched form makes several releases in one library call
+  (``batch_in_one_call``), the check that they are independent and have the law of an
+  unbatched call (:mod:`audit.model.batch_check`: once per target in a process, α = 10⁻⁶);
+  one that fails it is called once per dataset (a ``BatchRefused`` warning).
 
 The pilot is held raw and split: the attack is fitted on its first half, the region chosen on
 the second (``audit.estimation.policy``). The main run either runs its whole budget (fixed
@@ -28,6 +32,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit.enums import CeilingKind, MissingnessClass
+from audit.model import batch_check
+from audit.model.batch_check import BatchCheck
 from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
@@ -76,6 +82,7 @@ class ImplementationPlan:
     dim: int
     seconds: float
     comparison: Comparison | None = None
+    batch_check: BatchCheck | None = None
 
 
 def _pair(cfg: AuditConfig, mech, query) -> tuple[np.ndarray, np.ndarray]:
@@ -100,19 +107,27 @@ def _differing_index(pair) -> int:
     return int(rows[0])
 
 
-def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> ImplementationPlan:
+def plan_implementation_audit(cfg: AuditConfig, implementation=None, *,
+                              batch: bool | None = None) -> ImplementationPlan:
     """Build the implementation (or use ``implementation``), probe it, fix the pair and the
-    claims. Raises ``ValueError`` (an ``ImplementationError``) if its first call fails."""
+    claims, and check a batched form that makes several releases in one call (unless
+    ``batch`` is False; None: the config's ``implementation.batch``, default True). Raises
+    ``ValueError`` (an ``ImplementationError``) if its first call fails."""
     from audit.simulation.callables import probe
 
     t0 = time.perf_counter()
     impl = implementation if implementation is not None else cfg.implementation.build()
     sc = cfg.scenario
     mech, query = cfg.components()
+    z, z_prime = _pair(cfg, mech, query)
+    if batch is None:
+        batch = cfg.implementation.batch if cfg.implementation is not None else True
+    check = None
+    if batch:
+        impl, check = batch_check.checked(impl, z)
     releases = releases_of(cfg)
     impl, sampler = releases.implementation(impl, mech)
     claim = impl.claim
-    z, z_prime = _pair(cfg, mech, query)
     dim = probe(impl, z, sampler, cfg.audit.seed)
     p_star, rho = float(mech.p_star(sc.d)), float(mech.rho(sc.d))
     if mech.missing_class is MissingnessClass.MNAR:
@@ -122,7 +137,7 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None) -> Implemen
     comparison = releases.comparison(impl, p_star, mech.missing_class)
     return ImplementationPlan(cfg, impl, claim, z, z_prime, sampler, p_star, rho,
                               mech.missing_class, amplified, theory, dim,
-                              time.perf_counter() - t0, comparison)
+                              time.perf_counter() - t0, comparison, check)
 
 
 def _side_indices(statistic: Statistic, outputs: np.ndarray) -> np.ndarray:
@@ -183,8 +198,8 @@ class ImplementationSubject(PlannedSubject):
     def from_config(cls, cfg: AuditConfig, implementation=None, *, chunk: int | None = None,
                     batch: bool | None = None) -> ImplementationSubject:
         """Plan ``cfg`` for ``implementation`` (default: the one ``cfg`` names)."""
-        return cls.from_plan(plan_implementation_audit(cfg, implementation), chunk=chunk,
-                             batch=batch)
+        return cls.from_plan(plan_implementation_audit(cfg, implementation, batch=batch),
+                             chunk=chunk, batch=batch)
 
     @property
     def laws(self) -> None:

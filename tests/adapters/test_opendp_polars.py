@@ -114,7 +114,7 @@ def test_the_measurement_is_reused_per_shape():
     impl(DATA, None)
     assert impl.func.query(DATA.shape)[0] is first
     impl(np.ones((5, 1)), None)
-    assert set(impl.func._queries) == {(4, 1), (5, 1)}
+    assert set(impl.func._queries) == {(4, 1, 0), (5, 1, 0)}  # (n, d, keys: 0 unbatched)
 
 
 @pytest.mark.parametrize(("params", "needle"), [
