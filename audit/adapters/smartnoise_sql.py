@@ -22,9 +22,11 @@ Targets: ``smartnoise-sql:sum``, ``:avg``, ``:count``. Parameters:
     (``censor_dims`` off: every key is released, each with its own noise, no threshold): one
     record is one row in one key, so each key's release is the single query's on its
     dataset, and SmartNoise states the same cost for the grouped query (checked when the
-    target is made). About 1,000 releases a second at G = 100. That the keys' releases are
-    independent and each has the single query's law is tested, not assumed
-    (``tests/adapters/test_smartnoise_sql.py``, marker ``isolated``).
+    target is made); a batch of one dataset is the single query. About 1,000 releases a
+    second at G = 100. That the keys' releases are independent and each has the single
+    query's law is checked, not assumed: the audit runs :mod:`audit.model.batch_check` once
+    per target (``batch_in_one_call``) and calls the library once per dataset if it fails;
+    ``tests/adapters/test_smartnoise_sql.py`` (marker ``isolated``) tests it on more calls.
 
 Each release fills the table ``t`` with the dataset's column (NaN inserted as SQL NULL) and
 runs ``SELECT SUM(x) FROM t`` (or ``AVG``, ``COUNT``) through ``snsql.from_connection`` on an
@@ -142,7 +144,7 @@ def make(function: str, *, epsilon: float, delta: float,
             f"{cost[1]:.3g}) per row added or removed: ε-DP per substituted record (see "
             f"audit.adapters.smartnoise_sql for what NULL does)")
     impl = IsolatedImplementation(ENVIRONMENT, str(SIDE), lib, Claim(epsilon, 0.0, note),
-                                  target, info)
+                                  target, info, batch_in_one_call=groups > 1)
     impl.adopt(worker)
     return impl
 

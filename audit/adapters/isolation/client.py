@@ -239,6 +239,10 @@ class IsolatedImplementation:
         What the library stated when set up (its version, its privacy cost).
     startup_timeout, call_timeout : float
         Seconds.
+    batch_in_one_call : bool
+        True when the library side makes a batch's releases in one library call (SmartNoise
+        SQL's GROUP BY over a public key per dataset): the audit checks them for independence
+        before it counts them as calls (:mod:`audit.model.batch_check`).
 
     Notes
     -----
@@ -255,6 +259,7 @@ class IsolatedImplementation:
     info: dict = field(default_factory=dict)
     startup_timeout: float = STARTUP_TIMEOUT
     call_timeout: float = CALL_TIMEOUT
+    batch_in_one_call: bool = False
     module_sha256: str = field(default="", init=False)
     _state: dict = field(default_factory=dict, init=False, repr=False)
 

@@ -14,7 +14,8 @@ Parameters: ``function`` (``"sum"``, ``"avg"`` or ``"count"``), ``bounds`` ([lo,
 budget per statistic), ``groups`` (the most datasets one query releases: 1, one query per
 dataset; G > 1, up to G datasets in one table, dataset i's rows carrying the public key
 ``g = i``, released by one ``SELECT g, SUM(x) FROM t GROUP BY g``: one row per key, each
-with its own noise, ``censor_dims`` off so no key is suppressed). The seed is not used:
+with its own noise, ``censor_dims`` off so no key is suppressed; a batch of one dataset is
+the single query, the unbatched law the check compares with). The seed is not used:
 SmartNoise draws its noise from OpenDP's CSPRNG.
 """
 
@@ -82,7 +83,7 @@ def make(params):
             raise ValueError(f"parameter 'column' is {column} but the data has "
                              f"{datasets.shape[2]} columns")
         columns = [x[:, column].tolist() for x in datasets]
-        if groups == 1:
+        if groups == 1 or len(columns) == 1:  # one dataset: the single query
             return np.array([one(c) for c in columns], dtype=np.float64)
         return np.concatenate([grouped(columns[i:i + groups])
                                for i in range(0, len(columns), groups)])
