@@ -36,6 +36,12 @@ record are the installed ones and that they cover every registered example (upgr
 library or adding a target makes it fail until this script is rerun), and a slow test reruns
 it and compares the verdicts.
 
+The libraries audited in their own environments (Tumult Analytics; ``Adapter.isolated``) are
+audited only when ``--only`` names their targets (their environment is built first, and a
+Spark-backed release is a job); their rows follow the others, in the registry's order, and
+a run that does not name them keeps them from the table at ``--out``. The version a row
+records for them is the environment's pin.
+
 Run (not part of ``python -m audit suite``; a quarter of an hour on one core, see
 docs/measurements.md)::
 
@@ -97,10 +103,16 @@ def pair_value(params) -> float:
     return end if abs(end) >= 1.0 else math.copysign(1.0, end or 1.0)
 
 
-def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
-    """The audit of one example (module docstring)."""
-    impl = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
+def implementation(target: str, example):
+    """The example's implementation."""
+    return make_implementation(target, epsilon=example.epsilon, delta=example.delta,
                                params=example.kwargs())
+
+
+def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0, impl=None):
+    """The audit of one example (module docstring); ``impl``: its implementation, already
+    made (an isolated one is made once for its reruns)."""
+    impl = implementation(target, example) if impl is None else impl
     v = pair_value(example.params)
     rest = [[0.0]] * (N_RECORDS - 1)
     doc = {"scenario": {"mechanism": "laplace", "epsilon": example.epsilon, "n": N_RECORDS,
@@ -108,13 +120,22 @@ def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
            "pair": {"z": [[v]] + rest, "z_prime": [[math.nan]] + rest},
            "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE}}
+    if registry.get_adapter(target.split(":")[0]).isolated:  # one worker call per side
+        doc["implementation"] = {"target": target, "epsilon": example.epsilon,
+                                 "delta": example.delta, "params": example.kwargs(),
+                                 "chunk": calls}
     return run_audit(config_from_dict(doc, name=f"{target} [{example.name}]"),
                      implementation=impl)
 
 
 def _version(library: str) -> str:
+    adapter = registry.get_adapter(library)
+    if adapter.isolated:  # the version pinned in its own environment
+        pin = f"{adapter.distribution}=="
+        return next((r[len(pin):] for r in adapter.environment.requirements
+                     if r.lower().startswith(pin.lower())), "not pinned")
     try:
-        return metadata.version(registry.get_adapter(library).distribution)
+        return metadata.version(adapter.distribution)
     except metadata.PackageNotFoundError:
         return "not installed"
 
@@ -196,15 +217,25 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
     registry's order."""
     kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
     rows = []
-    # the libraries in their own environments (SmartNoise SQL) are not in the table yet: it
-    # covers those installed beside the auditor
-    for i, (t, e) in enumerate(registry.examples(isolated=False)):
+    # the isolated libraries' examples follow the others (whose seeds keep their index)
+    here = registry.examples(isolated=False)
+    names = {(t, e.name) for t, e in here}
+    isolated = [(t, e) for t, e in registry.examples() if (t, e.name) not in names]
+    for i, (t, e) in enumerate([*here, *isolated]):
         if only is not None and t not in only and (t, e.name) in kept:
             rows.append(kept[(t, e.name)])
             continue
-        reruns = 1 if registry.get_adapter(t.split(":")[0]).seedable else RERUNS
-        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
+        if (t, e.name) not in names and (only is None or t not in only):
+            if (t, e.name) in kept:  # audited only when named (module docstring)
+                rows.append(kept[(t, e.name)])
+            continue
+        adapter = registry.get_adapter(t.split(":")[0])
+        impl = implementation(t, e) if adapter.isolated else None
+        reruns = 1 if adapter.seedable else RERUNS
+        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j, impl=impl)
                 for j in range(reruns)]
+        if impl is not None:
+            impl.close()
         rows.append(row(t, e, runs))
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
@@ -286,7 +317,7 @@ def main(argv: list[str] | None = None) -> int:
         write_text_atomic(markdown(doc), out.with_suffix(".md"))
         return 0
     if args.only:
-        known = {t for t, _ in registry.examples(isolated=False)}
+        known = {t for t, _ in registry.examples()}
         unknown = sorted(set(args.only) - known)
         out = Path(args.out)
         if unknown or not out.is_file():
@@ -298,6 +329,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --only keeps the table's other rows: --calls and --seed must be "
                   f"its {previous.get('calls')} and {previous.get('seed')}", file=sys.stderr)
             return 2
+    elif Path(args.out).is_file():  # a full run keeps the isolated rows it does not audit
+        table = json.loads(Path(args.out).read_text())
+        if (table.get("calls"), table.get("seed")) == (args.calls, args.seed):
+            previous = table
     doc = run(args.calls, args.seed, only=args.only, previous=previous)
     out = Path(args.out)
     save_json(doc, out)
