@@ -29,6 +29,7 @@ its noise from RDRAND or ``os.urandom`` (tmlt/core/random/rng.py:13-20).
 import atexit
 import math
 import os
+import re
 import shutil
 import sys
 import tempfile
@@ -41,7 +42,7 @@ import numpy as np
 INFO = {"distribution": "tmlt.analytics"}
 _SPARK = {}
 # pyspark 3.5 warns on every pandas UDF Tumult builds (one line per call into the log)
-warnings.filterwarnings("ignore", message="In Python 3.6+ and Spark 3.0+")
+warnings.filterwarnings("ignore", message=re.escape("In Python 3.6+ and Spark 3.0+"))
 
 
 def spark_session():
