@@ -11,7 +11,12 @@ Cases (each on datasets of ``--n`` records × 1 column, 30 % NaN):
   batches, against the library-side module called in the worker environment's own
   interpreter without the auditor (its throughput bare).
 
+- ``tumult:sum`` (``--tumult``): the environment's reuse, the worker's start-up (Spark's own
+  start-up apart, as the library-side module measures it), and releases per second at
+  1, 100, 1,000 and ``--tumult-batch`` datasets per call (one Spark job per call).
+
     python benchmarks/bench_isolated.py [--calls 2000] [--batch 500] [--n 20] [--smartnoise]
+        [--tumult] [--tumult-batch 5000]
 
 The environments go to the cache (``MISSINGNESS_AUDIT_CACHE``); the first run builds them.
 """
@@ -107,16 +112,40 @@ def smartnoise(calls: int, batch: int, n: int) -> None:
     print(f"smartnoise-sql:sum bare in its environment: {float(bare):,.1f} calls/s")
 
 
+def tumult(batch: int, n: int) -> None:
+    from audit.adapters import tumult as tm
+
+    _build(tm.ENVIRONMENT)
+    params = {"function": "sum", "bounds": [-1.0, 1.0], "column": 0, "nan": "default",
+              "missing_as": "null", "replacement": 0.0, "epsilon": 0.5}
+    start = time.perf_counter()
+    worker, info = launch(tm.ENVIRONMENT, tm.SIDE, params, name="tumult:sum")
+    print(f"tumult: worker start-up {time.perf_counter() - start:.2f} s, of which Spark "
+          f"{info['spark_startup_seconds']:.2f} s (the rest: importing tmlt.analytics, two "
+          f"set-up queries for the noise Tumult states)")
+    for m in (1, 100, 1000, batch):
+        calls = 3 if m < batch else 2
+        data = _data(m * calls, n)
+        rate = _rate(lambda d: worker.call(d, 1), data, m)
+        print(f"tumult:sum, {m} dataset(s) per call: {rate / m:.2f} calls/s, "
+              f"{rate:,.1f} releases/s")
+    worker.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=2000)
     parser.add_argument("--batch", type=int, default=500)
     parser.add_argument("--n", type=int, default=20)
     parser.add_argument("--smartnoise", action="store_true")
+    parser.add_argument("--tumult", action="store_true")
+    parser.add_argument("--tumult-batch", type=int, default=5000)
     args = parser.parse_args()
     numpy_side(args.calls, args.batch, args.n)
     if args.smartnoise:
         smartnoise(min(args.calls, 300), min(args.batch, 300), args.n)
+    if args.tumult:
+        tumult(args.tumult_batch, args.n)
 
 
 if __name__ == "__main__":

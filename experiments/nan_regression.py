@@ -35,16 +35,19 @@ Verdicts (flip probability between reruns):
   domain, #2935's core witness): the claim fails, but outside the guarantee the library
   states — the caller broke its side of the contract, which a user must know as well.
 
-Libraries in their own environments (SmartNoise SQL, :mod:`audit.adapters.isolation`) are in
-the table too: their environments are built on first use, and their version is the one pinned
-there.
-
 Each row records the library version, whether the library is seedable (OpenDP, PipelineDP and
 python-dp draw from their own CSPRNG), the pair chosen and its counts. ``results/
 nan_regression.json`` and ``.md`` are committed; a default test checks that the versions they
 record are the installed ones and that they cover every registered example (upgrading a
 library or adding a target makes it fail until this script is rerun), and a slow test reruns
 it and compares the verdicts.
+
+The libraries audited in their own environments (SmartNoise SQL, Tumult Analytics;
+``Adapter.isolated``, :mod:`audit.adapters.isolation`) are audited only when ``--only`` names
+their targets (their environment is built first, and a
+Spark-backed release is a job); their rows follow the others, in the registry's order, and
+a run that does not name them keeps them from the table at ``--out``. The version a row
+records for them is the environment's pin.
 
 Run (not part of ``python -m audit suite``; a quarter of an hour on one core, see
 docs/measurements.md)::
@@ -119,10 +122,16 @@ def _nan(target: str, example) -> str:
     return registry.get_adapter(library).target(function).nan_semantics(example.params).value
 
 
-def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
-    """The audit of one example (module docstring)."""
-    impl = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
+def implementation(target: str, example):
+    """The example's implementation."""
+    return make_implementation(target, epsilon=example.epsilon, delta=example.delta,
                                params=example.kwargs())
+
+
+def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0, impl=None):
+    """The audit of one example (module docstring); ``impl``: its implementation, already
+    made (an isolated one is made once for its reruns)."""
+    impl = implementation(target, example) if impl is None else impl
     v = pair_value(example.params)
     rest = [[others_value(_nan(target, example), example.params)]] * (N_RECORDS - 1)
     doc = {"scenario": {"mechanism": "laplace", "epsilon": example.epsilon, "n": N_RECORDS,
@@ -130,6 +139,10 @@ def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0):
            "missingness": {"kind": "mcar-iid", "rate": 0.0},
            "pair": {"z": [[v]] + rest, "z_prime": [[math.nan]] + rest},
            "audit": {"trials": calls, "seed": seed, "confidence": CONFIDENCE}}
+    if registry.get_adapter(target.split(":")[0]).isolated:  # one worker call per side
+        doc["implementation"] = {"target": target, "epsilon": example.epsilon,
+                                 "delta": example.delta, "params": example.kwargs(),
+                                 "chunk": calls}
     return run_audit(config_from_dict(doc, name=f"{target} [{example.name}]"),
                      implementation=impl)
 
@@ -233,14 +246,25 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
     registry's order."""
     kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
     rows = []
-    for i, (t, e) in enumerate(registry.examples()):
+    # the isolated libraries' examples follow the others (whose seeds keep their index)
+    here = registry.examples(isolated=False)
+    names = {(t, e.name) for t, e in here}
+    isolated = [(t, e) for t, e in registry.examples() if (t, e.name) not in names]
+    for i, (t, e) in enumerate([*here, *isolated]):
         if only is not None and t not in only and (t, e.name) in kept:
             rows.append(kept[(t, e.name)])
             continue
+        if (t, e.name) not in names and (only is None or t not in only):
+            if (t, e.name) in kept:  # audited only when named (module docstring)
+                rows.append(kept[(t, e.name)])
+            continue
         adapter = registry.get_adapter(t.split(":")[0])
+        impl = implementation(t, e) if adapter.isolated else None
         reruns = 1 if adapter.seedable else RERUNS
-        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j)
+        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j, impl=impl)
                 for j in range(reruns)]
+        if impl is not None:
+            impl.close()
         rows.append(row(t, e, runs))
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
@@ -335,6 +359,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --only keeps the table's other rows: --calls and --seed must be "
                   f"its {previous.get('calls')} and {previous.get('seed')}", file=sys.stderr)
             return 2
+    elif Path(args.out).is_file():  # a full run keeps the isolated rows it does not audit
+        table = json.loads(Path(args.out).read_text())
+        if (table.get("calls"), table.get("seed")) == (args.calls, args.seed):
+            previous = table
     doc = run(args.calls, args.seed, only=args.only, previous=previous)
     out = Path(args.out)
     save_json(doc, out)

