@@ -164,6 +164,16 @@ def as_data(target: str, data: object) -> np.ndarray:
     return x
 
 
+def as_stack(target: str, datasets: object) -> np.ndarray:
+    """A stack of datasets as a float64 array (m, n, d), m ≥ 0, n, d ≥ 1 (a batched form's
+    argument)."""
+    xs = np.asarray(datasets, dtype=np.float64)
+    if xs.ndim != 3 or xs.shape[1] == 0 or xs.shape[2] == 0:
+        raise ValueError(f"{target}: datasets must have shape (m, n, d) with n, d >= 1, "
+                         f"got shape {xs.shape}")
+    return xs
+
+
 def selected(target: str, x: np.ndarray, column: int | None) -> np.ndarray:
     """The entries the statistic runs over: column ``column`` of ``x`` (n,), or every entry
     record by record, row-major (n·d,)."""

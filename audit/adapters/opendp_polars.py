@@ -366,10 +366,7 @@ class _Release:
         dataset t the rows of key t; a last, shorter block is padded with complete datasets of
         zeros, whose releases are discarded. One calibrated query per dataset shape and
         number of keys."""
-        xs = np.asarray(datasets, dtype=np.float64)
-        if xs.ndim != 3 or xs.shape[1] == 0 or xs.shape[2] == 0:
-            raise ValueError(f"{self.target}: datasets must have shape (m, n, d) with n, d >= "
-                             f"1, got shape {xs.shape}")
+        xs = _common.as_stack(self.target, datasets)
         m, n, d = xs.shape
         column = self.checked.get("column")
         _common.selected(self.target, np.zeros((1, d)), column)  # checks the column

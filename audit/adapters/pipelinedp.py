@@ -159,15 +159,6 @@ def partitions_per_call(rows: int) -> int:
     return max(1, min(MAX_PARTITIONS, ROWS_PER_CALL // max(int(rows), 1)))
 
 
-def _stack(target: str, datasets: object) -> np.ndarray:
-    """A stack of datasets as a float64 array (m, n, d), m ≥ 0, n, d ≥ 1."""
-    xs = np.asarray(datasets, dtype=np.float64)
-    if xs.ndim != 3 or xs.shape[1] == 0 or xs.shape[2] == 0:
-        raise ValueError(f"{target}: datasets must have shape (m, n, d) with n, d >= 1, "
-                         f"got shape {xs.shape}")
-    return xs
-
-
 def _parameters(function: str, delta: float, params: dict | None) -> dict:
     """The checked parameters of ``pipelinedp:<function>`` (ValueError naming a bad one)."""
     target = f"{LIBRARY}:{function}"
@@ -253,7 +244,7 @@ def make(function: str, *, epsilon: float, delta: float,
         """Dataset t of each block of ``partitions`` (default :func:`partitions_per_call`)
         as public partition t of one engine call: its records are privacy units of their
         own (ids t·n + i), each contributing to partition t only."""
-        xs = _stack(target, datasets)
+        xs = _common.as_stack(target, datasets)
         m, n, d = xs.shape
         _common.selected(target, np.zeros((1, d)), column)  # checks the column
         values = xs if column is None else xs[:, :, column:column + 1]  # (m, n, k)
