@@ -39,6 +39,17 @@ adapter modules ``audit.adapters.diffprivlib``, ``.opendp`` and ``.pipelinedp``)
     z' a number with probability (1 − π)^20: the true ε is infinite at every π < 1, and the
     witness event becomes rare fast (8·10⁻⁴ at π = 0.3).
 
+``smartnoise-sql:sum``, ``tumult:sum`` (libraries in their own environments,
+:mod:`audit.adapters.isolation`)
+    SQL's ``SUM`` and Tumult's sum drop a NULL (read as 0) and calibrate the noise to
+    max(|lo|, |hi|) per row added or removed, at the ε/2 the adapters hand them: the claims
+    should hold at every π. Pair: z₁ = −1 against +1, the others 0 (``ends``: the search's
+    own pair for a sum, given, so that no search runs through the worker). SmartNoise SQL is
+    audited at the default and full sizes (its environment built on first use, about 20 s;
+    100 datasets per ``GROUP BY`` query, checked by ``audit.model.batch_check``); Tumult, whose
+    every call is a Spark job and whose worker starts in 15–30 s, at full size only. Neither
+    runs at smoke size, so the default tests build no environment.
+
 Stratification: every target is audited by mask stratum (``[strata]``, docs/THEORY.md §8.5):
 one run gives ε_lower at every π of :data:`RATES`, with the calls (pilot and main run) of six
 separate audits. Each rate gets an attack score fitted on the pilot resampled to its law and a
@@ -167,8 +178,9 @@ TARGETS = (
          "`np.clip(values, min, max).sum()`: nothing validates the values, `np.clip` keeps "
          "NaN, and `AdditiveMechanism.add_noise` (`dp_computations.py:448-456`) hands NaN to "
          "PyDP, which returns NaN: the release is NaN if and only if some entry is missing.")},
-    # a library in its own environment (built on first use): not at smoke size, so the
-    # default tests build none; 100 datasets per GROUP BY query (audit.adapters.smartnoise_sql)
+    # libraries in their own environments (built on first use): not at smoke size, so the
+    # default tests build none; SmartNoise SQL: 100 datasets per GROUP BY query
+    # (audit.adapters.smartnoise_sql)
     {"target": "smartnoise-sql:sum", "example": "default", "query": "sum", "pair": "ends",
      "trials": {"smoke": None, "default": 1_500, "full": 15_000},
      "setting": "isolated environment; explicit pair z₁ = −1 vs +1, other records 0",
@@ -178,6 +190,16 @@ TARGETS = (
          "313-323`), and the Laplace noise is calibrated to the column's sensitivity "
          "max(|lo|, |hi|) = 1 (`_ast/ast.py:585-592`) at the ε/2 the adapter hands it per "
          "row added or removed, which covers a value becoming NULL.")},
+    # Spark-backed (each call a Spark job, a worker's start-up 15-30 s): at full size only
+    {"target": "tumult:sum", "example": "default", "query": "sum", "pair": "ends",
+     "trials": {"smoke": None, "default": None, "full": 3_000},
+     "setting": "isolated environment (Spark); explicit pair z₁ = −1 vs +1, other records 0",
+     "cause": (
+         "Tumult Analytics 0.21: NULL and NaN rows are dropped before the sum (a missing value "
+         "adds 0; `audit/adapters/tumult.py` cites the lines), whose Laplace noise is "
+         "calibrated to max(|lo|, |hi|) per row added or removed (`spark_transformations/"
+         "agg.py:1048-1050`) at the ε/2 the adapter hands it, which covers a value becoming "
+         "NULL.")},
 )
 
 
