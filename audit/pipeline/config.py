@@ -434,8 +434,13 @@ def validate_components(cfg: AuditConfig) -> None:
     except ValueError as exc:
         raise ValueError(f"[audit] {exc}") from None
     if cfg.implementation is not None:
+        from audit.adapters.isolation.client import ParametersChecked, parameters_only
+
         try:
-            cfg.implementation.build()
+            with parameters_only():  # an isolated target: its parameters, no environment
+                cfg.implementation.build()
+        except ParametersChecked:
+            pass
         except ValueError as exc:
             raise ValueError(f"[implementation] {exc}") from None
 

@@ -20,9 +20,10 @@ from experiments import EXPERIMENTS
 
 ROOT = Path(__file__).resolve().parents[2]
 #: modules of ``experiments`` that are not suite experiments (``opendp_issues``: a stand-alone
-#: script writing ``results/opendp_issues.md``, deliberately outside the suite)
+#: script writing ``results/opendp_issues.md``, deliberately outside the suite;
+#: ``releases_persistent``: the ``releases`` experiment's persistence curve)
 HELPERS = {"common", "plotting", "report", "suite", "cli_report", "cli_suite", "opendp_issues",
-           "nan_regression"}
+           "nan_regression", "releases_persistent"}
 
 
 def _env() -> dict:

@@ -50,7 +50,7 @@ from audit.adapters.isolation.framing import (
 from audit.model.implementation import Claim
 
 __all__ = ["STARTUP_TIMEOUT", "CALL_TIMEOUT", "WorkerError", "WorkerTimeout", "Worker",
-           "launch", "IsolatedImplementation"]
+           "launch", "IsolatedImplementation", "ParametersChecked", "parameters_only"]
 
 #: seconds a worker may take to import its library and say ``ready``
 STARTUP_TIMEOUT = 120.0
@@ -198,6 +198,27 @@ class Worker:
             raise self._failed(exc, "releasing") from None
 
 
+class ParametersChecked(Exception):
+    """Raised by :func:`launch` inside :func:`parameters_only`: the adapter checked its
+    parameters and would now build its environment and start its worker."""
+
+
+_DRY = threading.local()
+
+
+@contextlib.contextmanager
+def parameters_only():
+    """Within it, :func:`launch` starts nothing and raises :class:`ParametersChecked`: loading
+    a config checks an isolated target's parameters without building its environment or
+    starting a worker (a Spark-backed one takes half a minute)."""
+    before = getattr(_DRY, "on", False)
+    _DRY.on = True
+    try:
+        yield
+    finally:
+        _DRY.on = before
+
+
 def launch(environment: Environment, module: str | Path, params: dict, *, name: str,
            startup_timeout: float = STARTUP_TIMEOUT,
            call_timeout: float = CALL_TIMEOUT) -> tuple[Worker, dict]:
@@ -208,7 +229,11 @@ def launch(environment: Environment, module: str | Path, params: dict, *, name: 
     ValueError
         Anything that fails before work: the interpreter missing, the build failing, the
         worker not starting, the library refusing the parameters (one line each).
+    ParametersChecked
+        Inside :func:`parameters_only`, before anything is built.
     """
+    if getattr(_DRY, "on", False):
+        raise ParametersChecked(name)
     built = environments.ensure(environment)
     try:
         worker = Worker(built.python, module, name, startup_timeout=startup_timeout,

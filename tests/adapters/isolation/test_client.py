@@ -256,3 +256,24 @@ def test_python_m_audit_run_interrupted_leaves_no_worker(tmp_path, sig):
     finally:
         run.kill()
         run.communicate()
+
+
+def test_loading_a_config_checks_an_isolated_targets_parameters_without_building(monkeypatch):
+    """``config_from_dict`` builds the implementation to run its checks; for an isolated
+    target that is its parameters only (``parameters_only``): no environment, no worker."""
+    import tomllib
+    from pathlib import Path
+
+    from audit.adapters.isolation import environments
+    from audit.pipeline.config import config_from_dict
+
+    def no_build(environment):
+        raise AssertionError("loading a config must not build an environment")
+
+    monkeypatch.setattr(environments, "ensure", no_build)
+    path = Path(__file__).resolve().parents[3] / "experiments" / "configs" / "tumult_sum.toml"
+    doc = tomllib.loads(path.read_text())
+    assert config_from_dict(doc).implementation.target == "tumult:sum"
+    doc["implementation"]["params"]["nan"] = "zz"
+    with pytest.raises(ValueError, match=r"\[implementation\] tumult:sum: parameter 'nan'"):
+        config_from_dict(doc)
