@@ -313,7 +313,7 @@ def _library_versions() -> dict[str, str]:
     for spec in TARGETS:
         adapter = registry.get_adapter(spec["target"].split(":")[0])
         if adapter.isolated:
-            out[adapter.distribution] = registry.pinned_version(adapter)
+            out[adapter.distribution] = registry.library_version(adapter)
     return out
 
 

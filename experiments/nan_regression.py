@@ -63,7 +63,6 @@ import argparse
 import json
 import math
 import sys
-from importlib import metadata
 from pathlib import Path
 
 from audit.adapters import make_implementation, registry
@@ -150,13 +149,7 @@ def audit_example(target: str, example, *, calls: int = CALLS, seed: int = 0, im
 def _version(library: str) -> str:
     """The library's version: installed beside the auditor, or pinned in its own environment
     (an isolated library, :mod:`audit.adapters.isolation`)."""
-    adapter = registry.get_adapter(library)
-    if adapter.isolated:
-        return registry.pinned_version(adapter)
-    try:
-        return metadata.version(adapter.distribution)
-    except metadata.PackageNotFoundError:
-        return "not installed"
+    return registry.library_version(registry.get_adapter(library))
 
 
 def cause(summary: str, example) -> str:
@@ -221,7 +214,7 @@ def row(target: str, example, runs: list) -> dict:
     library, function = target.split(":")
     adapter = registry.get_adapter(library)
     res = runs[0]
-    nan = adapter.target(function).nan_semantics(example.params).value
+    nan = _nan(target, example)
     why = cause(adapter.target(function).summary, example)
     each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point,
              "verdict": verdict(r.eps_lower, r.eps_point, r.eps_claim)} for r in runs]

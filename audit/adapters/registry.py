@@ -24,7 +24,7 @@ from importlib import metadata
 from audit.adapters.protocol import Adapter, Example
 
 __all__ = ["ENTRY_POINT_GROUP", "library_names", "get_adapter", "adapters", "examples",
-           "pinned_version"]
+           "pinned_version", "library_version"]
 
 #: the entry-point group adapters are registered under
 ENTRY_POINT_GROUP = "audit.adapters"
@@ -102,6 +102,17 @@ def pinned_version(adapter: Adapter) -> str:
     requirements = adapter.environment.requirements if adapter.environment else ()
     return next((r[len(pin):] for r in requirements if r.lower().startswith(pin)),
                 "not pinned")
+
+
+def library_version(adapter: Adapter) -> str:
+    """The version audited: installed beside the auditor (``"not installed"`` where it is
+    not), or, for an isolated library, pinned in its environment (:func:`pinned_version`)."""
+    if adapter.isolated:
+        return pinned_version(adapter)
+    try:
+        return metadata.version(adapter.distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
 
 
 def examples(*, isolated: bool = True) -> list[tuple[str, Example]]:
