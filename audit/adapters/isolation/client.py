@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -70,8 +71,9 @@ class WorkerTimeout(WorkerError):
     """The worker did not answer in time (it has been killed)."""
 
 
-def _stop(process: subprocess.Popen, log) -> None:
-    """End ``process`` and its process group: ask, then kill; close its log."""
+def _stop(process: subprocess.Popen, log, scratch: str | None = None) -> None:
+    """End ``process`` and its process group: ask, then kill; close its log and remove its
+    scratch folder (its ``TMPDIR``: what a killed worker cannot remove itself)."""
     if process.poll() is None:
         with contextlib.suppress(OSError, ValueError):
             write_frame(process.stdin.fileno(), {"op": "exit"})
@@ -86,6 +88,8 @@ def _stop(process: subprocess.Popen, log) -> None:
     for stream in (process.stdin, process.stdout, log):
         with contextlib.suppress(OSError, ValueError):
             stream.close()
+    if scratch is not None:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 class Worker:
@@ -109,11 +113,20 @@ class Worker:
         self.name = name
         self.call_timeout = float(call_timeout)
         self._log = tempfile.TemporaryFile()
-        self.process = subprocess.Popen(
-            [str(python), "-I", str(WORKER_SCRIPT), str(FRAMING_MODULE), str(module)],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
-            start_new_session=True, close_fds=True)
-        self._finalizer = weakref.finalize(self, _stop, self.process, self._log)
+        # the worker's temporary files (Spark's scratch) go to a folder this side removes
+        # when it stops the worker, killed or not
+        self.scratch = tempfile.mkdtemp(prefix="audit-worker-")
+        try:
+            self.process = subprocess.Popen(
+                [str(python), "-I", str(WORKER_SCRIPT), str(FRAMING_MODULE), str(module)],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self._log,
+                start_new_session=True, close_fds=True,
+                env={**os.environ, "TMPDIR": self.scratch})
+        except BaseException:
+            shutil.rmtree(self.scratch, ignore_errors=True)
+            self._log.close()
+            raise
+        self._finalizer = weakref.finalize(self, _stop, self.process, self._log, self.scratch)
         self._reader = FrameReader(self.process.stdout.fileno())
         try:
             self.ready = self._answer("ready", float(startup_timeout), "starting")[0]

@@ -6,11 +6,13 @@ Parameters: ``scale`` (the Laplace scale, default 1.0); ``crash_on`` (the call a
 worker exits with status 7, from ``os._exit``); ``hang_on`` (the call at which it sleeps for
 an hour); ``raise_on`` (the call at which the release raises ``ArithmeticError``); ``noisy``
 (print to standard output, from Python and from C, on every call); ``bad_shape`` (return one
-release too many).
+release too many). Its information names the folder of the worker's temporary files
+(``tmp``), where it leaves a file as a killed library would.
 """
 
 import ctypes
 import os
+import tempfile
 import time
 
 import numpy as np
@@ -40,4 +42,5 @@ def make(params):
         out = np.nansum(datasets, axis=(1, 2)) + rng.laplace(scale=scale, size=m)
         return np.append(out, 0.0) if params.get("bad_shape") else out
 
-    return release, {"numpy": np.__version__, "scale": scale}
+    left = tempfile.mkstemp(prefix="left-by-the-library-")[1]
+    return release, {"numpy": np.__version__, "scale": scale, "tmp": left}

@@ -51,6 +51,16 @@ def test_a_worker_that_crashes_is_an_error_naming_its_exit_status():
     assert gone(worker.pid) and not worker.alive
 
 
+def test_a_killed_workers_temporary_files_are_removed_with_it():
+    worker, info = host_worker({})
+    # the worker's TMPDIR is a folder of this side's, which it removes, killed worker or not
+    assert Path(info["tmp"]).parent == Path(worker.scratch) and Path(info["tmp"]).is_file()
+    subprocess.run(["kill", "-9", str(worker.pid)], check=True)
+    with pytest.raises(WorkerError, match="died"):
+        worker.call(np.ones((1, 2, 1)), 0)
+    assert gone(worker.pid) and not Path(worker.scratch).exists()
+
+
 def test_a_worker_that_hangs_is_killed_at_the_timeout():
     worker, _ = host_worker({"hang_on": 1}, call_timeout=0.5)
     start = time.monotonic()
