@@ -8,7 +8,9 @@ import json
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
+from scipy import stats
 
 from experiments import library_audit
 from experiments.plotting import num
@@ -98,6 +100,41 @@ def test_exact_epsilon_reference():
     mean = [e("others-at-bound", 20, p, 1.0) for p in library_audit.RATES]
     assert mean == sorted(mean) and mean[-1] > 15
     assert e("nan-one-side", 20, 0.3, 1.0) == math.inf
+
+
+def test_the_variance_reference_is_the_bounded_domain_mixture():
+    """nanvar's pair (z₁ = −1 vs +1, the others +1) against its law written anew with
+    scipy's Laplace: each observed-count's variance, noise conditioned on [0, 1]."""
+    from diffprivlib.mechanisms import LaplaceBoundedDomain
+
+    e = library_audit.exact_epsilon
+    # no missingness: the pair's variances differ by the sensitivity 4·19/20², whose
+    # bounded-domain scale diffprivlib finds so that ε is exactly the claim
+    assert e("others-at-bound", 20, 0.0, 1.0, statistic="variance") == pytest.approx(1, abs=1e-6)
+    n, rate = 20, 0.7
+    b = LaplaceBoundedDomain(epsilon=1.0, delta=0, sensitivity=0.19, lower=0,
+                             upper=1)._find_scale()
+    ys = np.linspace(0.0, 1.0, 4001)
+
+    def density(c):
+        law = stats.laplace(loc=c, scale=b)
+        return law.pdf(ys) / (law.cdf(1.0) - law.cdf(0.0))
+
+    counts = stats.binom(n - 1, 1 - rate)
+    z = sum(counts.pmf(j) * ((1 - rate) * density(4 * j / (j + 1) ** 2)
+                             + (rate * density(0.0) if j else 0.0)) for j in range(n))
+    zp = (1 - counts.pmf(0) * rate) * density(0.0)
+    direct = float(np.max(np.abs(np.log(z / zp))))
+    assert e("others-at-bound", n, rate, 1.0, statistic="variance") == pytest.approx(
+        direct, abs=2e-3)
+    # below the claim at every rate (the domain caps it), above the amplified claim
+    # ln(1 + (1 − π)(e − 1)) at π = 0.7 and 0.9
+    var = {p: e("others-at-bound", 20, p, 1.0, statistic="variance")
+           for p in library_audit.RATES}
+    assert max(v for p, v in var.items() if p > 0) < 1
+    assert all(var[p] > math.log(1 + (1 - p) * (math.e - 1)) for p in (0.7, 0.9))
+    with pytest.raises(ValueError, match="statistic"):
+        e("others-at-bound", 20, 0.3, 1.0, statistic="median")
     with pytest.raises(ValueError, match="unknown pair kind"):
         e("nonsense", 20, 0.3, 1.0)
 
