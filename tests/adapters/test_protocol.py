@@ -32,7 +32,8 @@ def _make(function, *, epsilon, delta, params):  # pragma: no cover - never call
 
 
 def _target(**kw) -> Target:
-    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,)}
+    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,),
+            "source": "lib/sum.py:10"}
     return Target(**{**args, **kw})
 
 
