@@ -264,3 +264,12 @@ def test_refresh_on_the_command_line_writes_sources_into_json_and_markdown(tmp_p
     assert nr.main(["--refresh", "--out", str(out)]) == 2
     assert "diffprivlib:sum [gone]" in capsys.readouterr().err
     assert json.loads(out.read_text()) == bad
+
+
+def test_rows_kept_by_only_get_their_metadata_refreshed(committed):
+    """``--only`` with no target named audits nothing here (every row is in the table) and
+    keeps every row as a refresh would: numbers as audited, sources added."""
+    stale = {**committed, "rows": [{**r, "source": "old/pkg.py:1", "cause": "stale"}
+                                   for r in committed["rows"]]}
+    kept = nr.run(committed["calls"], committed["seed"], only=[], previous=stale)
+    assert kept["rows"] == nr.refresh(committed)["rows"]
