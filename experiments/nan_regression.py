@@ -18,9 +18,19 @@ claim fails for the neighbouring relation whatever the NaN does: diffprivlib's h
 histogramdd are calibrated for add/remove, and a substituted entry moves two bins), the root
 cause of a violation (``root_cause``: the NaN passed through the noise, the NaN returned
 before any noise by a quantile-like function, the NaN read as 0 outside the declared bounds),
-and, for a row
-that keeps its claim on this one-NaN pair, whether the mask-stratified MCAR audit of the same
-target (``results/library_audit.json``) refutes it at some missing rate (``mcar``).
+where in the library's own code the NaN's fate is decided (``source``: the target's
+``Target.source``, ``path/in/package.py:LINE``; the markdown prints it after the cause and
+after a violation's root cause), and, for a row that keeps its claim on this one-NaN pair,
+whether the mask-stratified MCAR audit of the same target (``results/library_audit.json``)
+refutes it at some missing rate (``mcar``).
+
+A row's adapter metadata (:data:`METADATA`: the example's ``doc``, ``nan``, ``cause``,
+``source``, ``finding``, ``root_cause``) is read from the adapters, not measured:
+``--refresh`` rewrites it from the current adapters, with the MCAR column, and keeps every
+audited number, the pair and the verdict as they are (no audit: the isolated libraries' rows
+need minutes of Spark to rerun). A row whose target or example is no longer registered
+stops the refresh (rerun it with ``--only``). ``--only`` refreshes the rows it keeps the same
+way. The root cause of a kept verdict is derived anew from the current NaN semantics.
 
 Verdicts (flip probability between reruns):
 
@@ -56,7 +66,8 @@ docs/measurements.md)::
 
     PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
         [--only TARGET ...]   # those targets anew, the other rows kept from the table
-        [--cross-reference]   # no audit: the MCAR column refreshed from library_audit.json
+        [--refresh]           # no audit: adapter metadata (source, cause, ...) and the MCAR
+                              # column refreshed (alias --cross-reference)
 """
 
 from __future__ import annotations
@@ -84,6 +95,12 @@ RERUNS = 3
 #: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
 RELATION_FINDINGS = {"diffprivlib:histogram", "diffprivlib:histogramdd"}
 LIBRARY_AUDIT = ROOT / "results" / "library_audit.json"
+#: a row's keys read from the adapters, not measured (:func:`refresh` rewrites them)
+METADATA = ("doc", "nan", "cause", "source", "finding", "root_cause")
+#: a row's keys in the order :func:`row` writes them
+ROW_KEYS = ("target", "example", "doc", "nan", "cause", "source", "claim", "delta", "verdict",
+            "finding", "root_cause", "mcar", "eps_lower", "eps_point", "eps_lower_range",
+            "runs", "pair", "witness", "calls", "library", "version", "seedable")
 
 
 def _bound(params) -> float:
@@ -210,11 +227,49 @@ def root_cause(nan: str, why: str, decided: str) -> str | None:
     return "other"
 
 
+def metadata(target: str, example, decided: str) -> dict:
+    """The row's adapter metadata (:data:`METADATA`) for ``example`` of ``target`` with the
+    verdict ``decided``, from the current adapters."""
+    library, function = target.split(":")
+    declared = registry.get_adapter(library).target(function)
+    nan = declared.nan_semantics(example.params).value
+    why = cause(declared.summary, example)
+    finding = "relation" if target in RELATION_FINDINGS else "NaN"
+    return {"doc": example.doc, "nan": nan, "cause": why, "source": declared.source,
+            "finding": finding,
+            "root_cause": root_cause(nan, why, decided) if finding == "NaN" else None}
+
+
+def _refreshed(r: dict, example) -> dict:
+    new = {**r, **metadata(r["target"], example, r["verdict"])}
+    return {**{k: new[k] for k in ROW_KEYS if k in new}, **new}
+
+
+def refresh(doc: dict) -> dict:
+    """The table with every row's adapter metadata (:data:`METADATA`) read anew from the
+    current adapters and the MCAR column anew (:func:`cross_reference`); every other key of
+    a row (its numbers, pair, verdict, version) kept as audited. No audit is run.
+
+    Raises
+    ------
+    ValueError
+        naming the rows whose target or example is no longer registered (rerun them).
+    """
+    examples = {(t, e.name): e for t, e in registry.examples()}
+    gone = [f"{r['target']} [{r['example']}]" for r in doc["rows"]
+            if (r["target"], r["example"]) not in examples]
+    if gone:
+        raise ValueError(f"rows no longer registered, rerun them (--only) or remove them: "
+                         f"{', '.join(gone)}")
+    rows = [_refreshed(r, examples[(r["target"], r["example"])]) for r in doc["rows"]]
+    return cross_reference({**doc, "rows": rows})
+
+
 def cross_reference(doc: dict) -> dict:
     """The table with every ``keeps`` row's MCAR refutations: the missing rates at which the
     stratified MCAR audit of the same target and example (``results/library_audit.json``,
     read once) refutes the claim; empty where it does not, audits another example, or was
-    not run (also ``--cross-reference``, with no audit)."""
+    not run (also :func:`refresh`, with no audit)."""
     from experiments.library_audit import TARGETS
 
     audited = {s["target"]: s["example"] for s in TARGETS}
@@ -237,21 +292,20 @@ def _pair_text(nan: str, params) -> str:
 
 
 def row(target: str, example, runs: list) -> dict:
-    library, function = target.split(":")
+    library = target.split(":")[0]
     adapter = registry.get_adapter(library)
     res = runs[0]
     nan = _nan(target, example)
-    why = cause(adapter.target(function).summary, example)
     each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point,
              "eps_estimate": estimate(r.witness),
              "verdict": verdict(r.eps_lower, estimate(r.witness), r.eps_claim)} for r in runs]
     decided = combined([e["verdict"] for e in each], nan)
-    finding = "relation" if target in RELATION_FINDINGS else "NaN"
+    meta = metadata(target, example, decided)
     lows = [e["eps_lower"] for e in each]
-    return {"target": target, "example": example.name, "doc": example.doc, "nan": nan,
-            "cause": why, "claim": example.epsilon, "delta": example.delta,
-            "verdict": decided, "finding": finding,
-            "root_cause": root_cause(nan, why, decided) if finding == "NaN" else None,
+    return {"target": target, "example": example.name, "doc": meta["doc"], "nan": nan,
+            "cause": meta["cause"], "source": meta["source"], "claim": example.epsilon,
+            "delta": example.delta, "verdict": decided, "finding": meta["finding"],
+            "root_cause": meta["root_cause"],
             "mcar": [],  # (:func:`cross_reference`, once for the table)
             "eps_lower": res.eps_lower, "eps_point": res.eps_point,
             "eps_estimate": each[0]["eps_estimate"],
@@ -264,7 +318,7 @@ def row(target: str, example, runs: list) -> dict:
 def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = None) -> dict:
     """The table; with ``only`` (target names), those targets' rows audited anew and every
     other row taken from ``previous`` (a table of the same calls and seed), in the
-    registry's order."""
+    registry's order, its adapter metadata refreshed (:func:`refresh`)."""
     kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
     rows = []
     # the isolated libraries' examples follow the others (whose seeds keep their index)
@@ -273,11 +327,11 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
     isolated = [(t, e) for t, e in registry.examples() if (t, e.name) not in names]
     for i, (t, e) in enumerate([*here, *isolated]):
         if only is not None and t not in only and (t, e.name) in kept:
-            rows.append(kept[(t, e.name)])
+            rows.append(_refreshed(kept[(t, e.name)], e))
             continue
         if (t, e.name) not in names and (only is None or t not in only):
             if (t, e.name) in kept:  # audited only when named (module docstring)
-                rows.append(kept[(t, e.name)])
+                rows.append(_refreshed(kept[(t, e.name)], e))
             continue
         adapter = registry.get_adapter(t.split(":")[0])
         impl = implementation(t, e) if adapter.isolated else None
@@ -297,13 +351,20 @@ def _point(value) -> str:
     return "—" if p is None else "∞" if p == float("inf") else f"{p:.3f}"
 
 
+def _where(r: dict) -> str:
+    """`` (`path:LINE`; ...)``: the row's source, each place in backticks ("" without one)."""
+    if not r.get("source"):
+        return ""
+    return " (" + "; ".join(f"`{place}`" for place in r["source"].split("; ")) + ")"
+
+
 def _notes(r: dict) -> str:
-    """The row's finding, root cause and MCAR cross-reference, in words."""
+    """The row's finding, root cause (with its source) and MCAR cross-reference, in words."""
     out = []
     if r.get("finding") == "relation":
         out.append("relation, not NaN")
     if r.get("root_cause"):
-        out.append(r["root_cause"])
+        out.append(r["root_cause"] + _where(r))
     if r.get("mcar"):
         out.append("refuted under MCAR at π = " + ", ".join(f"{p:g}" for p in r["mcar"]) +
                    " (library_audit)")
@@ -337,7 +398,7 @@ def markdown(doc: dict) -> str:
         if rng and len(r.get("runs", ())) > 1:
             low = f"{rng[0]:.3f}–{rng[1]:.3f}"
         lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | "
-                     f"{r.get('cause', '—').replace('|', '/')} | {r['library']} "
+                     f"{r.get('cause', '—').replace('|', '/')}{_where(r)} | {r['library']} "
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
                      f"{low} | {_point(_estimate(r))} | {_point(r['eps_point'])} | {r['pair']} | "
                      f"{_notes(r)} |")
@@ -354,9 +415,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", default=str(RESULTS), help="the JSON to write (and .md)")
-    parser.add_argument("--cross-reference", action="store_true",
-                        help="run no audit: refresh the table at --out's MCAR column from "
-                             "results/library_audit.json")
+    parser.add_argument("--refresh", "--cross-reference", action="store_true",
+                        dest="refresh",
+                        help="run no audit: refresh the table at --out's adapter metadata "
+                             "(source, cause, nan, finding, root cause) from the current "
+                             "adapters and its MCAR column from results/library_audit.json, "
+                             "keeping every audited number and verdict")
     parser.add_argument("--only", nargs="+", metavar="TARGET",
                         help="audit only these targets anew; every other row is taken from "
                              "the table at --out (same --calls and --seed)")
@@ -366,13 +430,16 @@ def main(argv: list[str] | None = None) -> int:
               f"{args.calls} --seed={args.seed}", file=sys.stderr)
         return 2
     previous = None
-    if args.cross_reference:
+    if args.refresh:
         out = Path(args.out)
         if not out.is_file():
-            print(f"error: --cross-reference needs a table at --out, got --out {out}",
-                  file=sys.stderr)
+            print(f"error: --refresh needs a table at --out, got --out {out}", file=sys.stderr)
             return 2
-        doc = cross_reference(json.loads(out.read_text()))
+        try:
+            doc = refresh(json.loads(out.read_text()))
+        except ValueError as exc:
+            print(f"error: --refresh: {exc}", file=sys.stderr)
+            return 2
         save_json(doc, out)
         write_text_atomic(markdown(doc), out.with_suffix(".md"))
         return 0

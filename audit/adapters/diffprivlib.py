@@ -74,7 +74,7 @@ number of those that are observed):
   missing entry (all others complete) give NaN on one side and a finite value on the other
   with probability 1, which no finite ε allows.
 * ``quantile``, ``median``, ``percentile`` (tools/quantiles.py; ``median`` and ``percentile``
-  call ``quantile`` with 0.5 and percent/100, lines 212 and 272): the entries are clipped
+  call ``quantile`` with 0.5 and percent/100, lines 272 and 212): the entries are clipped
   (``np.clip`` keeps NaN, line 126), ``bounds`` appended and the array sorted, NaN last; the
   interval sizes ``np.diff`` then hold a NaN, and ``if np.isnan(interval_sizes).any(): return
   np.nan`` (line 135) returns before any noise or budget spend: the release is NaN if and only
@@ -262,34 +262,56 @@ _NAN = {
     "std": (NanSemantics.PROPAGATES, "NaN whenever an entry is missing"),
 }
 _EXAMPLES = {"nanmean": (_DEFAULT, _PER_COLUMN), "nansum": (_DEFAULT, _EXCLUDE_ZERO)}
+_U = "diffprivlib/tools/utils.py"
+_Q = "diffprivlib/tools/quantiles.py"
+_H = "diffprivlib/tools/histograms.py"
+#: function -> where diffprivlib 0.6.6 decides a NaN's fate (``Target.source``; the module
+#: docstring's bullets say what each line does)
+_SOURCE = {
+    "nanmean": f"{_U}:290-293",  # np.nanmean; sensitivity over array.size, NaN counted
+    "nansum": f"{_U}:735-740",  # np.nansum reads NaN as 0; noise of hi − lo
+    "nanvar": f"{_U}:447-451",  # np.nanvar; sensitivity over array.size
+    "nanstd": f"{_U}:447-451; {_U}:584-592",  # nanvar's release, then √
+    "mean": f"{_U}:290-295; diffprivlib/mechanisms/base.py:217-223",  # NaN − noise, untruncated
+    "sum": f"{_U}:735-741; diffprivlib/mechanisms/base.py:217-223",
+    "var": f"{_U}:447-453; diffprivlib/mechanisms/laplace.py:405-406",  # NaN returned as NaN
+    "std": f"{_U}:447-453; diffprivlib/mechanisms/laplace.py:405-406; {_U}:584-592",
+    "quantile": f"{_Q}:135-136",  # `if np.isnan(interval_sizes).any(): return np.nan`
+    "median": f"{_Q}:272; {_Q}:135-136",
+    "percentile": f"{_Q}:212; {_Q}:135-136",
+    "histogram": f"{_H}:141-143",  # np.histogram: NaN in no bin; sensitivity 1
+    "histogramdd": f"{_H}:247-249",
+    "count_nonzero": f"{_U}:145-147",  # astype(bool): NaN is non-zero
+}
 _QUANTILE_NAN = "NaN whenever an entry is missing (returned before any noise)"
 #: the targets with parameters of their own (after the eight above)
 _MORE = (
     Target("quantile", (*_PARAMETERS, Parameter("quant", REQUIRED, "the quantile, in [0, 1]")),
-           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN, source=_SOURCE["quantile"],
            examples=(Example("default", {"bounds": [-1.0, 1.0], "quant": 0.25},
                              doc="the lower quartile of every entry"),)),
     Target("median", _PARAMETERS, nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           source=_SOURCE["median"],
            examples=(_DEFAULT,)),
     Target("percentile",
            (*_PARAMETERS, Parameter("percent", REQUIRED, "the percentile, in [0, 100]")),
-           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN,
+           nan=NanSemantics.PROPAGATES, summary=_QUANTILE_NAN, source=_SOURCE["percentile"],
            examples=(Example("default", {"bounds": [-1.0, 1.0], "percent": 90.0},
                              doc="the 90th percentile of every entry"),)),
     Target("histogram", (_BOUNDS, Parameter("bins", 10, "equal-width bins over bounds")),
-           nan=NanSemantics.DROPS,
+           nan=NanSemantics.DROPS, source=_SOURCE["histogram"],
            summary="a NaN falls in no bin; per-bin sensitivity 1 is add/remove: 2ε per "
                    "substituted entry",
            examples=(Example("default", {"bounds": [-1.0, 1.0], "bins": 4},
                              doc="four noisy counts over every entry"),)),
     Target("histogramdd", (Parameter("bounds", REQUIRED, "(lo, hi): the range of every column"),
                            Parameter("bins", 10, "equal-width bins per column over bounds")),
-           nan=NanSemantics.DROPS,
+           nan=NanSemantics.DROPS, source=_SOURCE["histogramdd"],
            summary="a record with a NaN coordinate falls in no cell (dropped whole); per-cell "
                    "sensitivity 1 is add/remove: 2ε per substituted record",
            examples=(Example("default", {"bounds": [-1.0, 1.0], "bins": 2},
                              doc="bins^d noisy cell counts, one sample per record"),)),
-    Target("count_nonzero", (_AXIS,), nan=NanSemantics.COUNTED,
+    Target("count_nonzero", (_AXIS,), nan=NanSemantics.COUNTED, source=_SOURCE["count_nonzero"],
            summary="a NaN is non-zero (astype(bool)): counted; geometric noise of "
                    "sensitivity 1 per entry",
            examples=(Example("default", {}, doc="one count over every entry"),
@@ -302,6 +324,6 @@ ADAPTER = Adapter(
     relation=Relation.ENTRY_SUBSTITUTION, make=make,
     summary="IBM diffprivlib 0.6 tools (pure ε-DP, Laplace-type noise)",
     targets=(*(Target(function, _PARAMETERS, nan=nan, summary=summary,
-                      examples=_EXAMPLES.get(function, (_DEFAULT,)))
+                      source=_SOURCE[function], examples=_EXAMPLES.get(function, (_DEFAULT,)))
                for function, (nan, summary) in _NAN.items()), *_MORE),
 )

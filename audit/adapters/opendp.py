@@ -97,6 +97,15 @@ at scale 2k/ε for a substitution (d_in = 2k): NaN entries are dropped before th
 Parameters ``nan``, ``column``, ``shape`` as above; Laplace only (δ = 0). It is the core-API
 form of the query of #2938.
 
+**Sources** (``Target.source``). OpenDP's transformations and noise are Rust compiled into the
+wheel (``opendp/lib``); the Rust source is not installed (the ``mod.rs`` lines cited here are
+the 0.16.0 sdist's). Each target's ``source`` therefore cites the installed package's
+Python-side lines that hand the step deciding a NaN's fate to the Rust library:
+``lib.opendp_transformations__make_impute_constant`` (opendp/transformations.py:2185-2189),
+``__make_drop_null`` (1821-1825), ``__make_resize`` (3238-3242), ``__make_cast`` (653-657),
+and ``lib.opendp_measurements__make_laplace`` (opendp/measurements.py:801-805), whose float
+noise reads the unchecked NaN sum as 0 (#2935 below); ``opendp_discrete.py`` cites its own.
+
 Known NaN/null reports
 ----------------------
 OpenDP issues #2935, #2936, #2938, #2939, #2940 (2026-09-18, against ``main``), checked on the
@@ -392,6 +401,11 @@ _COUNT_PARAMETERS = (
 )
 _NAN_OPTIONS = {"impute": NanSemantics.IMPUTES_CONSTANT, "drop": NanSemantics.DROPS}
 _BOUNDS = [-1.0, 1.0]
+#: ``Target.source``: OpenDP's Rust is not installed (a compiled library), so each place is
+#: the Python-side line that hands the transformation to it (module docstring, "Sources")
+_T = "opendp/transformations.py"
+_IMPUTE, _DROP_NULL = f"{_T}:2185-2189", f"{_T}:1821-1825"  # make_impute_constant, _drop_null
+_LAPLACE = "opendp/measurements.py:801-805"  # make_laplace: #2935's float noise reads NaN as 0
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="opendp", seedable=False,
@@ -402,6 +416,7 @@ ADAPTER = Adapter(
         Target("sum", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options={**_NAN_OPTIONS, "unchecked": NanSemantics.UNCHECKED},
                summary="imputed (size known) or dropped (unsized sum) before the clamp",
+               source=f"{_IMPUTE}; {_DROP_NULL}; {_LAPLACE}",
                examples=(
                    Example("impute", {"bounds": _BOUNDS, "nan": "impute", "constant": 0.0},
                            doc="NaN read as 0 by imputation: the sized checked sum"),
@@ -416,6 +431,7 @@ ADAPTER = Adapter(
         Target("mean", _PARAMETERS, nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_NAN_OPTIONS,
                summary="imputed, or dropped then resized to N with the constant",
+               source=f"{_IMPUTE}; {_DROP_NULL}; {_T}:3238-3242",  # make_resize
                examples=(
                    Example("impute", {"bounds": _BOUNDS, "constant": 0.25},
                            doc="NaN imputed with a constant other than 0"),
@@ -425,6 +441,7 @@ ADAPTER = Adapter(
         Target("count", _COUNT_PARAMETERS, nan=NanSemantics.DROPS,
                nan_options={"cast": NanSemantics.DROPS, "drop": NanSemantics.DROPS},
                summary="non-null entries counted: NaN cast to null (or dropped), then dropped",
+               source=f"{_T}:653-657; {_DROP_NULL}",  # make_cast (non-strict), _drop_null
                examples=(
                    Example("cast", {"nan": "cast"},
                            doc="cast(int) (NaN -> null, declared), drop_null, count: #2938's "

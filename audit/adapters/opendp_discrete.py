@@ -55,6 +55,12 @@ and behaviour measured on the installed wheel, the Rust source not being install
   not (measured): one substitution moves one unit between two counts.
 * Each count's noise is integer (discrete) Laplace at scale 2k/ε. Expected verdict: the claim
   holds for every handling.
+
+**Sources** (``Target.source``; the Rust is not installed, ``opendp.py`` says why): the
+Python-side lines that hand each step to OpenDP's Rust library: ``make_impute_constant``
+(transformations.py:2185-2189), ``make_drop_null`` (1821-1825) and ``make_private_quantile``
+(measurements.py:1782-1786) for the quantile; ``make_find_bin`` (transformations.py:
+2002-2006), ``make_cast_default`` (752-756) and ``make_cast`` (653-657) for the counts.
 """
 
 from __future__ import annotations
@@ -217,6 +223,10 @@ _COLUMN = Parameter("column", None, "None: every entry, record by record; j: col
 #: tests' unseeded draws must differ; the most likely candidate's probability is below 0.2)
 _CANDIDATES = [round(-1.0 + 0.02 * i, 2) for i in range(101)]
 
+#: ``Target.source``: the Python-side lines that hand each step to OpenDP's Rust (not
+#: installed; ``audit/adapters/opendp.py``, "Sources")
+_T = "opendp/transformations.py"
+
 TARGETS = (
     Target("quantile", (
         Parameter("candidates", REQUIRED, "strictly increasing candidate quantiles (≥ 2)"),
@@ -227,6 +237,8 @@ TARGETS = (
         nan=NanSemantics.IMPUTES_CONSTANT,
         nan_options={"impute": NanSemantics.IMPUTES_CONSTANT, "drop": NanSemantics.DROPS},
         summary="imputed (scored as the constant, size known) or dropped before the scores",
+        # make_impute_constant, make_drop_null, make_private_quantile
+        source=f"{_T}:2185-2189; {_T}:1821-1825; opendp/measurements.py:1782-1786",
         examples=(
             Example("median-impute", {"candidates": _CANDIDATES},
                     doc="the median over 101 candidates, NaN scored as 0"),
@@ -244,6 +256,7 @@ TARGETS = (
         nan_options={"find_bin": NanSemantics.COUNTED, "cast": NanSemantics.IMPUTES_CONSTANT,
                      "drop": NanSemantics.DROPS},
         summary="a count per category: NaN in the last bin, cast to 0, or dropped",
+        source=f"{_T}:2002-2006; {_T}:752-756; {_T}:653-657",  # find_bin, cast_default, cast
         examples=(
             Example("find-bin", {"edges": [-0.5, 0.0, 0.5], "categories": [-1, 0, 1]},
                     doc="4 bins; NaN falls in the last, [0.5, +inf) (categories unused)"),

@@ -140,6 +140,16 @@ of the 0.16.0 sdist, ``rust/src``; checked on the installed wheel):
   reports (#2936, #2938-#2940) are queries written with the plain Polars expressions (``clip``,
   ``sum``, ``count``, ``cast``, ``cut``, ``%``) plus ``.dp.noise()``, which skip that
   imputation; ``experiments/opendp_issues.py`` audits them (refuted on 0.16).
+
+**Sources** (``Target.source``). What ``.dp.sum`` and the others do with a null or a NaN is
+decided in OpenDP's Rust Polars plug-in (``make_expr_dp_sum`` and its kin, cited above from the
+0.16.0 sdist), which is compiled into the wheel and not installed as source. Each target's
+``source`` therefore cites the installed Python line that hands the expression to the plug-in,
+``register_plugin_function(..., function_name="dp_sum", ...)`` and its kin in
+opendp/extras/polars/__init__.py (``dp_len`` 228-233, ``dp_sum`` 429-435, ``dp_mean``
+483-489, ``dp_quantile`` 530-536, ``dp_median`` 575-581), and for ``group_by_sum`` also the
+left join on the declared keys (``with_keys``, 965-968). The fills and drops the adapter
+applies first (``fill_null``, ``drop_nulls``, ...) are Polars', not OpenDP's.
 """
 
 from __future__ import annotations
@@ -455,6 +465,10 @@ _IMPUTED = {"fill_null": NanSemantics.IMPUTES_CONSTANT, "fill_nan": NanSemantics
 _COUNTED = {"fill_null": NanSemantics.COUNTED, "fill_nan": NanSemantics.COUNTED,
             "keep": NanSemantics.COUNTED, "drop": NanSemantics.DROPS}
 _BOUNDS = [-1.0, 1.0]
+#: ``Target.source``: the plug-in registrations that hand each ``.dp`` expression to OpenDP's
+#: Rust (not installed; module docstring, "Sources"), lines of 0.16.0
+_P = "opendp/extras/polars/__init__.py"
+_DP_SUM = f"{_P}:429-435"
 #: -1, -0.98, ..., 1: a grid fine enough that a release is never nearly certain (the contract
 #: tests' unseeded draws must differ; the most likely candidate's probability is below 0.2)
 _CANDIDATES = [round(-1.0 + 0.02 * i, 2) for i in range(101)]
@@ -469,6 +483,7 @@ ADAPTER = Adapter(
         Target("sum", _parameters("fill_null"), nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_IMPUTED,
                summary="filled, or left for .dp.sum's own midpoint fill, or dropped",
+               source=_DP_SUM,
                examples=(
                    Example("fill-null", {"bounds": _BOUNDS},
                            doc="NaN as a null, fill_null(0): the unsized sum, d_in·max|b|"),
@@ -482,6 +497,7 @@ ADAPTER = Adapter(
         Target("mean", _parameters("fill_null"), nan=NanSemantics.IMPUTES_CONSTANT,
                nan_options=_IMPUTED,
                summary="noisy sum over noisy len; a fill or 'keep' counts NaN in the len",
+               source=f"{_P}:483-489",
                examples=(
                    Example("fill-null", {"bounds": _BOUNDS},
                            doc="NaN as a null, fill_null(0); ε split over sum and len"),
@@ -491,6 +507,7 @@ ADAPTER = Adapter(
         Target("len", _parameters("keep", ()), nan=NanSemantics.COUNTED,
                nan_options=_COUNTED,
                summary="every row counted (nulls and NaN too), or the observed rows after drop",
+               source=f"{_P}:228-233",
                examples=(
                    Example("keep", {}, doc="the number of rows, n·k + integer Laplace noise"),
                    Example("drop", {"nan": "drop"},
@@ -500,6 +517,7 @@ ADAPTER = Adapter(
                nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
                summary="filled, or left (scored as the candidates' median, measured), or "
                        "dropped",
+               source=f"{_P}:530-536",
                examples=(
                    Example("fill-null", {"candidates": _CANDIDATES, "alpha": 0.25},
                            doc="NaN as a null, fill_null(0): scored as 0"),
@@ -510,6 +528,7 @@ ADAPTER = Adapter(
         Target("median", _parameters("fill_null", ("candidates",)),
                nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
                summary="the 0.5-quantile's path (.dp.median); NaN as for quantile",
+               source=f"{_P}:575-581",
                examples=(
                    Example("keep", {"candidates": _CANDIDATES, "nan": "keep"},
                            doc="NaN as a null, left: scored as the candidates' median"),
@@ -517,6 +536,7 @@ ADAPTER = Adapter(
         Target("group_by_sum", _parameters("fill_null", column=False),
                nan=NanSemantics.IMPUTES_CONSTANT, nan_options=_IMPUTED,
                summary="one .dp.sum per declared key (a record's column index); NaN as for sum",
+               source=f"{_DP_SUM}; {_P}:965-968",  # with_keys: the left join on the keys
                examples=(
                    Example("fill-null", {"bounds": _BOUNDS},
                            doc="one sum per column, the keys 0..d−1 declared (with_keys)"),

@@ -286,6 +286,9 @@ def _nan_options(propagate: NanSemantics) -> dict[str, NanSemantics]:
     return {"propagate": propagate, "drop": NanSemantics.DROPS}
 
 
+#: ``Target.source``: PipelineDP 0.3.1's combiners and noise
+_C, _D = "pipeline_dp/combiners.py", "pipeline_dp/dp_computations.py"
+
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="pipeline_dp", seedable=False,
     relation=Relation.ADD_REMOVE, make=make,
@@ -295,27 +298,33 @@ ADAPTER = Adapter(
         Target("sum", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
                nan_options=_nan_options(NanSemantics.PROPAGATES),
                summary="values not validated: NaN whenever an entry is missing",
+               source=f"{_C}:435; {_D}:456",  # np.clip(values).sum(), then add_noise(NaN)
                examples=(_PROPAGATE, _DROP,
                          Example("gaussian", {"bounds": _RANGE, "noise": "gaussian"},
                                  delta=1e-6, doc="Gaussian noise"))),
         Target("mean", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
                nan_options=_nan_options(NanSemantics.PROPAGATES),
                summary="a NaN counts in the count and makes the sum NaN: NaN release",
+               source=f"{_C}:505-508; {_D}:612-613",  # (len, NaN sum); mid + NaN/count
                examples=(_PROPAGATE, _DROP)),
         Target("count", _OTHERS, nan=NanSemantics.COUNTED,
                nan_options=_nan_options(NanSemantics.COUNTED),
                summary="a NaN value is counted like any other (no bounds)",
+               source=f"{_C}:267-268",  # len(values)
                examples=(Example("propagate", {"nan": "propagate"}),
                          Example("drop", {"nan": "drop"}))),
         Target("variance", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
                nan_options=_nan_options(NanSemantics.PROPAGATES),
                summary="a NaN counts and makes both sums NaN: NaN release",
+               source=f"{_C}:582-586; {_D}:409",  # (len, NaN, NaN); NaN − mean²
                examples=(_PROPAGATE, _DROP)),
         Target("percentile",
                (_BOUNDS, Parameter("percentile", REQUIRED, "the percentile, in [0, 100]"),
                 *_OTHERS),
                nan=NanSemantics.DROPS, nan_options=_nan_options(NanSemantics.DROPS),
                summary="PyDP's QuantileTree drops a NaN before clamping",
+               # each value handed to PyDP's compiled QuantileTree (which drops NaN)
+               source=f"{_C}:636-642; {_C}:651-652",
                examples=(Example("median", {"bounds": _RANGE, "percentile": 50.0},
                                  doc="the median; NaN handed to the library"),)),
     ),

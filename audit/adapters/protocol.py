@@ -15,6 +15,7 @@ those its target accepts, every required one given) and compute nothing else.
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -81,6 +82,26 @@ def _name(value: object, what: str) -> str:
                          f"spaces, got {what}={value!r}")
     return value
 
+
+
+#: one place of ``Target.source``: a relative path with a file extension, a line or a range
+_PLACE = re.compile(r"(?!/)(?:[\w.-]+/)*[\w.-]+\.\w+:(\d+)(?:-(\d+))?")
+
+
+def _check_source(owner: str, source: object) -> None:
+    """ValueError unless ``source`` is one or more ``path:LINE`` / ``path:FIRST-LAST``
+    (``Target.source``), ``'; '``-separated."""
+    usage = ("'path/in/package.py:LINE' or ':FIRST-LAST' relative to the package's "
+             "directory, several '; '-separated")
+    if not isinstance(source, str) or not source:
+        raise ValueError(f"{owner}: source must be {usage}, got source={source!r}")
+    for place in source.split("; "):
+        m = _PLACE.fullmatch(place)
+        first, last = (int(m.group(1)), int(m.group(2) or m.group(1))) if m else (0, 0)
+        if m is None or ".." in place.split(":")[0].split("/") or not 1 <= first <= last \
+                or (m.group(2) and first == last):
+            raise ValueError(f"{owner}: source must be {usage}, got source={source!r} "
+                             f"(at {place!r})")
 
 
 def _items(owner: str, field_name: str, items, cls: type, key: str, *,
@@ -154,6 +175,16 @@ class Target:
     ``nan`` is what a NaN does with the default parameters; a target with a ``nan`` parameter
     lists in ``nan_options`` the semantics of each value it accepts (the default's among
     them). ``summary`` says it in one line, for tables (the module docstring cites sources).
+
+    ``source`` (required, keyword) is where in the library's own code a NaN's fate is decided
+    for this function, for the library version the adapter pins or declares:
+    ``path/in/package.py:LINE`` or ``path/in/package.py:FIRST-LAST``, the path relative to
+    the directory holding the installed package and starting with the package's own
+    directory (``diffprivlib/tools/utils.py:290-293``); several places ``'; '``-separated.
+    Where that code is compiled and not installed (OpenDP's Rust, the C++ under python-dp),
+    the line cited is the Python-side one that hands the values or the chain over to it, and
+    the adapter's module docstring says so. The NaN regression table prints it beside each
+    row's cause and root cause.
     """
 
     function: str
@@ -162,9 +193,11 @@ class Target:
     examples: tuple[Example, ...]
     summary: str = ""
     nan_options: Mapping[str, NanSemantics] = field(default_factory=dict)
+    source: str = field(kw_only=True)
 
     def __post_init__(self) -> None:
         _name(self.function, "function")
+        _check_source(self.function, self.source)
         params = _items(self.function, "parameters", self.parameters, Parameter, "name",
                         allow_empty=True)
         object.__setattr__(self, "parameters", params)

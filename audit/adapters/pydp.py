@@ -95,7 +95,7 @@ Max and Min the count on the far side is reduced by max(2, min(45, 0.14·noisy s
 each update (lines 216-222, 288-290): post-processing of noisy counts that pulls the release
 inside the data, so with few values it lies well inside the true extreme (measured: the max
 of {0.25, 0.5, 0.9} at ε = 10⁶ is 0.36-0.42). The Python ``Percentile`` class
-(pydp/algorithms/laplacian/_percentile.py:108-122 as installed) takes no ``l0_sensitivity``
+(pydp/algorithms/laplacian/_percentile.py:13-27 as installed) takes no ``l0_sensitivity``
 or ``linf_sensitivity``, so it always builds with 1 and 1; the adapter builds the bound class
 it builds (``pydp._pydp._algorithms.PercentileDouble``: ``MetaAlgorithm.__init__``,
 pydp/algorithms/_algorithm.py:23-27; ``tests/adapters/test_pydp.py`` checks it is that class)
@@ -115,6 +115,13 @@ NaN is 0.8; all NaN gives a median anywhere in [−1, 1]. Dropping is removal, w
 add/remove guarantee: the expected verdict on data with missing values is that the claim
 holds. No closed-form spread (a noisy search): the contract tests check the NaN behaviour,
 and ``tests/adapters/test_pydp.py`` the calibration against the library called directly.
+
+**Sources** (``Target.source``). Every NaN check above is in the compiled C++ (``AddEntry``
+in ``pydp/_pydp.so``); the C++ source is not installed. Each target's ``source`` therefore
+cites the installed Python lines that pick the bound C++ class (``BoundedSumDouble``, ...:
+``MetaAlgorithm.__init__``, pydp/algorithms/_algorithm.py:23-27) and hand it the values
+(``quick_result`` → ``result(data)``, _algorithm.py:105; the percentile's adapter calls that
+``result`` itself).
 
 **Per-call cost.** A fresh C++ object per call, and the values as a Python list: about 0.05 ms
 per call at n·k = 120 (the order statistics about 0.25 ms: tens of search steps).
@@ -205,9 +212,16 @@ _RANGE = [-1.0, 1.0]
 _DEFAULT = Example("default", {"bounds": _RANGE}, doc="bounds around 0, every entry")
 
 
+#: ``Target.source`` of every target: ``AddEntry``'s NaN check is compiled C++
+#: (``pydp/_pydp.so``), so the places are the Python-side lines that pick the bound class
+#: (``BoundedSumDouble``, ...) and hand it the values (``quick_result``; the percentile's
+#: ``result``, the call it makes): module docstring, "Sources"
+_SOURCE = "pydp/algorithms/_algorithm.py:23-27; pydp/algorithms/_algorithm.py:105"
+
+
 def _bounded(function: str, summary: str, *extra: Example) -> Target:
     return Target(function, (_BOUNDS, _COLUMN), nan=NanSemantics.DROPS, summary=summary,
-                  examples=(_DEFAULT, *extra))
+                  source=_SOURCE, examples=(_DEFAULT, *extra))
 
 
 _SEARCH = ("(deprecated BinarySearch over [lo, hi], values not clamped): a NaN is dropped "
@@ -217,7 +231,8 @@ _SEARCH_BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): the search range; valu
 
 def _order_statistic(function: str, *own: Parameter, example: Example = _DEFAULT) -> Target:
     return Target(function, (_SEARCH_BOUNDS, _COLUMN, *own), nan=NanSemantics.DROPS,
-                  summary=f"{CLASSES[function]} {_SEARCH}", examples=(example,))
+                  summary=f"{CLASSES[function]} {_SEARCH}", source=_SOURCE,
+                  examples=(example,))
 
 
 ADAPTER = Adapter(
@@ -232,7 +247,7 @@ ADAPTER = Adapter(
         _bounded("variance", "BoundedVariance: a NaN adds nothing and is not counted"),
         _bounded("std", "BoundedStandardDeviation: √ of BoundedVariance; NaN dropped"),
         Target("count", (_COLUMN,), nan=NanSemantics.COUNTED,
-               summary="Count: a NaN is counted like any other value (no bounds)",
+               summary="Count: a NaN is counted like any other value (no bounds)", source=_SOURCE,
                examples=(Example("default", {}, doc="every entry"),)),
         _order_statistic("median"),
         _order_statistic("percentile", Parameter("percentile", REQUIRED,

@@ -42,7 +42,7 @@ sql/_mechanisms/laplace.py:39-54): ``Relation.ADD_REMOVE``. One record is one ro
 substitution is two steps, and the adapter hands the query ε/2
 (``to_substitution(ADD_REMOVE, ε)``), split evenly over the statistics the library computes:
 ``SUM`` and ``COUNT`` one each, ``AVG`` two (a noisy ``SUM`` over a noisy ``COUNT``,
-sql/private_rewriter.py:56-68), so ``Privacy(epsilon = ε/4)``. The library's own statement,
+sql/private_rewriter.py:58-70), so ``Privacy(epsilon = ε/4)``. The library's own statement,
 ``reader.get_privacy_cost(query)``, is checked to be ε/2 when the target is made and is kept
 in the claim's note. The claim is (ε, 0): Laplace noise, no censoring, so ``delta`` must be 0.
 
@@ -53,13 +53,13 @@ has no seed parameter. The seed the worker is handed is not used.
 **What a NULL (a NaN) does** (smartnoise-sql 1.0.10, ``snsql/``):
 
 * Clamping keeps NULL: the rewriter wraps the column in ``CASE WHEN x < lo THEN lo WHEN x > hi
-  THEN hi ELSE x END`` (sql/private_rewriter.py:313-323), and a comparison with NULL is not
+  THEN hi ELSE x END`` (sql/private_rewriter.py:318-324), and a comparison with NULL is not
   true, so NULL falls to ``ELSE x``: NULL. (With a metadata ``missing_value`` the column would
-  be ``COALESCE(x, missing_value)`` first, private_rewriter.py:309-312; this adapter sets
+  be ``COALESCE(x, missing_value)`` first, private_rewriter.py:312-313; this adapter sets
   none.)
 * ``SUM(x)`` (``sum``): SQL's SUM skips NULL, so a NULL adds nothing — read as 0, whether or
   not 0 lies in the bounds. All NULL: SQL returns NULL, which the reader sets to 0 "before
-  adding noise" (sql/private_reader.py:532-535): 0 + noise, never NULL. The sensitivity is
+  adding noise" (sql/private_reader.py:533-536): 0 + noise, never NULL. The sensitivity is
   the column's max(|lo|, |hi|) (``Column.sensitivity``, _ast/ast.py:585-592), which covers a
   value becoming NULL even when 0 is outside the bounds (bounds (2, 3): a NULL moves the sum
   by up to 3, the sensitivity is 3) — unlike diffprivlib's ``nansum``, calibrated to hi − lo.
@@ -68,7 +68,7 @@ has no seed parameter. The seed the worker is handed is not used.
   integer column type truncates it toward 0 (``int(float(...))``, private_reader.py:604-605);
   counts are not clamped at 0 (``clamp_counts`` is off by default, metadata.py:427).
 * ``AVG(x)`` (``avg``): rewritten as the noisy ``SUM(x)`` over the noisy ``COUNT(x)``
-  (private_rewriter.py:56-68), so over the non-NULL rows only; when the noisy count
+  (private_rewriter.py:58-70), so over the non-NULL rows only; when the noisy count
   truncates to 0 the quotient is 0 (``if self.op == '/' and int(r) == 0: return 0``,
   _ast/expressions/numeric.py:105-106), and a negative noisy count divides as it is: the
   release is never NULL, and not clamped to the bounds. All NULL: noise over noise, or 0.
@@ -155,6 +155,10 @@ _PARAMETERS = (Parameter("bounds", REQUIRED, "(lo, hi): the column's lower and u
                                            "a public key per dataset); 1: a query each"))
 _DEFAULT = Example("default", {"bounds": [-1.0, 1.0]}, doc="one nullable column in [-1, 1]")
 
+#: ``Target.source`` (smartnoise-sql 1.0.10, ``snsql/``): the clamp keeps NULL
+_R = "snsql/sql/private_rewriter.py"
+_CLAMP = f"{_R}:318-324"
+
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="snsql", seedable=False,
     relation=Relation.ADD_REMOVE, make=make, environment=ENVIRONMENT,
@@ -163,6 +167,7 @@ ADAPTER = Adapter(
         Target("sum", _PARAMETERS, nan=NanSemantics.READ_AS_ZERO,
                summary="SQL SUM skips NULL (all NULL: 0 + noise); sensitivity max(|lo|, |hi|) "
                        "covers it",
+               source=f"{_CLAMP}; snsql/sql/private_reader.py:533-536",  # NULL sum -> 0
                examples=(_DEFAULT,
                          Example("bounds-exclude-zero", {"bounds": [2.0, 3.0]},
                                  doc="0 outside the bounds: a NULL adds 0, within the "
@@ -170,9 +175,12 @@ ADAPTER = Adapter(
         Target("avg", _PARAMETERS, nan=NanSemantics.DROPS,
                summary="noisy SUM over noisy COUNT of the non-NULL rows; 0 when the count "
                        "truncates to 0",
+               # AVG -> SUM / COUNT; a count truncated to 0 divides to 0
+               source=f"{_R}:66-69; snsql/_ast/expressions/numeric.py:105-106",
                examples=(_DEFAULT,)),
         Target("count", _PARAMETERS, nan=NanSemantics.DROPS,
                summary="counts the non-NULL rows; Laplace noise truncated toward 0",
+               source=f"{_CLAMP}; {_R}:121-122",  # COUNT(x) pushed to SQL as it is
                examples=(_DEFAULT,)),
     ),
 )

@@ -57,7 +57,7 @@ under ``site-packages/tmlt/``):
   aggregate but ``get_bounds``).
 * ``sum``: over the remaining rows, each clamped to [lo, hi] (core/transformations/
   spark_transformations/agg.py:1061-1075), sensitivity max(|lo|, |hi|) per row added or
-  removed (agg.py:1048-1050), Laplace noise; a dropped NULL adds 0 (``read-as-zero``), which
+  removed (agg.py:1049-1050), Laplace noise; a dropped NULL adds 0 (``read-as-zero``), which
   that sensitivity covers even for bounds excluding 0; all NULL: 0 + noise.
 * ``average``: a noisy sum of deviations from the midpoint over ``max(1, noisy count)`` plus
   the midpoint, the budget split over the two (core/measurements/aggregations.py:1098-1099):
@@ -168,6 +168,12 @@ _RANGE = [-1.0, 1.0]
 _DEFAULT = Example("default", {"bounds": _RANGE}, doc="one nullable column in [-1, 1]")
 
 
+#: ``Target.source`` (tmlt.analytics 0.21.0, tmlt.core 0.19.1): the compiler's rewrite that
+#: drops NULL and NaN rows before a sum, average or quantile
+_RULES = "tmlt/analytics/_query_expr_compiler/_rewrite_rules.py"
+_DROP = f"{_RULES}:229-236"
+
+
 def _dropped(kept: NanSemantics) -> dict[str, NanSemantics]:
     return {"default": kept, "drop": kept, "replace": NanSemantics.IMPUTES_CONSTANT}
 
@@ -182,6 +188,7 @@ ADAPTER = Adapter(
                nan_options=_dropped(NanSemantics.READ_AS_ZERO),
                summary="NULL and NaN rows dropped (add 0; all NULL: 0 + noise); sensitivity "
                        "max(|lo|, |hi|) covers it",
+               source=f"{_DROP}; tmlt/core/transformations/spark_transformations/agg.py:1049-1050",
                examples=(_DEFAULT,
                          Example("bounds-exclude-zero", {"bounds": [2.0, 3.0]},
                                  doc="0 outside the bounds: a dropped NULL adds 0, within "
@@ -194,16 +201,19 @@ ADAPTER = Adapter(
         Target("count", (_COLUMN, _NAN, _MISSING), nan=NanSemantics.COUNTED,
                nan_options={"default": NanSemantics.COUNTED, "drop": NanSemantics.DROPS},
                summary="a row count: NULL and NaN rows counted (nan='drop': not)",
+               source=f"{_RULES}:215-226",  # not among the aggregates rewritten: counted
                examples=(Example("default", {}, doc="rows, missing or not"),
                          Example("drop", {"nan": "drop"}, doc="the non-missing rows"))),
         Target("average", _BOUNDED, nan=NanSemantics.DROPS,
                nan_options=_dropped(NanSemantics.DROPS),
                summary="noisy sum of deviations over max(1, noisy count) of the non-NULL "
                        "rows, plus the midpoint; never NULL",
+               source=f"{_DROP}; tmlt/core/measurements/aggregations.py:1098-1099",
                examples=(_DEFAULT,)),
         Target("quantile", (*_BOUNDED, Parameter("quantile", 0.5, "in [0, 1]")),
                nan=NanSemantics.DROPS, nan_options=_dropped(NanSemantics.DROPS),
                summary="exponential mechanism over the non-NULL rows, always in [lo, hi]",
+               source=f"{_DROP}; tmlt/core/measurements/pandas_measurements/series.py:228-237",
                examples=(Example("median", {"bounds": _RANGE, "quantile": 0.5},
                                  doc="the median"),)),
     ),

@@ -42,7 +42,7 @@ ADAPTER = Adapter(
     library="fakelib", distribution="fakelib", import_name="numpy", seedable=True,
     relation=Relation.ADD_REMOVE, make=make, summary="a test double",
     targets=(Target("sum", (Parameter("bounds", REQUIRED, "(lo, hi)"),),
-                    nan=NanSemantics.READ_AS_ZERO,
+                    nan=NanSemantics.READ_AS_ZERO, source="numpy/_core/fromnumeric.py:1",
                     examples=(Example("default", {"bounds": [-1.0, 1.0]}),)),),
 )
 

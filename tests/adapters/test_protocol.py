@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import pickle
+import re
 from importlib import metadata
+from pathlib import Path
 
 import pytest
 
@@ -32,7 +34,8 @@ def _make(function, *, epsilon, delta, params):  # pragma: no cover - never call
 
 
 def _target(**kw) -> Target:
-    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,)}
+    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,),
+            "source": "lib/sum.py:10"}
     return Target(**{**args, **kw})
 
 
@@ -88,11 +91,32 @@ def test_required_is_one_picklable_sentinel():
     (lambda: _adapter(targets=()), "targets must be one or more Target objects"),
     (lambda: _adapter(targets=(_target(), _target())), "targets must have unique functions"),
     (lambda: _adapter(make=None), "make must be callable"),
+    (lambda: _target(source=""), "sum: source must be 'path/in/package.py:LINE'"),
+    (lambda: _target(source=None), "source must be 'path/in/package.py:LINE'"),
+    (lambda: _target(source="lib/sum.py"), "(at 'lib/sum.py')"),
+    (lambda: _target(source="lib/sum.py:0"), "(at 'lib/sum.py:0')"),
+    (lambda: _target(source="lib/sum.py:12-10"), "(at 'lib/sum.py:12-10')"),
+    (lambda: _target(source="lib/sum.py:12-12"), "(at 'lib/sum.py:12-12')"),
+    (lambda: _target(source="/abs/lib/sum.py:3"), "(at '/abs/lib/sum.py:3')"),
+    (lambda: _target(source="../lib/sum.py:3"), "(at '../lib/sum.py:3')"),
+    (lambda: _target(source="lib/sum:3"), "(at 'lib/sum:3')"),
+    (lambda: _target(source="lib/sum.py:3;lib/sum.py:4"), "(at 'lib/sum.py:3;lib/sum.py:4')"),
+    (lambda: _target(source="lib/sum.py:3; "), "(at '')"),
+    (lambda: _target(source="lib/sum.py:3, 5"), "(at 'lib/sum.py:3, 5')"),
 ])
 def test_inconsistent_declarations_are_refused(build, needle):
     with pytest.raises(ValueError) as info:
         build()
     assert needle in str(info.value), str(info.value)
+
+
+def test_a_targets_source_is_required_and_may_name_several_places():
+    args = {"function": "sum", "parameters": (BOUNDS,), "nan": "propagates", "examples": (EX,)}
+    with pytest.raises(TypeError, match="source"):
+        Target(**args)
+    many = "lib/_core/sum.py:10-12; lib/noise.py:7; lib/__init__.py:3-4"
+    assert _target(source=many).source == many
+    assert _target(source="my-lib.x/sum.pyx:1").source == "my-lib.x/sum.pyx:1"
 
 
 def test_nan_semantics_follow_the_nan_parameter():
@@ -188,3 +212,51 @@ def test_distribution_and_import_name_are_the_librarys(adapter):
     assert metadata.version(adapter.distribution)
     assert module.__name__ == adapter.import_name
     assert adapter.summary and all(t.summary for t in adapter.targets)
+
+
+#: one place of a registered target's source, checked apart from the protocol's own pattern
+_PLACE = re.compile(r"[A-Za-z_]\w*(?:/[\w.]+)*\.py:([1-9]\d*)(?:-([1-9]\d*))?")
+
+
+def _site_packages(adapter) -> Path | None:
+    """Where the cited files of ``adapter``'s library lie here: the installed distribution's
+    folder, or an isolated library's environment if built with its pins (None otherwise)."""
+    if adapter.isolated:
+        from audit.adapters.isolation.environments import built
+
+        for env in built():
+            if env.description.get("requirements") == list(adapter.environment.requirements):
+                return next(iter(env.path.glob("lib/python*/site-packages")), None)
+        return None
+    try:
+        return Path(metadata.distribution(adapter.distribution).locate_file(""))
+    except metadata.PackageNotFoundError:
+        return None
+
+
+@pytest.mark.parametrize("adapter", list(adapters().values()), ids=list(adapters()))
+def test_every_registered_target_cites_its_librarys_source(adapter):
+    """Each target names where the library decides a NaN's fate (``Target.source``): files of
+    the library's distribution (installed here, or in its built environment), lines that
+    exist in them. Which line is right is the adapter docstring's to argue; this catches a
+    path of another package, a typo and a file shorter than the line cited."""
+    root = _site_packages(adapter)
+    files = None
+    if root is not None and not adapter.isolated:
+        files = {str(f) for f in metadata.distribution(adapter.distribution).files or ()}
+    for t in adapter.targets:
+        places = t.source.split("; ")
+        assert t.source and all(_PLACE.fullmatch(p) for p in places), (t.function, t.source)
+        assert len(set(places)) == len(places), (t.function, t.source)
+        for place in places:
+            path, lines = place.rsplit(":", 1)
+            first, _, last = lines.partition("-")
+            assert not last or int(first) < int(last), place
+            if root is None:
+                continue
+            assert files is None or path in files, (
+                f"{adapter.library}:{t.function} cites {path}, not a file of "
+                f"{adapter.distribution}")
+            text = (root / path).read_text(encoding="utf-8").splitlines()
+            assert int(last or first) <= len(text), (place, len(text))
+            assert text[int(first) - 1].strip(), f"{place} starts on a blank line"

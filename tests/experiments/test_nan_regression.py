@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from audit.adapters import example as adapter_example
 from audit.adapters import registry
 from experiments import nan_regression as nr
 
@@ -167,3 +168,129 @@ def test_the_mcar_cross_reference_matches_target_and_example(tmp_path, monkeypat
     # library_audit audits nanmean's default example: only that row, and only where it keeps
     assert [r["mcar"] for r in rows] == [[0.7], [], []]
     assert "refuted under MCAR at π = 0.7" in nr._notes(rows[0])
+
+
+def _declared(target: str):
+    library, function = target.split(":")
+    return registry.get_adapter(library).target(function)
+
+
+def test_every_violation_of_the_committed_table_names_its_source_line(committed):
+    """Each row that violates (or breaks the caller's contract) gets its target's source from
+    a refresh, printed after its root cause; a source the table already records is the
+    target's (not stale); and refreshing the committed table changes nothing but adding
+    the sources (its metadata is otherwise current)."""
+    refreshed = nr.refresh(committed)
+    violating = [r for r in refreshed["rows"] if r["verdict"] in ("violates", "contract")]
+    assert violating and all(r["root_cause"] for r in violating)
+    md = nr.markdown(refreshed).splitlines()
+    for r in violating:
+        assert r["source"] == _declared(r["target"]).source and r["source"], r["target"]
+        cited = "; ".join(f"`{p}`" for p in r["source"].split("; "))
+        line = next(x for x in md if x.startswith(f"| `{r['target']}` | {r['example']} |"))
+        assert f"| {r['root_cause']} ({cited}) |" in line, line
+    for old, new in zip(committed["rows"], refreshed["rows"], strict=True):
+        assert old.get("source", new["source"]) == new["source"], old["target"]
+        assert new == {**old, "source": _declared(old["target"]).source}, old["target"]
+
+
+def _stale_table() -> dict:
+    """Three audited rows whose adapter metadata is stale or missing, and their numbers."""
+    runs = [{"eps_lower": 6.771, "eps_point": "inf", "verdict": "violates"}]
+    return {"experiment": "nan_regression", "calls": 4000, "seed": 0, "confidence": 0.99,
+            "margin": 0.9, "reruns": 3, "rows": [
+                {"target": "diffprivlib:sum", "example": "default", "doc": "old doc",
+                 "nan": "skips", "cause": "stale cause", "source": "old/pkg.py:1",
+                 "claim": 1.0, "delta": 0.0, "verdict": "violates", "finding": "NaN",
+                 "root_cause": None, "mcar": [0.5], "eps_lower": 6.771, "eps_point": "inf",
+                 "eps_lower_range": [6.771, 6.771], "runs": runs, "pair": "(1) vs NA",
+                 "witness": "P[out = NaN]", "calls": 4000, "library": "diffprivlib",
+                 "version": "0.6.6", "seedable": True, "extra": {"kept": 1}},
+                {"target": "opendp:sum", "example": "unchecked", "nan": "unchecked",
+                 "cause": "c", "claim": 1.0, "delta": 0.0, "verdict": "contract",
+                 "finding": "NaN", "root_cause": None, "mcar": [], "eps_lower": 3.959,
+                 "eps_point": 4.597, "pair": "(1) vs NA, others 1", "library": "opendp",
+                 "version": "0.16.0", "seedable": False},
+                {"target": "tumult:sum", "example": "bounds-exclude-zero",
+                 "nan": "read-as-zero", "cause": "c", "claim": 1.0, "delta": 0.0,
+                 "verdict": "keeps", "finding": "NaN", "root_cause": "other", "mcar": [0.3],
+                 "eps_lower": 0.123, "eps_point": 0.456, "pair": "(3) vs NA",
+                 "library": "tmlt.analytics", "version": "0.21.0", "seedable": False}]}
+
+
+@pytest.fixture
+def no_mcar(tmp_path, monkeypatch):
+    audit = tmp_path / "library_audit.json"
+    audit.write_text(json.dumps({"rows": [
+        {"target": "tumult:sum", "rate": 0.7, "claim_refuted": True}]}))
+    monkeypatch.setattr(nr, "LIBRARY_AUDIT", audit)
+
+
+def test_a_refresh_rewrites_the_metadata_and_keeps_every_audited_number(no_mcar):
+    stale = _stale_table()
+    doc = nr.refresh(stale)
+    assert {k: v for k, v in doc.items() if k != "rows"} == \
+        {k: v for k, v in stale.items() if k != "rows"}
+    for old, new in zip(stale["rows"], doc["rows"], strict=True):
+        kept = set(old) - set(nr.METADATA) - {"mcar"}
+        assert {k: new[k] for k in kept} == {k: old[k] for k in kept}, old["target"]
+        assert set(new) == set(old) | set(nr.METADATA)
+        declared = _declared(old["target"])
+        example = adapter_example(old["target"], old["example"])
+        assert new["source"] == declared.source != "old/pkg.py:1"
+        assert new["cause"] == nr.cause(declared.summary, example) and new["doc"] == example.doc
+        assert new["nan"] == declared.nan_semantics(dict(example.params)).value
+        assert list(new)[list(new).index("cause") + 1] == "source"  # row()'s key order
+    sums, unchecked, tumult = doc["rows"]
+    assert (sums["nan"], sums["root_cause"]) == ("propagates", "NaN passed through the noise")
+    assert unchecked["root_cause"].endswith("(caller contract)")
+    # a kept verdict that keeps has no root cause; its MCAR column is read anew, and the
+    # row does not audit the example library_audit audits (default): none
+    assert tumult["root_cause"] is None and tumult["mcar"] == []
+    assert nr.refresh(doc) == doc  # a refresh of a fresh table changes nothing
+
+
+def test_a_refresh_refuses_rows_no_longer_registered(no_mcar):
+    stale = _stale_table()
+    stale["rows"].append({**stale["rows"][0], "example": "gone"})
+    stale["rows"].append({**stale["rows"][0], "target": "diffprivlib:mode"})
+    with pytest.raises(ValueError, match=r"diffprivlib:sum \[gone\], diffprivlib:mode "
+                                         r"\[default\]"):
+        nr.refresh(stale)
+
+
+def test_refresh_on_the_command_line_writes_sources_into_json_and_markdown(tmp_path, no_mcar,
+                                                                            capsys):
+    out = tmp_path / "nan_regression.json"
+    out.write_text(json.dumps(_stale_table()))
+    assert nr.main(["--refresh", "--out", str(out)]) == 0
+    doc = json.loads(out.read_text())
+    md = out.with_suffix(".md").read_text()
+    assert md == nr.markdown(doc)
+    source = _declared("diffprivlib:sum").source
+    cited = "; ".join(f"`{p}`" for p in source.split("; "))
+    line = next(x for x in md.splitlines() if x.startswith("| `diffprivlib:sum` |"))
+    assert f"NaN whenever an entry is missing ({cited}) |" in line
+    assert f"| NaN passed through the noise ({cited}) |" in line and "| 6.771 |" in line
+    for r in doc["rows"]:  # every row's cause cell ends with its source
+        cells = next(x for x in md.splitlines() if x.startswith(f"| `{r['target']}` |"))
+        assert cells.split(" | ")[3].endswith(
+            "(" + "; ".join(f"`{p}`" for p in r["source"].split("; ")) + ")")
+    # the old flag is the same path; a row no longer registered stops it, the table kept
+    table = out.read_text()
+    assert nr.main(["--cross-reference", "--out", str(out)]) == 0 and out.read_text() == table
+    bad = _stale_table()
+    bad["rows"][0]["example"] = "gone"
+    out.write_text(json.dumps(bad))
+    assert nr.main(["--refresh", "--out", str(out)]) == 2
+    assert "diffprivlib:sum [gone]" in capsys.readouterr().err
+    assert json.loads(out.read_text()) == bad
+
+
+def test_rows_kept_by_only_get_their_metadata_refreshed(committed):
+    """``--only`` with no target named audits nothing here (every row is in the table) and
+    keeps every row as a refresh would: numbers as audited, sources added."""
+    stale = {**committed, "rows": [{**r, "source": "old/pkg.py:1", "cause": "stale"}
+                                   for r in committed["rows"]]}
+    kept = nr.run(committed["calls"], committed["seed"], only=[], previous=stale)
+    assert kept["rows"] == nr.refresh(committed)["rows"]

@@ -46,10 +46,12 @@ def make(function: str, *, epsilon: float, delta: float, params: dict | None):
 
 _PARAMS = tuple(Parameter(p, None) for p in
                 ("scale", "crash_on", "hang_on", "raise_on", "noisy", "bad_shape", "timeout"))
+#: the fake's side module stands in for a library's source
+_SOURCE = "numpy_side.py:1"
 ADAPTER = Adapter(
     library="fake-isolated", distribution="numpy", import_name="numpy", seedable=True,
     relation=Relation.SUBSTITUTION, make=make, environment=HOST,
-    targets=(Target("sum", _PARAMS, nan=NanSemantics.READ_AS_ZERO,
+    targets=(Target("sum", _PARAMS, nan=NanSemantics.READ_AS_ZERO, source=_SOURCE,
                     examples=(Example("default", {"scale": 2.0}),)),
-             Target("missing-python", (), nan=NanSemantics.READ_AS_ZERO,
+             Target("missing-python", (), nan=NanSemantics.READ_AS_ZERO, source=_SOURCE,
                     examples=(Example("default", {}),))))
