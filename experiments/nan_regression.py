@@ -99,7 +99,8 @@ LIBRARY_AUDIT = ROOT / "results" / "library_audit.json"
 METADATA = ("doc", "nan", "cause", "source", "finding", "root_cause")
 #: a row's keys in the order :func:`row` writes them
 ROW_KEYS = ("target", "example", "doc", "nan", "cause", "source", "claim", "delta", "verdict",
-            "finding", "root_cause", "mcar", "eps_lower", "eps_point", "eps_lower_range",
+            "finding", "root_cause", "mcar", "eps_lower", "eps_estimate", "eps_point",
+            "eps_lower_range",
             "runs", "pair", "witness", "calls", "library", "version", "seedable")
 
 
