@@ -96,6 +96,15 @@ def verdicts(seeds: list[int], calls: int, library: str = "pipelinedp") -> None:
     for target, example in registry.examples():
         if not target.startswith(f"{library}:"):
             continue
+        function = target.partition(":")[2]
+        if registry.get_adapter(library).target(function).defect:
+            print(f"  {target:22s} {example.name:9s} skipped: a declared library defect")
+            continue
+        probe = make_implementation(target, epsilon=example.epsilon, delta=example.delta,
+                                    params=example.kwargs())
+        if probe.batch is None:
+            print(f"  {target:22s} {example.name:9s} skipped: no batched form")
+            continue
         decided = {False: [], True: []}
         for seed in seeds:
             row = []
