@@ -1,16 +1,18 @@
-"""PipelineDP's SUM, MEAN, COUNT, VARIANCE and PERCENTILE (local in-memory backend) as
-black-box implementations.
+"""PipelineDP's SUM, MEAN, COUNT, VARIANCE, PERCENTILE, PRIVACY_ID_COUNT and VECTOR_SUM and
+its private partition selection (local in-memory backend) as black-box implementations.
 
 Targets: ``pipelinedp:sum``, ``pipelinedp:mean``, ``pipelinedp:count``,
-``pipelinedp:variance``, ``pipelinedp:percentile`` (``ADAPTER`` declares them, with their
-parameters, NaN semantics and examples). Each call runs one ``DPEngine.aggregate`` on a
+``pipelinedp:variance``, ``pipelinedp:percentile``, ``pipelinedp:privacy_id_count``,
+``pipelinedp:select_partitions`` and ``pipelinedp:vector_sum`` (``ADAPTER`` declares them,
+with their parameters, NaN semantics and examples; the last two are described in their own
+sections below). Each call of the others runs one ``DPEngine.aggregate`` on a
 ``LocalBackend`` with a fresh ``NaiveBudgetAccountant``: every record (row) is one privacy
 unit, contributing its k entries (k = d, or 1 with ``column``) as k values to the single public
 partition 0 (``public_partitions=[0]``, so no partition selection), with
 ``max_partitions_contributed=1`` and ``max_contributions_per_partition=k`` (no record is ever
 sampled down). Parameters:
 
-``bounds`` (required for sum, mean, variance and percentile, refused for count)
+``bounds`` (required for sum, mean, variance and percentile, refused for the counts)
     (lo, hi): ``min_value``, ``max_value``, to which PipelineDP clips each value.
 ``percentile`` (percentile only, required)
     The percentile in [0, 100] (``Metrics.PERCENTILE(percentile)``).
@@ -57,6 +59,14 @@ them, which never happens here.)
   NaN value is counted like any other. Under substitution the count is n·k whatever the data,
   so the release does not depend on the data at all (trivially private; it says nothing about
   missingness).
+* PRIVACY_ID_COUNT (``PrivacyIdCountCombiner.create_accumulator``, combiners.py:314-315):
+  ``1 if values else 0`` for each (privacy unit, partition) after contribution bounding —
+  the values themselves are never read, so a NaN value counts its unit like any other
+  (``counted``); a unit is counted once however many values it has (sensitivity l0 = 1,
+  linf = 1, ``compute_sensitivities_for_privacy_id_count``, dp_computations.py:774-779: the
+  Laplace scale is 1/(ε/2) for any k). Under substitution the release is n + noise whatever
+  the data. With ``nan="drop"`` a record left with no value has no row and is not counted
+  (``drops``): the count of records with an observed entry, sensitivity 1.
 * For SUM and MEAN, {release is NaN} is a deterministic function of the missingness pattern,
   not randomised: two neighbours that differ in whether one record has a missing entry (all
   other records complete) give NaN on one side and a finite value on the other with
@@ -83,6 +93,63 @@ them, which never happens here.)
   contribution bounding (dp_engine.py:141); partition 0 then gets PipelineDP's empty
   accumulator (``_add_empty_public_partitions``) and a release of no data (sum 0 + noise,
   count 0 + noise, mean mid + noise/1).
+
+**Private partition selection** (``pipelinedp:select_partitions``). Each entry of a record
+(or of its ``column``), rounded to ``decimals`` when given, is a partition key of the record's
+privacy unit; one ``DPEngine.select_partitions`` call with ``max_partitions_contributed = k``
+(no unit is sampled down) keeps the partitions its truncated-geometric strategy selects, and
+the release is **the number of partitions kept** (a float). δ > 0 is required (a partition
+of one unit is kept with probability about the library's δ); the budget is ε/2 and
+δ/(1 + e^(ε/2)) as above. Not batched (one call per dataset): the other targets' batching
+gives each dataset a public partition, which selection has not. What a NaN key does:
+
+* PipelineDP groups keys with Python dicts and sets: ``unique_pks = list(set(pks))`` per
+  privacy unit (dp_engine.py:274, after ``group_by_key``, dp_engine.py:266) and
+  ``LocalBackend.group_by_key``'s ``collections.defaultdict`` (pipeline_backend.py:405-407)
+  per partition (``combine_accumulators_per_key``, dp_engine.py:293). A dict finds a key by
+  hash, then identity, then ``==``; since Python 3.10 a NaN's hash is its object's identity
+  and NaN != NaN, so **NaN keys are grouped by object identity**: two NaN keys share a
+  partition only if they are the same float object. Measured (30 units, each with a NaN
+  key, ε = 1, δ = 1e-6): 30 distinct NaN objects (numpy's ``tolist``, ``float("nan")`` per
+  record, ``np.float64`` scalars) are 30 partitions of one unit, never kept; the one object
+  ``np.nan`` in every row is one partition of 30 units, always kept (and its key, NaN, is
+  released).
+* ``nan="propagate"`` (default): the keys as ``tolist`` gives them, every NaN a float object
+  of its own: a record with a missing key is a partition of its own, like a record with a
+  fresh value (``counted``: a NaN key is a key). ``nan="shared"``: every NaN key replaced by
+  one float object, as a user who writes ``np.nan`` gets: the records with a missing key are
+  one partition (``counted``). ``nan="drop"``: the adapter removes NaN keys first
+  (``drops``; with none left PipelineDP refuses the empty input, dp_engine.py:201-202, and
+  the adapter releases 0, no partition).
+* Either way a record contributes to at most k partitions and the selection's guarantee is
+  per privacy unit, so the claim holds with or without NaN (expected verdict: keeps): the
+  grouping changes utility (how many records a NaN partition gathers), not privacy. It does
+  make the release depend on how the caller built its NaN objects, which no value-level
+  description of the data shows.
+
+**Known defect: VECTOR_SUM** (``pipelinedp:vector_sum``: the record's k entries as one
+vector of its privacy unit in the public partition 0; ``max_norm``, ``norm`` ``"linf"``,
+``"l1"`` (Laplace) or ``"l2"`` (Gaussian), ``noise``, ``nan``, ``column`` as above; the
+release would be the noisy vector sum, shape (k,)). PipelineDP 0.3.1 crashes on every such
+call, complete data or not: with public partitions, ``_add_empty_public_partitions`` builds
+each public partition's empty accumulator, ``create_accumulator([])`` (dp_engine.py:326);
+``VectorSumCombiner.create_accumulator`` starts from ``array_sum = None`` (combiners.py:909)
+and, with no vector to add, returns ``self._clip_vector(None)`` (combiners.py:921), where
+``np.clip(None, -max_norm, max_norm)`` raises ``TypeError: '>=' not supported between
+instances of 'NoneType' and 'float'`` (Linf, combiners.py:927) and ``np.linalg.norm(None)``
+a ``ValueError`` (L1, L2, combiners.py:930). (The clipping sits in ``create_accumulator``,
+per unit, as PipelineDP issue #551 asked; the empty case is not handled.) The adapter calls
+the library as a user would and turns exactly this crash — an exception raised inside
+``_clip_vector`` — into a :class:`~audit.adapters.protocol.LibraryDefect` naming the version
+and these lines (any other exception propagates unchanged); the target declares it
+(``Target.defect``), an audit of it ends with one ``error:`` line (exit 2), and the NaN
+regression table's row is ``fails``. Without public partitions (private selection) the call
+runs, but that is another release, not a fix, and the adapter does not switch to it. Had it
+run, a NaN would propagate (``np.clip`` and the norm keep NaN; ``min(1, max_norm / NaN)`` is
+1; ``add_noise_vector``, dp_computations.py:242, adds noise to NaN): the declared semantics,
+``propagates``, is read from the source, not measured. ``tests/adapters/
+test_pipelinedp_targets.py`` pins the crash on the library itself: a release that fixes it
+fails that test.
 
 **Per-call overhead.** Every call builds a budget accountant, an engine and the aggregation
 plan, and turns the array into n·k Python tuples that pass through the lazy local pipeline
