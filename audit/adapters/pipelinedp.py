@@ -472,9 +472,10 @@ def _make_vector_sum(*, epsilon: float, delta: float,
         raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
                          f"delta={delta!r}")
     if (noise, norm) in ((NoiseKind.LAPLACE, "l2"), (NoiseKind.GAUSSIAN, "l1")):
-        raise ValueError(f"{target}: parameter 'norm' must be 'linf' or "
-                         f"{'l1' if noise is NoiseKind.LAPLACE else 'l2'} with {noise.value} "
-                         f"noise (dp_computations.add_noise_vector), got norm={norm!r}")
+        allowed = "'linf' or 'l1'" if noise is NoiseKind.LAPLACE else "'linf' or 'l2'"
+        raise ValueError(f"{target}: parameter 'norm' must be {allowed} with {noise.value} "
+                         f"noise (dp_computations.add_noise_vector, dp_computations.py:"
+                         f"251-270), got norm={norm!r}")
     pdp = _common.require("pipeline_dp", DISTRIBUTION, target)
     from pipeline_dp.aggregate_params import NormKind
 
