@@ -1,6 +1,7 @@
-"""PipelineDP's PRIVACY_ID_COUNT, select_partitions and VECTOR_SUM (``audit.adapters.
-pipelinedp``): what a NaN does to each, the parameters they refuse, and the VECTOR_SUM defect
-of PipelineDP 0.3.1 pinned on the library itself (a release that fixes it fails
+"""PipelineDP's select_partitions and VECTOR_SUM (``audit.adapters.pipelinedp_extra``) and
+PRIVACY_ID_COUNT (``audit.adapters.pipelinedp``): what a NaN does to each, the parameters they
+refuse, and the VECTOR_SUM defect of PipelineDP 0.3.1 pinned on the library itself (a release
+that fixes it fails
 ``test_pipelinedp_vector_sum_with_public_partitions_still_crashes``, which says what to
 change). Statistical tests: PipelineDP draws from its own CSPRNG (no seed); each states its
 false failure probability.
