@@ -11,8 +11,11 @@ privacy unit; one ``DPEngine.select_partitions`` call with ``max_partitions_cont
 (no unit is sampled down) keeps the partitions its truncated-geometric strategy selects, and
 the release is **the number of partitions kept** (a float). δ > 0 is required (a partition
 of one unit is kept with probability about the library's δ); the budget is ε/2 and
-δ/(1 + e^(ε/2)) as above. Not batched (one call per dataset): the other targets' batching
-gives each dataset a public partition, which selection has not. What a NaN key does:
+δ/(1 + e^(ε/2)), as for the other targets. Not batched (one call per dataset): the other
+targets' batching gives each dataset a public partition, which selection has not; a batched
+form would key the partitions by (dataset, key) with disjoint units, each kept or not on its
+own, but it is not built (and the local backend's cost per row, ``pipelinedp``'s docstring,
+would leave it about as slow). What a NaN key does:
 
 * PipelineDP groups keys with Python dicts and sets: ``unique_pks = list(set(pks))`` per
   privacy unit (dp_engine.py:274, after ``group_by_key``, dp_engine.py:266) and
