@@ -46,6 +46,10 @@ Verdicts (flip probability between reruns):
   invocation does not check (NaN semantics ``unchecked``: OpenDP's sum on a NaN-free bounded
   domain, #2935's core witness): the claim fails, but outside the guarantee the library
   states — the caller broke its side of the contract, which a user must know as well.
+- ``fails``: the library crashed inside its own code on the call, NaN or not (a
+  :class:`~audit.adapters.LibraryDefect`, which the target declares, ``Target.defect``:
+  PipelineDP 0.3.1's ``VECTOR_SUM`` with public partitions): no release, so no audit; the
+  row's finding is ``defect`` and its root cause the library's message with the source line.
 
 Each row records the library version, whether the library is seedable (OpenDP, PipelineDP and
 python-dp draw from their own CSPRNG), the pair chosen and its counts. ``results/
@@ -78,7 +82,7 @@ import math
 import sys
 from pathlib import Path
 
-from audit.adapters import make_implementation, registry
+from audit.adapters import LibraryDefect, make_implementation, registry
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.results import save_json, write_text_atomic
 from audit.pipeline.runner import run_audit
@@ -287,6 +291,32 @@ def cross_reference(doc: dict) -> dict:
     return {**doc, "rows": [{**r, "mcar": mcar(r)} for r in doc["rows"]]}
 
 
+def defect_of(exc: BaseException) -> LibraryDefect | None:
+    """The :class:`~audit.adapters.LibraryDefect` behind an audit's failure (the audit wraps
+    the implementation's exception in an ``ImplementationError``), or None."""
+    while exc is not None:
+        if isinstance(exc, LibraryDefect):
+            return exc
+        exc = exc.__cause__
+    return None
+
+
+def failed_row(target: str, example, defect: LibraryDefect) -> dict:
+    """The row of an example whose library crashed (verdict ``fails``, finding ``defect``):
+    no release, no bound."""
+    library = target.split(":")[0]
+    adapter = registry.get_adapter(library)
+    nan = _nan(target, example)
+    return {"target": target, "example": example.name, **metadata(target, example, "fails"),
+            "claim": example.epsilon, "delta": example.delta, "verdict": "fails",
+            "finding": "defect", "root_cause": " ".join(str(defect).split()), "mcar": [],
+            "eps_lower": None, "eps_estimate": None, "eps_point": None,
+            "eps_lower_range": None, "runs": [],
+            "pair": _pair_text(nan, example.params), "witness": None, "calls": 0,
+            "library": adapter.distribution, "version": _version(library),
+            "seedable": adapter.seedable}
+
+
 def _pair_text(nan: str, params) -> str:
     others = others_value(nan, params)
     return f"({pair_value(params):g}) vs NA" + (f", others {others:g}" if others else "")
@@ -337,10 +367,18 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
         adapter = registry.get_adapter(t.split(":")[0])
         impl = implementation(t, e) if adapter.isolated else None
         reruns = 1 if adapter.seedable else RERUNS
-        runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j, impl=impl)
-                for j in range(reruns)]
-        if impl is not None:
-            impl.close()
+        try:
+            runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j, impl=impl)
+                    for j in range(reruns)]
+        except ValueError as exc:  # an ImplementationError: the library crashed?
+            defect = defect_of(exc)
+            if defect is None:
+                raise
+            rows.append(failed_row(t, e, defect))
+            continue
+        finally:
+            if impl is not None:
+                impl.close()
         rows.append(row(t, e, runs))
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
@@ -364,6 +402,8 @@ def _notes(r: dict) -> str:
     out = []
     if r.get("finding") == "relation":
         out.append("relation, not NaN")
+    if r.get("finding") == "defect":
+        out.append("library defect, not NaN")
     if r.get("root_cause"):
         out.append(r["root_cause"] + _where(r))
     if r.get("mcar"):
@@ -386,6 +426,8 @@ def markdown(doc: dict) -> str:
              "ε_point the plain plug-in; "
              "`borderline`: neither, or reruns that disagree, the only verdict a rerun may "
              "flip; `contract`: violated by a NaN that the library's declared domain excludes; "
+             + ("`fails`: the library crashed on the call, NaN or not (no release); "
+                if any(r["verdict"] == "fails" for r in doc["rows"]) else "") +
              f"an unseeded library's row: {doc.get('reruns', 1)} runs, the range of "
              "ε_lower).", "",
              "| target | example | NaN semantics | what a NaN does (the adapter's reading of the "
@@ -394,7 +436,7 @@ def markdown(doc: dict) -> str:
              "|---|---|---|---|---|---:|---|---:|---:|---:|---|---|"]
     for r in doc["rows"]:
         seeded = "" if r["seedable"] else " (unseeded)"
-        low = f"{r['eps_lower']:.3f}"
+        low = "—" if r["eps_lower"] is None else f"{r['eps_lower']:.3f}"
         rng = r.get("eps_lower_range")
         if rng and len(r.get("runs", ())) > 1:
             low = f"{rng[0]:.3f}–{rng[1]:.3f}"
@@ -403,7 +445,8 @@ def markdown(doc: dict) -> str:
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
                      f"{low} | {_point(_estimate(r))} | {_point(r['eps_point'])} | {r['pair']} | "
                      f"{_notes(r)} |")
-    causes = sorted({r["root_cause"] for r in doc["rows"] if r.get("root_cause")})
+    causes = sorted({r["root_cause"] for r in doc["rows"]
+                     if r.get("root_cause") and r.get("finding") != "defect"})
     if causes:
         lines += ["", "Root causes of the violations: " + "; ".join(
             f"{c} ({sum(r.get('root_cause') == c for r in doc['rows'])} rows)"

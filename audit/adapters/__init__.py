@@ -34,7 +34,15 @@ from __future__ import annotations
 import inspect
 
 from audit._validate import check_delta, check_positive
-from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters.protocol import (
+    REQUIRED,
+    Adapter,
+    Example,
+    LibraryDefect,
+    NanSemantics,
+    Parameter,
+    Target,
+)
 from audit.adapters.registry import (
     ENTRY_POINT_GROUP,
     adapters,
@@ -47,7 +55,7 @@ from audit.model.implementation import CallableImplementation, Claim, load_calla
 
 __all__ = [
     "make_implementation", "available_targets", "seedable", "example",
-    "Adapter", "Target", "Parameter", "Example", "NanSemantics", "REQUIRED",
+    "Adapter", "Target", "Parameter", "Example", "NanSemantics", "REQUIRED", "LibraryDefect",
     "Relation", "LibraryBudget", "to_substitution",
     "ENTRY_POINT_GROUP", "adapters", "get_adapter", "library_names", "examples",
 ]

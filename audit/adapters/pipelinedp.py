@@ -1,16 +1,19 @@
-"""PipelineDP's SUM, MEAN, COUNT, VARIANCE and PERCENTILE (local in-memory backend) as
-black-box implementations.
+"""PipelineDP's SUM, MEAN, COUNT, VARIANCE, PERCENTILE, PRIVACY_ID_COUNT and VECTOR_SUM and
+its private partition selection (local in-memory backend) as black-box implementations.
 
 Targets: ``pipelinedp:sum``, ``pipelinedp:mean``, ``pipelinedp:count``,
-``pipelinedp:variance``, ``pipelinedp:percentile`` (``ADAPTER`` declares them, with their
-parameters, NaN semantics and examples). Each call runs one ``DPEngine.aggregate`` on a
+``pipelinedp:variance``, ``pipelinedp:percentile``, ``pipelinedp:privacy_id_count``,
+``pipelinedp:select_partitions`` and ``pipelinedp:vector_sum`` (``ADAPTER`` declares them,
+with their parameters, NaN semantics and examples; the last two are made, and described, in
+:mod:`audit.adapters.pipelinedp_extra`). Each call of the others runs one
+``DPEngine.aggregate`` on a
 ``LocalBackend`` with a fresh ``NaiveBudgetAccountant``: every record (row) is one privacy
 unit, contributing its k entries (k = d, or 1 with ``column``) as k values to the single public
 partition 0 (``public_partitions=[0]``, so no partition selection), with
 ``max_partitions_contributed=1`` and ``max_contributions_per_partition=k`` (no record is ever
 sampled down). Parameters:
 
-``bounds`` (required for sum, mean, variance and percentile, refused for count)
+``bounds`` (required for sum, mean, variance and percentile, refused for the counts)
     (lo, hi): ``min_value``, ``max_value``, to which PipelineDP clips each value.
 ``percentile`` (percentile only, required)
     The percentile in [0, 100] (``Metrics.PERCENTILE(percentile)``).
@@ -57,6 +60,14 @@ them, which never happens here.)
   NaN value is counted like any other. Under substitution the count is n·k whatever the data,
   so the release does not depend on the data at all (trivially private; it says nothing about
   missingness).
+* PRIVACY_ID_COUNT (``PrivacyIdCountCombiner.create_accumulator``, combiners.py:314-315):
+  ``1 if values else 0`` for each (privacy unit, partition) after contribution bounding —
+  the values themselves are never read, so a NaN value counts its unit like any other
+  (``counted``); a unit is counted once however many values it has (sensitivity l0 = 1,
+  linf = 1, ``compute_sensitivities_for_privacy_id_count``, dp_computations.py:774-779: the
+  Laplace scale is 1/(ε/2) for any k). Under substitution the release is n + noise whatever
+  the data. With ``nan="drop"`` a record left with no value has no row and is not counted
+  (``drops``): the count of records with an observed entry, sensitivity 1.
 * For SUM and MEAN, {release is NaN} is a deterministic function of the missingness pattern,
   not randomised: two neighbours that differ in whether one record has a missing entry (all
   other records complete) give NaN on one side and a finite value on the other with
@@ -84,6 +95,10 @@ them, which never happens here.)
   accumulator (``_add_empty_public_partitions``) and a release of no data (sum 0 + noise,
   count 0 + noise, mean mid + noise/1).
 
+**Private partition selection and VECTOR_SUM** (``pipelinedp:select_partitions``,
+``pipelinedp:vector_sum``): :mod:`audit.adapters.pipelinedp_extra` (the NaN keys' grouping by
+object identity; VECTOR_SUM's crash in PipelineDP 0.3.1, a declared library defect).
+
 **Per-call overhead.** Every call builds a budget accountant, an engine and the aggregation
 plan, and turns the array into n·k Python tuples that pass through the lazy local pipeline
 one by one: about a millisecond per call at n = 100, d = 3 — this adapter is far slower than
@@ -106,10 +121,25 @@ left with no value gets the release of no data, ``_add_empty_public_partitions``
 dp_engine.py:315). The unbatched call is the batched form on a stack of one
 (T = 1, partition 0: the call this adapter always made). The audit checks, rather than
 assumes, that the releases of one call are independent with the unbatched law
-(:mod:`audit.model.batch_check`). Because the local backend's cost is per row, T partitions
-cost about T unbatched calls: ``benchmarks/bench_batched.py`` measures at best a few times
-more releases per second on datasets of ten values, and none on hundreds of values (where
-T = 1).
+(:mod:`audit.model.batch_check`). PRIVACY_ID_COUNT batches the same way; select_partitions
+and VECTOR_SUM are not batched.
+
+**Where the time goes** (``benchmarks/bench_batched.py --floor`` and ``--profile``; one
+process, 2 shared cores, ±30 %): an engine call costs about 60–85 µs of its own (the
+``AggregateParams`` checks, the combiners and the budget request, the explain-computation
+report, ``parameters_to_readable_string``, which ``DPEngine`` always builds and no option
+turns off, the budget computation), each public partition about 11–16 µs (its empty
+accumulator, ``_add_empty_public_partitions``, the merge, PyDP's ``add_noise``, the result
+tuple) and each row, a (privacy unit, partition) of one value, about 6–10 µs (three
+``group_by_key`` passes of the lazy local pipeline, each stage re-caching every element in a
+``ReiterableLazyIterable``; a ``create_accumulator`` per unit, an ``np.clip`` of a one-element
+Python list; the merge per unit); the adapter adds about 20–26 µs per call. T partitions
+therefore cost call + T·(partition + n·k·row), and the ratio of batched releases to unbatched
+calls per second is at most (call + partition + n·k·row) / (partition + n·k·row): about 2× at
+n·k = 10, 4.5–6× at n·k = 1 — never 20× through ``DPEngine.aggregate`` on the local backend.
+The engine options that skip stages (``contribution_bounds_already_enforced``,
+``public_partitions_already_filtered``) save a few µs per row and per call, not the floor, and
+would skip the contribution bounding a user's call runs, so the adapter does not set them.
 """
 
 from __future__ import annotations
@@ -117,8 +147,15 @@ from __future__ import annotations
 import numpy as np
 
 from audit._validate import check_positive_int
-from audit.adapters import _common, relations
-from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
+from audit.adapters import _common, pipelinedp_extra, relations
+from audit.adapters.protocol import (
+    REQUIRED,
+    Adapter,
+    Example,
+    NanSemantics,
+    Parameter,
+    Target,
+)
 from audit.adapters.relations import Relation
 from audit.enums import NoiseKind
 from audit.model.implementation import CallableImplementation, Claim
@@ -140,6 +177,9 @@ def _value(row):
     return row[2]
 
 
+#: the counts, which take no bounds
+_COUNTS = ("count", "privacy_id_count")
+
 #: Rows (privacy unit × value) per engine call of the batched form: the local backend's cost
 #: is per row, not per call (measured: ``benchmarks/bench_batched.py``), so more partitions
 #: per call only save the per-call part; past this many rows a call is no faster per release.
@@ -159,10 +199,15 @@ def partitions_per_call(rows: int) -> int:
     return max(1, min(MAX_PARTITIONS, ROWS_PER_CALL // max(int(rows), 1)))
 
 
+#: the targets made in :mod:`audit.adapters.pipelinedp_extra`, unbatched
+_EXTRA = {"select_partitions": pipelinedp_extra.make_select_partitions,
+          "vector_sum": pipelinedp_extra.make_vector_sum}
+
+
 def _parameters(function: str, delta: float, params: dict | None) -> dict:
     """The checked parameters of ``pipelinedp:<function>`` (ValueError naming a bad one)."""
     target = f"{LIBRARY}:{function}"
-    if function == "count" and isinstance(params, dict) and "bounds" in params:
+    if function in _COUNTS and isinstance(params, dict) and "bounds" in params:
         if params["bounds"] is not None:
             raise ValueError(f"{target}: parameter 'bounds' does not apply to a count")
         params = {k: v for k, v in params.items() if k != "bounds"}  # None: no bounds
@@ -173,7 +218,7 @@ def _parameters(function: str, delta: float, params: dict | None) -> dict:
         if not 0.0 <= percentile <= 100.0:
             raise ValueError(f"{target}: parameter 'percentile' must be in [0, 100], got "
                              f"percentile={p['percentile']!r}")
-    if function == "count":
+    if function in _COUNTS:
         bounds = None
     else:
         if p["bounds"] is None:
@@ -194,7 +239,10 @@ def _parameters(function: str, delta: float, params: dict | None) -> dict:
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``pipelinedp:<function>`` (see the module docstring): its
-    unbatched call and its batched form (one engine call over T public partitions)."""
+    unbatched call and its batched form (one engine call over T public partitions);
+    ``select_partitions`` and ``vector_sum``: :mod:`audit.adapters.pipelinedp_extra`."""
+    if function in _EXTRA:
+        return _EXTRA[function](ADAPTER, epsilon=epsilon, delta=delta, params=params)
     target = f"{LIBRARY}:{function}"
     checked = _parameters(function, delta, params)
     bounds, noise, nan, column = (checked[k] for k in ("bounds", "noise", "nan", "column"))
@@ -204,10 +252,8 @@ def make(function: str, *, epsilon: float, delta: float,
     budget = relations.to_substitution(ADAPTER.relation, epsilon, delta)
     eps_lib, delta_lib = budget.epsilon, budget.delta  # ε/2, δ/(1 + e^(ε/2))
     _common.check_google_epsilon(target, epsilon, eps_lib)
-    metric = {"sum": pdp.Metrics.SUM, "mean": pdp.Metrics.MEAN, "count": pdp.Metrics.COUNT,
-              "variance": pdp.Metrics.VARIANCE}.get(function)
-    if function == "percentile":
-        metric = pdp.Metrics.PERCENTILE(percentile)
+    metric = (pdp.Metrics.PERCENTILE(percentile) if function == "percentile"
+              else getattr(pdp.Metrics, function.upper()))  # SUM, …, PRIVACY_ID_COUNT
     noise_kind = pdp.NoiseKind.LAPLACE if noise is NoiseKind.LAPLACE else pdp.NoiseKind.GAUSSIAN
     extractors = pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition,
                                     value_extractor=_value)
@@ -268,8 +314,6 @@ def make(function: str, *, epsilon: float, delta: float,
         func=release, claim=Claim(epsilon, delta, note), name=target, batch_func=batch,
         batch_in_one_call=True,
         params=checked)
-
-
 _BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): min_value, max_value, each value clipped")
 _OTHERS = (
     Parameter("noise", "laplace", "'laplace' (δ = 0) or 'gaussian' (δ > 0)"),
@@ -282,18 +326,26 @@ _PROPAGATE = Example("propagate", {"bounds": _RANGE, "nan": "propagate"},
 _DROP = Example("drop", {"bounds": _RANGE, "nan": "drop"}, doc="NaN removed by the adapter")
 
 
+#: δ of the ``select_partitions`` examples: partition selection needs δ > 0; at this δ
+#: (δ/(1 + e^(1/2)) ≈ 0.011 for the library) a partition of 9 privacy units, the NaN regression
+#: pair's, is kept about 9 times in 10 (measured: 0.88), one of 3 or 4 units (the contract
+#: data's keys at one decimal) often enough that the count varies from call to call
+_SELECT_DELTA = 3e-2
+
+
 def _nan_options(propagate: NanSemantics) -> dict[str, NanSemantics]:
     return {"propagate": propagate, "drop": NanSemantics.DROPS}
 
 
 #: ``Target.source``: PipelineDP 0.3.1's combiners and noise
 _C, _D = "pipeline_dp/combiners.py", "pipeline_dp/dp_computations.py"
+_E, _B = "pipeline_dp/dp_engine.py", "pipeline_dp/pipeline_backend.py"
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="pipeline_dp", seedable=False,
     relation=Relation.ADD_REMOVE, make=make,
-    summary="PipelineDP 0.3 SUM, MEAN, COUNT, VARIANCE and PERCENTILE on the local backend "
-            "(PyDP noise)",
+    summary="PipelineDP 0.3 SUM, MEAN, COUNT, VARIANCE, PERCENTILE, PRIVACY_ID_COUNT, "
+            "VECTOR_SUM and select_partitions on the local backend (PyDP noise)",
     targets=(
         Target("sum", (_BOUNDS, *_OTHERS), nan=NanSemantics.PROPAGATES,
                nan_options=_nan_options(NanSemantics.PROPAGATES),
@@ -327,5 +379,42 @@ ADAPTER = Adapter(
                source=f"{_C}:636-642; {_C}:651-652",
                examples=(Example("median", {"bounds": _RANGE, "percentile": 50.0},
                                  doc="the median; NaN handed to the library"),)),
+        Target("privacy_id_count", _OTHERS, nan=NanSemantics.COUNTED,
+               nan_options=_nan_options(NanSemantics.COUNTED),
+               summary="a unit with any row in the partition counts once, NaN values or not",
+               source=f"{_C}:314-315",  # 1 if values else 0: the values are never read
+               examples=(Example("propagate", {"nan": "propagate"}),
+                         Example("drop", {"nan": "drop"},
+                                 doc="a record left with no value is not counted"))),
+        Target("select_partitions",
+               (Parameter("decimals", None, "None: each entry its key; j: rounded to j "
+                                            "decimals first"),
+                Parameter("nan", "propagate", "'propagate': NaN keys as they are (each its "
+                                              "own float); 'shared': one NaN object; "
+                                              "'drop': removed first"),
+                Parameter("column", None, "None: every entry a key; j: column j only")),
+               nan=NanSemantics.COUNTED,
+               nan_options={"propagate": NanSemantics.COUNTED,
+                            "shared": NanSemantics.COUNTED, "drop": NanSemantics.DROPS},
+               summary="a NaN key is a partition of its own, grouped by object identity: "
+                       "every NaN its own partition unless the same object",
+               # set() of a unit's keys, then dict grouping: a NaN is equal only to itself
+               source=f"{_E}:274; {_B}:405-407",
+               examples=(Example("propagate", {"column": 0, "decimals": 1}, delta=_SELECT_DELTA,
+                                 doc="NaN keys as numpy's tolist gives them"),
+                         Example("shared", {"column": 0, "decimals": 1, "nan": "shared"},
+                                 delta=_SELECT_DELTA, doc="every NaN key one object"))),
+        Target("vector_sum",
+               (Parameter("max_norm", REQUIRED, "the norm each unit's vector is clipped to"),
+                Parameter("norm", "linf", "'linf', 'l1' (Laplace) or 'l2' (Gaussian)"),
+                *_OTHERS),
+               nan=NanSemantics.PROPAGATES, nan_options=_nan_options(NanSemantics.PROPAGATES),
+               summary="not reached: VECTOR_SUM with public partitions crashes first",
+               # the empty public partition's accumulator clips None
+               source=f"{_E}:326; {_C}:909; {_C}:921; {_C}:927",
+               defect="PipelineDP 0.3.1 VECTOR_SUM with public partitions raises TypeError in "
+                      "VectorSumCombiner._clip_vector (combiners.py:909, 921, 927): the empty "
+                      "public partition's accumulator clips None, on any data",
+               examples=(Example("linf", {"max_norm": 1.0}, doc="Linf clipping, Laplace"),)),
     ),
 )

@@ -25,7 +25,8 @@ from audit.adapters.isolation.environments import Environment
 from audit.adapters.relations import Relation
 from audit.enums import Choice
 
-__all__ = ["REQUIRED", "NanSemantics", "Parameter", "Example", "Target", "Adapter"]
+__all__ = ["REQUIRED", "NanSemantics", "Parameter", "Example", "Target", "Adapter",
+           "LibraryDefect"]
 
 
 class _Required:
@@ -40,6 +41,14 @@ class _Required:
 
 #: marks a parameter without a default
 REQUIRED = _Required()
+
+
+class LibraryDefect(RuntimeError):
+    """A library failed inside its own code on a call that its documentation allows, whatever
+    the data (a crash, not a refusal of a bad parameter): a finding about the library, with
+    its version and the source line in the message. A target whose calls raise it declares
+    the defect (:attr:`Target.defect`); an audit of it ends with one ``error:`` line naming
+    it, and the NaN regression table records the verdict ``fails``."""
 
 
 class NanSemantics(Choice):
@@ -185,6 +194,10 @@ class Target:
     the line cited is the Python-side one that hands the values or the chain over to it, and
     the adapter's module docstring says so. The NaN regression table prints it beside each
     row's cause and root cause.
+
+    ``defect``, when not empty, is a known defect of the library (one line: version, function,
+    source line) that keeps the target from releasing: its calls raise
+    :class:`LibraryDefect` until a release of the library fixes it.
     """
 
     function: str
@@ -194,10 +207,14 @@ class Target:
     summary: str = ""
     nan_options: Mapping[str, NanSemantics] = field(default_factory=dict)
     source: str = field(kw_only=True)
+    defect: str = ""
 
     def __post_init__(self) -> None:
         _name(self.function, "function")
         _check_source(self.function, self.source)
+        if not isinstance(self.defect, str):
+            raise ValueError(f"{self.function}: defect must be a string, got "
+                             f"defect={self.defect!r}")
         params = _items(self.function, "parameters", self.parameters, Parameter, "name",
                         allow_empty=True)
         object.__setattr__(self, "parameters", params)

@@ -185,6 +185,14 @@ EXPECTED: dict[str, Expect] = {
     "pipelinedp:variance[propagate]": Expect(None),
     "pipelinedp:variance[drop]": Expect(None),
     "pipelinedp:percentile[median]": Expect(None),
+    # one per privacy unit (record) whatever its values: linf 1, l0 1, Laplace scale 1/(ε/2)
+    "pipelinedp:privacy_id_count[propagate]": Expect(laplace_std(1.0, 0.5), trials=1200),
+    "pipelinedp:privacy_id_count[drop]": Expect(laplace_std(1.0, 0.5), trials=1200),
+    # the number of partitions kept: no closed form (a sum of Bernoulli draws)
+    "pipelinedp:select_partitions[propagate]": Expect(None),
+    "pipelinedp:select_partitions[shared]": Expect(None),
+    # a declared defect (Target.defect): every call raises LibraryDefect (DEFECT_CASES below)
+    "pipelinedp:vector_sum[linf]": Expect(None, vector=True),
     "pydp:sum[default]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pydp:sum[bounds-exclude-zero]": Expect(laplace_std(3.0, 0.5), trials=1200),
     "pydp:mean[default]": Expect(None),  # noisy sum over noisy count, clamped
@@ -232,6 +240,8 @@ EXPECTED_D3: dict[str, Expect] = {
     "opendp-polars:sum[fill-null]": Expect(laplace_std(6.0), trials=1200),
     "opendp-polars:group_by_sum[fill-null]": Expect(laplace_std(6.0), vector=True, trials=1200),
     "pipelinedp:sum[propagate]": Expect(laplace_std(3.0, 0.5), trials=1200),
+    # a privacy unit is counted once, not once per value: still linf 1 with three values
+    "pipelinedp:privacy_id_count[propagate]": Expect(laplace_std(1.0, 0.5), trials=1200),
     "pydp:sum[default]": Expect(laplace_std(3.0, 0.5), trials=1200),
 }
 
@@ -246,6 +256,11 @@ class Case(NamedTuple):
     @property
     def id(self) -> str:
         return f"{self.target}[{self.example.name}]"
+
+    @property
+    def defect(self) -> str:
+        """The library defect the target declares ('' for none)."""
+        return self.adapter.target(self.target.partition(":")[2]).defect
 
     @property
     def nan(self) -> NanSemantics:
@@ -286,7 +301,11 @@ def _params(cases: list[Case]) -> list:
             for c in cases]
 
 
-CASES = registered_cases()
+#: a target that declares a library defect (``Target.defect``) cannot release: its cases
+#: are held to the defect instead (``test_a_declared_defect_is_raised_on_every_call``), and
+#: a library release that fixes it fails that test, which says to remove the declaration
+CASES = [c for c in registered_cases() if not c.defect]
+DEFECT_CASES = [c for c in registered_cases() if c.defect]
 
 
 def _available(case: Case, request) -> Case:
@@ -320,7 +339,7 @@ def test_every_registered_target_has_a_contract_case():
     registered = {c.id for c in registered_cases()}
     assert registered == set(EXPECTED), (sorted(registered - set(EXPECTED)),
                                          sorted(set(EXPECTED) - registered))
-    targets = {c.target for c in CASES}
+    targets = {c.target for c in CASES + DEFECT_CASES}
     assert targets == {f"{lib}:{f}" for lib, fs in available_targets().items() for f in fs}
     assert set(EXPECTED_D3) <= registered
 
@@ -342,6 +361,23 @@ def test_a_target_without_contract_expectations_is_caught(monkeypatch):
     missing = {c.id for c in registered_cases()} - set(EXPECTED)
     assert missing == {f"fakelib:{t.function}[{e.name}]" for t in fake.ADAPTER.targets
                        for e in t.examples}
+
+
+@pytest.mark.parametrize("defect_case", _params(DEFECT_CASES))
+def test_a_declared_defect_is_raised_on_every_call(defect_case, request):
+    """The library still fails as its target declares: on complete data, NaN entries and an
+    all-NaN dataset alike, a ``LibraryDefect`` naming the library's version (not a traceback
+    of the library's own error, not a release)."""
+    from audit.adapters import LibraryDefect
+
+    case = _available(defect_case, request)
+    impl = case.make()
+    assert (impl.claim.epsilon, impl.claim.delta) == (case.example.epsilon, case.example.delta)
+    version = metadata.version(case.adapter.distribution)
+    for data in (COMPLETE, NAN_ENTRIES, ALL_NAN):
+        with pytest.raises(LibraryDefect, match=f"{case.target}: .*{version}") as caught:
+            impl(data.copy(), np.random.default_rng(0))
+        assert caught.value.__cause__ is not None  # the library's own exception, kept
 
 
 def test_finite_output_on_complete_data(case):

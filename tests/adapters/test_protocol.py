@@ -84,6 +84,7 @@ def test_required_is_one_picklable_sentinel():
     (lambda: _target(nan_options={"keep": "propagates"}), "needs a parameter 'nan'"),
     (lambda: _target(parameters=(BOUNDS, NAN), nan="drops", nan_options={"keep": "propagates"}),
      "default ('keep') maps to nan='drops'"),
+    (lambda: _target(defect=None), "sum: defect must be a string, got defect=None"),
     (lambda: _adapter(library="my.lib"), "library must not contain '.'"),
     (lambda: _adapter(library="my:lib"), "library must be a non-empty string without ':'"),
     (lambda: _adapter(seedable=1), "seedable must be a bool"),

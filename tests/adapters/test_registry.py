@@ -39,7 +39,8 @@ def test_available_targets_lists_every_library_and_function():
                                            "sum", "quantile", "median", "percentile",
                                            "histogram", "histogramdd", "count_nonzero"}
     assert targets["opendp"] == ["sum", "mean", "count", "quantile", "count_by_categories"]
-    assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile"]
+    assert targets["pipelinedp"] == ["sum", "mean", "count", "variance", "percentile",
+                                     "privacy_id_count", "select_partitions", "vector_sum"]
     assert targets["pydp"] == ["sum", "mean", "variance", "std", "count", "median",
                                "percentile", "max", "min"]
 

@@ -9,7 +9,14 @@ import math
 import numpy as np
 import pytest
 
-from audit.adapters import Relation, adapters, examples, make_implementation, to_substitution
+from audit.adapters import (
+    LibraryDefect,
+    Relation,
+    adapters,
+    examples,
+    make_implementation,
+    to_substitution,
+)
 from audit.adapters import relations as relations_module
 
 EPSILONS = [1.0, 0.1, 0.37, 1 / 3, 2.9, 7.0, 1e-3, 12.5]
@@ -113,5 +120,8 @@ def test_every_adapter_converts_through_to_substitution(monkeypatch):
                                        params=ex.kwargs())
         except Stop:
             continue
-        impl(x, np.random.default_rng(1))
+        try:
+            impl(x, np.random.default_rng(1))
+        except LibraryDefect:  # a declared defect (Target.defect): its budget was asked at make
+            continue
     assert seen == {name: {a.relation} for name, a in adapters().items()}

@@ -54,6 +54,9 @@ def test_the_markdown_is_the_json_and_the_verdicts_follow_their_rule(committed):
     md = (ROOT / "results" / "nan_regression.md").read_text()
     assert md == nr.markdown(committed)
     for r in committed["rows"]:
+        if r["verdict"] == "fails":  # the library crashed: no run, no bound
+            assert r["finding"] == "defect" and not r["runs"] and r["eps_lower"] is None, r
+            continue
         runs = r.get("runs") or [r]
         each = [nr.verdict(x["eps_lower"], x["eps_estimate"], r["claim"]) for x in runs]
         assert r["verdict"] == nr.combined(each, r["nan"]), r
@@ -102,6 +105,30 @@ def test_root_causes_and_findings():
         "NaN read as 0 outside the declared bounds"
     assert nr.root_cause("propagates", "x", "keeps") is None
     assert {"diffprivlib:histogram", "diffprivlib:histogramdd"} <= nr.RELATION_FINDINGS
+
+
+def test_a_library_that_crashes_gets_a_fails_row_not_a_traceback():
+    """PipelineDP 0.3.1's VECTOR_SUM (a declared defect): the audit ends in an
+    ImplementationError whose cause is the LibraryDefect; the row says ``fails``, finding
+    ``defect``, with the library's source line, and the markdown prints it without a bound."""
+    pytest.importorskip("pipeline_dp")
+    from audit.adapters import LibraryDefect, example
+    from audit.simulation.callables import ImplementationError
+
+    ex = example("pipelinedp:vector_sum", "linf")
+    with pytest.raises(ImplementationError) as caught:
+        nr.audit_example("pipelinedp:vector_sum", ex, calls=100)
+    defect = nr.defect_of(caught.value)
+    assert isinstance(defect, LibraryDefect) and "_clip_vector" in str(defect)
+    assert nr.defect_of(ValueError("a bad parameter")) is None
+    r = nr.failed_row("pipelinedp:vector_sum", ex, defect)
+    assert (r["verdict"], r["finding"], r["eps_lower"], r["runs"]) == ("fails", "defect",
+                                                                      None, [])
+    assert "combiners.py:909" in r["root_cause"]
+    md = nr.markdown({"seed": 0, "calls": 100, "confidence": 0.99, "margin": 0.9,
+                      "reruns": 3, "rows": [r]})
+    assert "**fails**" in md and "library defect, not NaN" in md and "`fails`:" in md
+    assert "Root causes of the violations" not in md  # a crash is not a violation
 
 
 def test_the_verdict_rule():
