@@ -123,6 +123,11 @@ class _Line:
         self.tail = 2 * float(ndtr(-_WINDOW_Z))
 
     def __call__(self, A: np.ndarray, B: np.ndarray, gamma: float):
+        shape = A.shape[:-1]
+        value, slack = self._flat(A.reshape(-1, 2), B.reshape(-1, 2), gamma)
+        return value.reshape(shape), slack.reshape(shape)
+
+    def _flat(self, A: np.ndarray, B: np.ndarray, gamma: float):
         sig = self.sigma
         c0 = A[..., 0] - gamma * B[..., 0]
         c1 = A[..., 1] * self.k1
@@ -145,26 +150,49 @@ class _Line:
         for lo, hi in ((L, yc), (yc, R)):
             glo, ghi = g(lo), g(hi)
             change = (glo > 0) != (ghi > 0)
-            a, b = lo.copy(), hi.copy()
-            pos_lo = glo > 0
-            for _ in range(_ROOT_STEPS):
-                mid = 0.5 * (a + b)
-                same = (g(mid) > 0) == pos_lo
-                a = np.where(same, mid, a)
-                b = np.where(same, b, mid)
-            root = np.where(change, 0.5 * (a + b), hi)  # no change: a zero-length segment
+            root = hi.copy()  # no change: a zero-length segment after the piece
+            width = np.zeros(c0.shape)
+            idx = np.flatnonzero(change)
+            if idx.size:
+                a, b = lo[idx], hi[idx]
+                cc0, cc1, cc2 = c0[idx], c1[idx], c2[idx]
+                pos_lo = glo[idx] > 0
+
+                def gi(y, cc0=cc0, cc1=cc1, cc2=cc2):
+                    with np.errstate(over="ignore", invalid="ignore"):
+                        return cc0 + cc1 * np.exp(s1 * y) + cc2 * np.exp(s2 * y)
+
+                if s1 != 0.0 and s2 == 0.0:  # c0 + c2 + c1 e^{s1 y}: the root in closed form
+                    with np.errstate(divide="ignore", invalid="ignore"):
+                        guess = np.log(-(cc0 + cc2) / cc1) / s1
+                    w = 1e-12 * (1.0 + np.abs(guess))
+                    ga, gb = np.maximum(a, guess - w), np.minimum(b, guess + w)
+                    ok = np.isfinite(guess) & ((gi(ga) > 0) == pos_lo) & ((gi(gb) > 0) != pos_lo)
+                    a, b = np.where(ok, ga, a), np.where(ok, gb, b)
+                for _ in range(_ROOT_STEPS):
+                    if np.all(b - a <= 1e-12 * (1.0 + np.abs(a))):
+                        break
+                    mid = 0.5 * (a + b)
+                    same = (gi(mid) > 0) == pos_lo
+                    a = np.where(same, mid, a)
+                    b = np.where(same, b, mid)
+                root[idx] = 0.5 * (a + b)
+                width[idx] = b - a
             roots.append(root)
-            widths.append(np.where(change, b - a, 0.0))
+            widths.append(width)
         cuts = [L, roots[0], yc, roots[1], R]
         value = np.zeros(c0.shape)
         absolute = np.zeros(c0.shape)
         for lo, hi in zip(cuts, cuts[1:], strict=False):
-            keep = g(0.5 * (lo + hi)) > 0
-            t0 = c0 * _mass(lo, hi, 0.0, sig)
-            t1 = A[..., 1] * _mass(lo, hi, self.alpha, sig)
-            t2 = gamma * B[..., 1] * _mass(lo, hi, self.beta, sig)
-            value += np.where(keep, t0 + t1 - t2, 0.0)
-            absolute += np.where(keep, np.abs(t0) + np.abs(t1) + np.abs(t2), 0.0)
+            idx = np.flatnonzero((hi > lo) & (g(0.5 * (lo + hi)) > 0))
+            if not idx.size:
+                continue
+            sl, sh = lo[idx], hi[idx]
+            t0 = c0[idx] * _mass(sl, sh, 0.0, sig)
+            t1 = A[idx, 1] * _mass(sl, sh, self.alpha, sig)
+            t2 = gamma * B[idx, 1] * _mass(sl, sh, self.beta, sig)
+            value[idx] += t0 + t1 - t2
+            absolute[idx] += np.abs(t0) + np.abs(t1) + np.abs(t2)
         scale = (np.abs(A[..., 0]) + np.abs(A[..., 1])
                  + gamma * (np.abs(B[..., 0]) + np.abs(B[..., 1])))
         slack = (_ULP * absolute + scale * self.tail
@@ -232,14 +260,15 @@ class _Direction:
         return {"low_A": low_A, "low_B": low_B, "up_A": W[..., None] * av,
                 "up_B": W[..., None] * lv, "finite": bool(np.all(np.isfinite(av)))}
 
-    def bounds(self, data: dict, eps: float):
-        """Per-box (lower, upper) of ∫_C∫(p − e^ε q)_+."""
-        gamma = math.exp(eps)
-        lv, ls = self.line(data["low_A"], data["low_B"], gamma)
-        uv, us = self.line(data["up_A"], data["up_B"], gamma)
-        low = np.maximum(lv - ls, 0.0)
-        up = np.maximum(uv + us, 0.0).sum(-1)
-        return low, up
+    def lower(self, data: dict, eps: float) -> np.ndarray:
+        """Per box, a lower bound on ∫_C∫(p − e^ε q)_+ (the box marginals' set)."""
+        value, slack = self.line(data["low_A"], data["low_B"], math.exp(eps))
+        return np.maximum(value - slack, 0.0)
+
+    def upper(self, data: dict, eps: float) -> np.ndarray:
+        """Per box, an upper bound on ∫_C∫(p − e^ε q)_+ (the corners' convex bound)."""
+        value, slack = self.line(data["up_A"], data["up_B"], math.exp(eps))
+        return np.maximum(value + slack, 0.0).sum(-1)
 
 
 def _grid(lo: float, hi: float, d: int, n: int):
@@ -265,15 +294,16 @@ class _Partition:
         self.lo, self.hi = _grid(*direction.outer, direction.d, cells)
         self.data = direction.prepare(self.lo, self.hi)
 
-    def totals(self, eps: float) -> tuple[float, float]:
-        low, up = self.dir.bounds(self.data, eps)
-        return float(low.sum()), float(up.sum() + self.dir.outside)
+    def total_lower(self, eps: float) -> float:
+        return float(self.dir.lower(self.data, eps).sum())
+
+    def total_upper(self, eps: float) -> float:
+        return float(self.dir.upper(self.data, eps).sum() + self.dir.outside)
 
     def refine(self, eps: float, target: float) -> None:
         """Split the boxes with the largest gaps at ε until those kept hold at most a quarter
         of ``target`` (the split ones shrink by about 4 each round)."""
-        low, up = self.dir.bounds(self.data, eps)
-        gap = up - low
+        gap = self.dir.upper(self.data, eps) - self.dir.lower(self.data, eps)
         order = np.argsort(gap)  # ascending: keep the smallest while their sum stays small
         keep_sum = np.cumsum(gap[order])
         n_keep = int(np.searchsorted(keep_sum, 0.25 * target, side="right"))
@@ -293,14 +323,56 @@ class _Partition:
         return self.lo.shape[0]
 
 
-def _invariant_bisection(pred, good: float, bad: float, xtol: float) -> float:
-    """The last ε where ``pred`` held, bisecting between ``good`` (pred true) and ``bad``."""
-    while abs(bad - good) > xtol:
-        mid = 0.5 * (good + bad)
-        if pred(mid):
-            good = mid
+def _last_above(bound, delta: float, good: float, bad: float, xtol: float) -> float:
+    """An ε within ``xtol`` below the crossing where the non-increasing ``bound`` meets
+    ``delta``, with bound(ε) > delta kept at ``good`` (and bound ≤ delta at ``bad``): regula
+    falsi on log(bound) (Illinois), every new point kept on its side of the bracket."""
+    def f(e: float) -> float:
+        return math.log(max(bound(e), 1e-300)) - math.log(delta)
+
+    fg, fb = f(good), f(bad)
+    last = 0
+    while bad - good > xtol:
+        x = good - fg * (bad - good) / (fb - fg) if math.isfinite(fb) and fb != fg \
+            else 0.5 * (good + bad)
+        x = min(max(x, good + 0.25 * xtol), bad - 0.25 * xtol)
+        fx = f(x)
+        if fx > 0:
+            good, fg = x, fx
+            if last == 1:
+                fb *= 0.5
+            last = 1
         else:
-            bad = mid
+            bad, fb = x, fx
+            if last == -1:
+                fg *= 0.5
+            last = -1
+    return good
+
+
+def _first_below(bound, delta: float, bad: float, good: float, xtol: float) -> float:
+    """An ε within ``xtol`` above the crossing, with bound(ε) ≤ delta kept at ``good`` (and
+    bound > delta at ``bad`` < ``good``)."""
+    def f(e: float) -> float:
+        return math.log(max(bound(e), 1e-300)) - math.log(delta)
+
+    fb, fg = f(bad), f(good)
+    last = 0
+    while good - bad > xtol:
+        x = bad - fb * (good - bad) / (fg - fb) if math.isfinite(fg) and fg != fb \
+            else 0.5 * (good + bad)
+        x = min(max(x, bad + 0.25 * xtol), good - 0.25 * xtol)
+        fx = f(x)
+        if fx <= 0:
+            good, fg = x, fx
+            if last == 1:
+                fb *= 0.5
+            last = 1
+        else:
+            bad, fb = x, fx
+            if last == -1:
+                fg *= 0.5
+            last = -1
     return good
 
 
@@ -346,24 +418,24 @@ def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.i
 
     def ends(part: _Partition, lo_start: float, hi_start: float) -> tuple[float, float]:
         """(ε_lower, ε_upper) of one order on the current partition."""
+        cap = hi_start if math.isfinite(hi_start) else 1e3
         # lower: an ε with δ_lower(ε) > δ (0 when none: a true but empty lower end)
         lo_eps = 0.0
-        if part.totals(0.0)[0] > d_:
-            top = max(hi_start, 1.0) if math.isfinite(hi_start) else 1.0
-            while part.totals(top)[0] > d_ and top < 1e3:
-                top *= 2.0
-            lo_eps = _invariant_bisection(lambda e: part.totals(e)[0] > d_,
-                                          0.0 if lo_start <= 0 or part.totals(lo_start)[0] <= d_
-                                          else lo_start, top, xtol)
-        # upper: an ε with δ_upper(ε) ≤ δ (∞ when none found below the known upper end)
-        cap = hi_start if math.isfinite(hi_start) else 1e3
-        if part.totals(cap)[1] > d_:
+        if part.total_lower(0.0) > d_:
+            good = lo_start if 0 < lo_start < cap and part.total_lower(lo_start) > d_ else 0.0
+            bad = cap
+            while part.total_lower(bad) > d_ and bad < 1e3:
+                good, bad = bad, 2.0 * bad
+            if part.total_lower(bad) <= d_:
+                lo_eps = _last_above(part.total_lower, d_, good, bad, xtol)
+            else:
+                lo_eps = good
+        # upper: an ε with δ_upper(ε) ≤ δ (∞ when none at or below the known upper end)
+        if part.total_upper(cap) > d_:
             return lo_eps, math.inf
-        bottom = max(lo_eps, 0.0)
-        if part.totals(bottom)[1] <= d_:
-            return lo_eps, bottom
-        up_eps = _invariant_bisection(lambda e: part.totals(e)[1] <= d_, cap, bottom, xtol)
-        return lo_eps, up_eps
+        if part.total_upper(lo_eps) <= d_:
+            return lo_eps, lo_eps
+        return lo_eps, _first_below(part.total_upper, d_, lo_eps, cap, xtol)
 
     lows, ups = [0.0, 0.0], [upper, upper]
     active = [0, 1]
