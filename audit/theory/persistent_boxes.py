@@ -66,6 +66,8 @@ _OUTER_Z = 10.0
 #: the last coordinate's window: this many σ beyond the means
 _WINDOW_Z = 12.0
 _ROOT_STEPS = 64
+#: the largest ε searched (e^ε stays a float)
+_EPS_CAP = 600.0
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,8 @@ def _phi(y, sigma: float):
 
 class _Line:
     """h(A, B) = ∫ (A0 N(y; 0) + A1 N(y; α) − e^ε (B0 N(y; 0) + B1 N(y; β)))_+ dy, σ², for
-    arrays of coefficients: (a value from a set, so ≤ h; its slack, so h ≤ value + slack)."""
+    arrays of coefficients: (the integral over the set found, so ≤ h up to rounding; the
+    rounding margin; what the set may miss, so h ≤ value + rounding + missed)."""
 
     def __init__(self, alpha: float, beta: float, sigma: float):
         self.alpha, self.beta, self.sigma = alpha, beta, sigma
@@ -124,8 +127,8 @@ class _Line:
 
     def __call__(self, A: np.ndarray, B: np.ndarray, gamma: float):
         shape = A.shape[:-1]
-        value, slack = self._flat(A.reshape(-1, 2), B.reshape(-1, 2), gamma)
-        return value.reshape(shape), slack.reshape(shape)
+        value, rounding, missed = self._flat(A.reshape(-1, 2), B.reshape(-1, 2), gamma)
+        return value.reshape(shape), rounding.reshape(shape), missed.reshape(shape)
 
     def _flat(self, A: np.ndarray, B: np.ndarray, gamma: float):
         sig = self.sigma
@@ -193,11 +196,10 @@ class _Line:
             t2 = gamma * B[idx, 1] * _mass(sl, sh, self.beta, sig)
             value[idx] += t0 + t1 - t2
             absolute[idx] += np.abs(t0) + np.abs(t1) + np.abs(t2)
-        scale = (np.abs(A[..., 0]) + np.abs(A[..., 1])
-                 + gamma * (np.abs(B[..., 0]) + np.abs(B[..., 1])))
-        slack = (_ULP * absolute + scale * self.tail
-                 + scale * (widths[0] + widths[1]) / (sig * math.sqrt(2 * math.pi)))
-        return value, slack
+        # beyond the window and inside a root's bracket, f_+ is at most its positive terms
+        scale = (np.maximum(A, 0.0).sum(-1) + gamma * np.maximum(-B, 0.0).sum(-1))
+        missed = scale * (self.tail + (widths[0] + widths[1]) / (sig * math.sqrt(2 * math.pi)))
+        return value, _ULP * absolute, missed
 
 
 class _Direction:
@@ -257,18 +259,27 @@ class _Direction:
                          for j in (0, 1)], axis=1)
         offset = (corner_y - c[:, None, :])  # n × 2^d × d
         lv = bc[:, None, :] + np.einsum("njd,nvd->nvj", grad, offset)
+        # b_j's least value on the box (each term monotone, all the same way): also a lower
+        # plane; taken where the tangent drops below it at a corner (a box wide for b's
+        # curvature). Either choice is a lower bound on b_j, so the rule only affects the width
+        y_min = lo if b >= 0 else hi
+        with np.errstate(over="ignore"):
+            em = np.exp((y_min @ obs.T * b - 0.5 * b * b * obs.sum(1)) / sig ** 2) * prob
+        bmin = np.stack([em[:, last == 0].sum(-1), em[:, last == 1].sum(-1)], axis=-1)
+        flat = (lv < bmin[:, None, :]).any(axis=1)  # n × 2
+        lv = np.where(flat[:, None, :], bmin[:, None, :], lv)
         return {"low_A": low_A, "low_B": low_B, "up_A": W[..., None] * av,
                 "up_B": W[..., None] * lv, "finite": bool(np.all(np.isfinite(av)))}
 
     def lower(self, data: dict, eps: float) -> np.ndarray:
         """Per box, a lower bound on ∫_C∫(p − e^ε q)_+ (the box marginals' set)."""
-        value, slack = self.line(data["low_A"], data["low_B"], math.exp(eps))
-        return np.maximum(value - slack, 0.0)
+        value, rounding, _ = self.line(data["low_A"], data["low_B"], math.exp(eps))
+        return np.maximum(value - rounding, 0.0)  # any set T_C: the missed parts not needed
 
     def upper(self, data: dict, eps: float) -> np.ndarray:
         """Per box, an upper bound on ∫_C∫(p − e^ε q)_+ (the corners' convex bound)."""
-        value, slack = self.line(data["up_A"], data["up_B"], math.exp(eps))
-        return np.maximum(value + slack, 0.0).sum(-1)
+        value, rounding, missed = self.line(data["up_A"], data["up_B"], math.exp(eps))
+        return np.maximum(value + rounding + missed, 0.0).sum(-1)
 
 
 def _grid(lo: float, hi: float, d: int, n: int):
@@ -377,7 +388,7 @@ def _first_below(bound, delta: float, bad: float, good: float, xtol: float) -> f
 
 
 def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.inf,
-                tolerance: float | None = None, max_boxes: int = 60_000,
+                tolerance: float | None = None, max_boxes: int = 200_000,
                 time_budget: float = 20.0, xtol: float = 1e-5) -> BoxBracket:
     """A certified bracket on the ε at ``delta`` (> 0) of ``pair`` (a
     :class:`audit.theory.persistent.PersistentPair` with 2 ≤ k ≤ ``MAX_BOX_RELEASES``), by
@@ -418,14 +429,14 @@ def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.i
 
     def ends(part: _Partition, lo_start: float, hi_start: float) -> tuple[float, float]:
         """(ε_lower, ε_upper) of one order on the current partition."""
-        cap = hi_start if math.isfinite(hi_start) else 1e3
+        cap = min(hi_start, _EPS_CAP) if math.isfinite(hi_start) else 64.0
         # lower: an ε with δ_lower(ε) > δ (0 when none: a true but empty lower end)
         lo_eps = 0.0
         if part.total_lower(0.0) > d_:
             good = lo_start if 0 < lo_start < cap and part.total_lower(lo_start) > d_ else 0.0
             bad = cap
-            while part.total_lower(bad) > d_ and bad < 1e3:
-                good, bad = bad, 2.0 * bad
+            while part.total_lower(bad) > d_ and bad < _EPS_CAP:
+                good, bad = bad, min(2.0 * bad, _EPS_CAP)
             if part.total_lower(bad) <= d_:
                 lo_eps = _last_above(part.total_lower, d_, good, bad, xtol)
             else:
