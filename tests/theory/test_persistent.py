@@ -12,12 +12,15 @@ import pytest
 from scipy import optimize, stats
 
 from audit.enums import MaskRegime
+from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
 from audit.theory.persistent import (
     PersistentPair,
     epoch_partitions,
     observed_counts,
     persistent_bound,
+    persistent_lower,
 )
+from audit.theory.persistent_boxes import box_bracket, path_probabilities
 from audit.theory.worst_case import Setting, worst_case
 
 Q, SIGMA = 0.3, 2.0
@@ -88,12 +91,82 @@ def _direct_delta(k: int, r: float, eps: float, n: int = 121) -> float:
                float(np.sum(W * np.clip(Qd - e * P, 0, None))))
 
 
-def test_the_bracket_holds_a_direct_integration_at_half_persistence():
-    b = persistent_bound(_pair(3, 0.5), 1e-5)
+def test_the_box_bracket_closes_on_a_direct_integration_at_half_persistence():
+    b = persistent_bound(_pair(3, 0.5), 1e-5, tolerance=1e-3)
     direct = optimize.brentq(lambda e: _direct_delta(3, 0.5, e) - 1e-5, 0.5, 4.0)
-    # measured: lower 1.8362, direct 1.8420, upper 2.0569 (the grid's own error about 2e-4)
-    assert b.lower - 1e-3 <= direct <= b.epsilon + 1e-3
-    assert b.lower == pytest.approx(1.8362, abs=1e-3) and b.error < 0.25
+    # measured: the box bracket [1.84189, 1.84237] around the direct integration's 1.84199
+    # (the trapezoid's own error about 2e-4); the epochs and the sum gave [1.8362, 2.0569]
+    assert b.boxes and b.error <= 1e-3
+    assert b.lower - 3e-4 <= direct <= b.epsilon + 3e-4
+    assert persistent_lower(_pair(3, 0.5), 1e-5) == pytest.approx(1.8362, abs=1e-3)
+    assert 1.8412 < b.lower <= b.epsilon < 1.8430
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_the_box_bracket_meets_the_shared_and_fresh_pairs_at_the_ends(k):
+    # r = 1: one mask (the shared pair's exact value); r = 0: a mask per release (the fresh
+    # pair by its PLD bracket); the box bracket alone, without the known ends to start from
+    pair = _pair(k, 1.0)
+    shared = shared_pair_epsilon(*pair.epoch(1), k, 1e-5)
+    box = box_bracket(pair, 1e-5, tolerance=1e-3)
+    assert box.converged and box.error <= 1e-3
+    assert box.lower <= shared.value + shared.error and shared.value - shared.error <= box.upper
+    pair = _pair(k, 0.0)
+    fresh = fresh_pair_epsilon(*pair.epoch(1), k, 1e-5)
+    box = box_bracket(pair, 1e-5, tolerance=1e-3)
+    assert box.converged and box.error <= 1e-3
+    assert box.lower <= fresh.value + fresh.error and fresh.value - fresh.error <= box.upper
+
+
+def test_the_box_bracket_of_two_observed_values():
+    # a = 1 against b = −1 (both observed values, NA read as 0): the last coordinate's
+    # three-exponential roots; r = 1 is the shared pair's closed form, r = 0 the fresh pair
+    for r, exact in ((1.0, shared_pair_epsilon), (0.0, fresh_pair_epsilon)):
+        pair = PersistentPair(1.0, -1.0, 0.0, Q, SIGMA, 2, r)
+        ref = exact(*pair.epoch(1), 2, 1e-5)
+        box = box_bracket(pair, 1e-5, tolerance=1e-3)
+        assert box.converged and box.error <= 1e-3
+        assert box.lower <= ref.value + ref.error and ref.value - ref.error <= box.upper
+
+
+def test_more_releases_never_lose_privacy_less():
+    # the first k − 1 releases are a post-processing of k (the chain's marginal), so the
+    # pair's ε is non-decreasing in k: each upper end is above the previous lower end; the
+    # brackets (measured: [1.4579, 1.4622], [1.8398, 1.8474], [2.1476, 2.1578]) are apart
+    brackets = [persistent_bound(_pair(k, 0.5), 1e-5) for k in (1, 2, 3, 4)]
+    for prev, nxt in zip(brackets, brackets[1:], strict=False):
+        assert nxt.epsilon >= prev.lower and nxt.lower > prev.epsilon
+    for b in brackets[1:]:
+        assert b.boxes and b.error <= max(1e-3, 0.005 * b.epsilon)
+
+
+@pytest.mark.parametrize(("kwargs", "needle"), [
+    ({"delta": 0.0}, r"delta must be in \(0, 1\) for the box bracket, got delta=0.0"),
+    ({"delta": 1.0}, r"delta must be in \(0, 1\) for the box bracket, got delta=1.0"),
+    ({"k": 1}, r"releases must be an integer in \[2, 4\] for the box bracket, got releases=1"),
+    ({"k": 5}, r"releases must be an integer in \[2, 4\] for the box bracket, got releases=5"),
+])
+def test_the_box_bracket_refuses_what_it_does_not_cover(kwargs, needle):
+    with pytest.raises(ValueError, match=needle):
+        box_bracket(_pair(kwargs.get("k", 3), 0.5), kwargs.get("delta", 1e-5))
+
+
+def test_a_bad_tolerance_is_refused():
+    with pytest.raises(ValueError, match="tolerance must be"):
+        persistent_bound(_pair(3, 0.5), 1e-5, tolerance=0.0)
+
+
+def test_path_probabilities_are_the_chain():
+    for k, r in ((3, 0.5), (4, 0.3)):
+        paths, prob = path_probabilities(k, Q, r)
+        want = dict(_paths(k, r)) if k == 3 else None
+        assert prob.sum() == pytest.approx(1.0, abs=1e-12)
+        if want is not None:
+            for row, p in zip(paths, prob, strict=True):
+                assert p == pytest.approx(want[tuple(int(x) for x in row)], rel=1e-12)
+        np.testing.assert_allclose(
+            np.bincount(paths.sum(1), weights=prob, minlength=k + 1),
+            observed_counts(k, Q, r), rtol=1e-12)
 
 
 @pytest.mark.parametrize(("kwargs", "needle"), [
