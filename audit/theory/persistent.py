@@ -34,8 +34,14 @@ its ε is at most the pair's. Given the number j of collections that observe the
 law, by a recursion over the chain's states), the sum is N(j·a + (k − j)·m, kσ²) on one side
 and the same with b on the other: a pair of scalar mixtures whose exact ε
 (:func:`audit.theory.pair.pair_epsilon`) is the lower end. At r = 1 the sum is sufficient and
-the two ends meet; at r = 0.5, k = 3 (q = 0.3, σ = 2, a = 1, b = m = 0, δ = 10⁻⁵) the bracket is
+the two ends meet; at r = 0.5, k = 3 (q = 0.3, σ = 2, a = 1, b = m = 0, δ = 10⁻⁵) they give
 [1.8362, 2.0569] around the direct 3-dimensional integration's 1.8420.
+
+**The box bracket** (2 ≤ k ≤ 4, :mod:`audit.theory.persistent_boxes`): a certified lower and
+upper bound on the pair's exact ε from a partition of the first k − 1 outputs into boxes, the
+last integrated in closed form; :func:`persistent_bound` intersects it with the two ends above
+where they do not meet. At r = 0.5, k = 3 it closes to [1.8398, 1.8474] at the default
+tolerance (0.5 % of ε) and to [1.84189, 1.84237] at 10⁻³ (0.4 s).
 """
 
 from __future__ import annotations
@@ -107,8 +113,9 @@ class PersistentPair:
 class PersistentBound:
     """The pair's ε at δ bracketed: ``epsilon`` an upper bound, ``lower`` a lower bound.
     ``boxes`` says whether the certified box bracket (2 ≤ k ≤ ``MAX_BOX_RELEASES``,
-    :mod:`audit.theory.persistent_boxes`) was computed and intersected with them; else the upper end is the epochs'
-    mixture and the lower end the ε of the sum of the releases (a post-processing)."""
+    :mod:`audit.theory.persistent_boxes`) was computed and intersected with the two ends;
+    else the upper end is the epochs' mixture and the lower end the ε of the sum of the
+    releases (a post-processing)."""
 
     epsilon: float
     lower: float

@@ -203,8 +203,9 @@ class WorstCase:
         return self.error <= tolerance(self.epsilon)
 
     def to_dict(self) -> dict:
-        return {"reference": REFERENCE if self.exact else BRACKET_REFERENCE, "epsilon": self.epsilon, "error": self.error,
-                "lower": self.lower, "exact": self.exact,
+        return {"reference": REFERENCE if self.exact else BRACKET_REFERENCE,
+                "epsilon": self.epsilon, "error": self.error, "lower": self.lower,
+                "exact": self.exact,
                 "pair": None if self.pair is None else list(self.pair),
                 "method": self.method, "covers": self.covers}
 
