@@ -131,6 +131,12 @@ class _Line:
         return value.reshape(shape), rounding.reshape(shape), missed.reshape(shape)
 
     def _flat(self, A: np.ndarray, B: np.ndarray, gamma: float):
+        # an overflow gives inf or NaN, and NaN compares false: a lower end then stays lower
+        # and an upper end higher (the bisections keep their invariants)
+        with np.errstate(over="ignore", invalid="ignore"):
+            return self._integrate(A, B, gamma)
+
+    def _integrate(self, A: np.ndarray, B: np.ndarray, gamma: float):
         sig = self.sigma
         c0 = A[..., 0] - gamma * B[..., 0]
         c1 = A[..., 1] * self.k1
@@ -311,14 +317,17 @@ class _Partition:
     def total_upper(self, eps: float) -> float:
         return float(self.dir.upper(self.data, eps).sum() + self.dir.outside)
 
-    def refine(self, eps: float, target: float) -> None:
+    def refine(self, eps: float, target: float, limit: int) -> None:
         """Split the boxes with the largest gaps at ε until those kept hold at most a quarter
-        of ``target`` (the split ones shrink by about 4 each round)."""
+        of ``target`` (the split ones shrink by about 4 each round), leaving at most
+        ``limit`` boxes (the largest gaps first)."""
         gap = self.dir.upper(self.data, eps) - self.dir.lower(self.data, eps)
         order = np.argsort(gap)  # ascending: keep the smallest while their sum stays small
         keep_sum = np.cumsum(gap[order])
         n_keep = int(np.searchsorted(keep_sum, 0.25 * target, side="right"))
         n_keep = min(n_keep, len(gap) - 1)
+        most = max(1, (limit - len(gap)) // (2 ** self.dir.d - 1))
+        n_keep = max(n_keep, len(gap) - most)
         split = order[n_keep:]
         keep = order[:n_keep]
         nlo, nhi = _split(self.lo[split], self.hi[split])
@@ -453,8 +462,11 @@ def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.i
     converged = False
     target_scale = 0.05
     while True:
-        for i in active:
-            lows[i], ups[i] = ends(parts[i], lower, upper)
+        began = time.perf_counter()
+        found = [ends(parts[i], lower, upper) for i in active]
+        for i, (lo_i, up_i) in zip(active, found, strict=True):
+            lows[i], ups[i] = lo_i, up_i
+        took = time.perf_counter() - began
         lo_all = max(lower, *lows)
         up_all = min(upper, max(ups))
         if up_all - lo_all <= tol(up_all):
@@ -462,12 +474,16 @@ def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.i
             break
         # an order whose upper end is below the pair's lower end no longer matters
         active = [i for i in (0, 1) if ups[i] > lo_all]
-        elapsed = time.perf_counter() - start
-        if elapsed > time_budget or any(parts[i].size >= max_boxes for i in active):
+        if not active or any(parts[i].size >= max_boxes for i in active):
             break
         mid = 0.5 * (lo_all + min(up_all, lo_all + 1.0))
+        old = sum(parts[i].size for i in active)
         for i in active:
-            parts[i].refine(mid, target_scale * d_)
+            parts[i].refine(mid, target_scale * d_, max_boxes)
         target_scale /= 4.0
+        # the next round's search costs about as much per box as this one's
+        grown = sum(parts[i].size for i in active) / max(old, 1)
+        if time.perf_counter() - start + took * grown > time_budget:
+            break
     return BoxBracket(lo_all, max(up_all, lo_all), sum(p.size for p in parts),
                       time.perf_counter() - start, converged)
