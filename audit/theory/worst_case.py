@@ -22,7 +22,12 @@ setting is the worst of at most three pairs, each computed exactly (to its numer
   per-γ envelope of the candidate pairs (the domain's envelope, by the lemma), the lower end
   the worst candidate pair with both orders composed separately (exact for that pair).
 
-Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes.
+- persistent masks (§10.7): the upper end the redraw epochs' envelope (it covers every pair),
+  the lower end the worst candidate pair's certified lower end (its box bracket for k ≤ 4);
+  exact at r ∈ {0, 1}, a bracket in between where the two do not meet.
+
+Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes
+(the row's reference "exact worst case"), else labelled "worst case (bracket)".
 
 References
 ----------
@@ -181,7 +186,8 @@ class WorstCase:
     ``error`` = ``epsilon`` − ``lower``; ``exact`` says whether the two meet within the
     numerical tolerance (:func:`tolerance`), i.e. ``epsilon`` is the setting's worst case and
     ``pair`` attains it; ``method`` how each end was computed; ``covers`` what ``epsilon``
-    bounds.
+    bounds. :meth:`to_dict` names the row ``REFERENCE`` ("exact worst case") when it is exact
+    and ``BRACKET_REFERENCE`` ("worst case (bracket)") when it is not.
     """
 
     epsilon: float
