@@ -396,6 +396,31 @@ def _first_below(bound, delta: float, bad: float, good: float, xtol: float) -> f
     return good
 
 
+def _ends(part: _Partition, lo_start: float, hi_start: float, delta: float,
+          xtol: float) -> tuple[float, float]:
+    """(ε_lower, ε_upper) of one order on the current partition, within [``lo_start``,
+    ``hi_start``] where they are bounds."""
+    d_ = delta
+    cap = min(hi_start, _EPS_CAP) if math.isfinite(hi_start) else 64.0
+    # lower: an ε with δ_lower(ε) > δ (0 when none: a true but empty lower end)
+    lo_eps = 0.0
+    if part.total_lower(0.0) > d_:
+        good = lo_start if 0 < lo_start < cap and part.total_lower(lo_start) > d_ else 0.0
+        bad = cap
+        while part.total_lower(bad) > d_ and bad < _EPS_CAP:
+            good, bad = bad, min(2.0 * bad, _EPS_CAP)
+        if part.total_lower(bad) <= d_:
+            lo_eps = _last_above(part.total_lower, d_, good, bad, xtol)
+        else:
+            lo_eps = good
+    # upper: an ε with δ_upper(ε) ≤ δ (∞ when none at or below the known upper end)
+    if part.total_upper(cap) > d_:
+        return lo_eps, math.inf
+    if part.total_upper(lo_eps) <= d_:
+        return lo_eps, lo_eps
+    return lo_eps, _first_below(part.total_upper, d_, lo_eps, cap, xtol)
+
+
 def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.inf,
                 tolerance: float | None = None, max_boxes: int = 200_000,
                 time_budget: float = 20.0, xtol: float = 1e-5) -> BoxBracket:
@@ -436,34 +461,13 @@ def box_bracket(pair, delta: float, *, lower: float = 0.0, upper: float = math.i
     if not all(p.data["finite"] for p in parts):
         return BoxBracket(lower, upper, 0, time.perf_counter() - start, False)
 
-    def ends(part: _Partition, lo_start: float, hi_start: float) -> tuple[float, float]:
-        """(ε_lower, ε_upper) of one order on the current partition."""
-        cap = min(hi_start, _EPS_CAP) if math.isfinite(hi_start) else 64.0
-        # lower: an ε with δ_lower(ε) > δ (0 when none: a true but empty lower end)
-        lo_eps = 0.0
-        if part.total_lower(0.0) > d_:
-            good = lo_start if 0 < lo_start < cap and part.total_lower(lo_start) > d_ else 0.0
-            bad = cap
-            while part.total_lower(bad) > d_ and bad < _EPS_CAP:
-                good, bad = bad, min(2.0 * bad, _EPS_CAP)
-            if part.total_lower(bad) <= d_:
-                lo_eps = _last_above(part.total_lower, d_, good, bad, xtol)
-            else:
-                lo_eps = good
-        # upper: an ε with δ_upper(ε) ≤ δ (∞ when none at or below the known upper end)
-        if part.total_upper(cap) > d_:
-            return lo_eps, math.inf
-        if part.total_upper(lo_eps) <= d_:
-            return lo_eps, lo_eps
-        return lo_eps, _first_below(part.total_upper, d_, lo_eps, cap, xtol)
-
     lows, ups = [0.0, 0.0], [upper, upper]
     active = [0, 1]
     converged = False
     target_scale = 0.05
     while True:
         began = time.perf_counter()
-        found = [ends(parts[i], lower, upper) for i in active]
+        found = [_ends(parts[i], lower, upper, d_, xtol) for i in active]
         for i, (lo_i, up_i) in zip(active, found, strict=True):
             lows[i], ups[i] = lo_i, up_i
         took = time.perf_counter() - began
