@@ -256,6 +256,9 @@ def _persistent_pair_epsilon(P, Q, releases: int, persistence: float, delta: flo
     pair = PersistentPair(float(form.contributions[0]), float(form.contributions_prime[0]),
                           0.0, form.observation, P.scale, releases, persistence)
     b = persistent_bound(pair, delta)
+    how = ("the redraw epochs' mixture and the sum of the releases, tightened by the "
+           "certified box bracket" if b.boxes else
+           "the redraw epochs' mixture above, the sum of the releases below")
     return ((b.epsilon + b.lower) / 2, b.error / 2,
-            f"bracket of the pair (persistent masks, r = {persistence:g}): the redraw epochs' "
-            "mixture above, the sum of the releases below (docs/THEORY.md §10.7)")
+            f"bracket of the pair (persistent masks, r = {persistence:g}): {how} "
+            "(docs/THEORY.md §10.7)")

@@ -22,7 +22,12 @@ setting is the worst of at most three pairs, each computed exactly (to its numer
   per-γ envelope of the candidate pairs (the domain's envelope, by the lemma), the lower end
   the worst candidate pair with both orders composed separately (exact for that pair).
 
-Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes.
+- persistent masks (§10.7): the upper end the redraw epochs' envelope (it covers every pair),
+  the lower end the worst candidate pair's certified lower end (its box bracket for k ≤ 4);
+  exact at r ∈ {0, 1}, a bracket in between where the two do not meet.
+
+Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes
+(the row's reference "exact worst case"), else labelled "worst case (bracket)".
 
 References
 ----------
@@ -51,7 +56,9 @@ from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
 from audit.theory.persistent import (
+    PersistentBound,
     PersistentPair,
+    persistent_bound,
     persistent_envelope_epsilon,
     persistent_lower,
     persistent_refusal,
@@ -79,8 +86,11 @@ TIME_BUDGET = 30.0
 #: the numerical error a fresh-mask worst pair is refined to (absolute, in ε)
 PAIR_TOLERANCE = 1e-3
 
-#: the reference of the worst-case row in the bound table and its JSON
+#: the reference of the worst-case row in the bound table and its JSON, when its bracket
+#: closes (:attr:`WorstCase.exact`)
 REFERENCE = "exact worst case"
+#: the reference when it does not: ``epsilon`` an upper bound, ``lower`` its lower end
+BRACKET_REFERENCE = "worst case (bracket)"
 
 
 def substitution_sensitivity(lo: float, hi: float, na_value: float) -> float:
@@ -176,7 +186,8 @@ class WorstCase:
     ``error`` = ``epsilon`` − ``lower``; ``exact`` says whether the two meet within the
     numerical tolerance (:func:`tolerance`), i.e. ``epsilon`` is the setting's worst case and
     ``pair`` attains it; ``method`` how each end was computed; ``covers`` what ``epsilon``
-    bounds.
+    bounds. :meth:`to_dict` names the row ``REFERENCE`` ("exact worst case") when it is exact
+    and ``BRACKET_REFERENCE`` ("worst case (bracket)") when it is not.
     """
 
     epsilon: float
@@ -198,8 +209,9 @@ class WorstCase:
         return self.error <= tolerance(self.epsilon)
 
     def to_dict(self) -> dict:
-        return {"reference": REFERENCE, "epsilon": self.epsilon, "error": self.error,
-                "lower": self.lower, "exact": self.exact,
+        return {"reference": REFERENCE if self.exact else BRACKET_REFERENCE,
+                "epsilon": self.epsilon, "error": self.error, "lower": self.lower,
+                "exact": self.exact,
                 "pair": None if self.pair is None else list(self.pair),
                 "method": self.method, "covers": self.covers}
 
@@ -438,9 +450,12 @@ def _persistent(setting: Setting, delta: float) -> WorstCase:
     pair that dominates, at every epoch length ℓ, every candidate pair of the corner lemma
     (§10.2: one release at σ/√ℓ) in both orders, so it covers every pair of the domain and
     the missing record (:func:`audit.theory.persistent.persistent_envelope_epsilon`); the
-    lower end the largest :func:`audit.theory.persistent.persistent_lower` over the
-    candidate pairs. At persistence 1 (0) this is the shared (fresh) worst case, to its
-    error."""
+    lower end the largest certified lower end of a candidate pair
+    (:func:`audit.theory.persistent.persistent_bound`: the box bracket for k ≤ 4, else the
+    sum of the releases). The candidates' own upper ends are not the setting's: the corner
+    lemma is one-dimensional and is not known to hold for the k-dimensional persistent pair
+    (§10.7), so the row is a bracket where the two ends do not meet. At persistence 1 (0)
+    this is the shared (fresh) worst case, to its error."""
     reason = persistent_refusal(setting.noise, setting.releases)
     if reason:
         raise ValueError(reason)
@@ -451,11 +466,26 @@ def _persistent(setting: Setting, delta: float) -> WorstCase:
                                     setting.observation, setting.scale, setting.releases,
                                     setting.persistence)
              for a, b in _pairs(setting)}
-    lower, worst = max((persistent_lower(pp, delta), names) for names, pp in pairs.items())
     upper = persistent_envelope_epsilon(list(pairs.values()), delta)
-    return WorstCase(max(upper, lower), lower, _ordered(worst),
-                     "upper: the redraw epochs' mixture of the compositions of shared-mask "
-                     "epochs, each the envelope of the candidate pairs (one release at "
-                     "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
-                     "fresh pair), the worst candidate pair",
+    lowers = {names: persistent_lower(pp, delta) for names, pp in pairs.items()}
+    if upper - max(lowers.values()) <= tolerance(upper):  # closed already (r = 0 or 1)
+        brackets = {names: PersistentBound(upper, low) for names, low in lowers.items()}
+    else:
+        brackets = {names: persistent_bound(pp, delta) for names, pp in pairs.items()}
+    worst = max(brackets, key=lambda names: brackets[names].lower)
+    own = brackets[worst]
+    lower = own.lower
+    if own.boxes:
+        method = ("upper: the redraw epochs' mixture of the compositions of shared-mask "
+                  "epochs, each the envelope of the candidate pairs (one release at "
+                  "sigma/sqrt(length)), covering every pair; lower: the worst candidate pair's "
+                  f"certified box bracket [{own.lower:.6g}, {own.epsilon:.6g}] (its own exact "
+                  "epsilon; the corner lemma is not proven for persistent masks, so the "
+                  "setting's upper end stays the envelope)")
+    else:
+        method = ("upper: the redraw epochs' mixture of the compositions of shared-mask "
+                  "epochs, each the envelope of the candidate pairs (one release at "
+                  "sigma/sqrt(length)); lower: the sum of the releases (and at r = 0 the "
+                  "fresh pair), the worst candidate pair")
+    return WorstCase(max(upper, lower), lower, _ordered(worst), method,
                      "every pair of the domain and the missing record")

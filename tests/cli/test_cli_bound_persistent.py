@@ -35,7 +35,10 @@ def _row(capsys, tmp_path, releases: str, setting=_COUNT) -> dict:
     code, out, err = _run(capsys, _setting(tmp_path, **setting, releases=releases), "--json")
     assert code == 0, err
     rows = json.loads(out)["bounds"]
-    return next(r for r in rows if r["reference"] == "exact worst case")
+    row = next(r for r in rows if r["name"].startswith("worst case of this setting"))
+    # the label says whether the bracket closed (docs/THEORY.md §10.7)
+    assert row["reference"] == ("exact worst case" if row["exact"] else "worst case (bracket)")
+    return row
 
 
 def _same(a: dict, b: dict) -> None:
@@ -61,6 +64,13 @@ def test_persistence_one_and_zero_are_the_shared_and_fresh_rows(capsys, tmp_path
     mid = _row(capsys, tmp_path, _releases("persistent", "persistence = 0.5"))
     assert ends[0.0]["lower"] < mid["lower"] <= mid["epsilon"] < ends[1.0]["epsilon"]
     assert mid["error"] > 0.0 and mid["pair"] == ["hi", "lo"]
+    # measured (σ = 4.845): the pair's box bracket [0.48537, 0.48690] gives the lower end
+    # (the sum alone: 0.48515; the pair's ε is 0.4858 to 1e-4); the upper end stays the
+    # epochs' envelope 0.50720, which covers every pair of the domain: a bracket, so labelled
+    assert mid["exact"] is False and mid["reference"] == "worst case (bracket)"
+    assert 0.48516 <= mid["lower"] <= 0.48582
+    assert mid["epsilon"] == pytest.approx(0.50720, abs=1e-4)
+    assert set(mid) >= {"reference", "epsilon", "error", "pair", "lower", "exact"}
 
 
 def test_symmetric_domain_uses_the_envelope_of_three_pairs(capsys, tmp_path):
