@@ -165,18 +165,6 @@ DISTRIBUTION = "pipeline-dp"
 NAN_HANDLING = ("propagate", "drop")
 
 
-def _pid(row):
-    return row[0]
-
-
-def _partition(row):
-    return row[1]
-
-
-def _value(row):
-    return row[2]
-
-
 #: the counts, which take no bounds
 _COUNTS = ("count", "privacy_id_count")
 
@@ -255,8 +243,7 @@ def make(function: str, *, epsilon: float, delta: float,
     metric = (pdp.Metrics.PERCENTILE(percentile) if function == "percentile"
               else getattr(pdp.Metrics, function.upper()))  # SUM, …, PRIVACY_ID_COUNT
     noise_kind = pdp.NoiseKind.LAPLACE if noise is NoiseKind.LAPLACE else pdp.NoiseKind.GAUSSIAN
-    extractors = pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition,
-                                    value_extractor=_value)
+    extractors = pipelinedp_extra.data_extractors(pdp)
     value_bounds = {} if bounds is None else {"min_value": bounds[0], "max_value": bounds[1]}
     backend = pdp.LocalBackend()
 

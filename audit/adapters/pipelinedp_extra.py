@@ -75,7 +75,7 @@ from audit.adapters.protocol import Adapter, LibraryDefect
 from audit.enums import NoiseKind
 from audit.model.implementation import CallableImplementation, Claim
 
-__all__ = ["NORMS", "make_select_partitions", "make_vector_sum"]
+__all__ = ["NORMS", "make_select_partitions", "make_vector_sum", "data_extractors"]
 
 
 def _pid(row):
@@ -88,6 +88,15 @@ def _partition(row):
 
 def _value(row):
     return row[2]
+
+
+def data_extractors(pdp, *, values: bool = True):
+    """PipelineDP's ``DataExtractors`` of the rows both modules build, (unit, partition,
+    value) (``values=False``: no value, partition selection)."""
+    if not values:
+        return pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition)
+    return pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition,
+                              value_extractor=_value)
 
 
 def _nan_choices(adapter: Adapter, function: str) -> tuple[str, ...]:
@@ -129,7 +138,7 @@ def make_select_partitions(adapter: Adapter, *, epsilon: float, delta: float,
     budget = relations.to_substitution(adapter.relation, epsilon, delta)
     eps_lib, delta_lib = budget.epsilon, budget.delta
     _common.check_google_epsilon(target, epsilon, eps_lib)
-    extractors = pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition)
+    extractors = data_extractors(pdp, values=False)
     backend = pdp.LocalBackend()
 
     def release(data, rng: np.random.Generator) -> float:  # rng unused: not seedable
@@ -218,8 +227,7 @@ def make_vector_sum(adapter: Adapter, *, epsilon: float, delta: float,
     _common.check_google_epsilon(target, epsilon, eps_lib)
     norm_kind = {"linf": NormKind.Linf, "l1": NormKind.L1, "l2": NormKind.L2}[norm]
     noise_kind = pdp.NoiseKind.LAPLACE if noise is NoiseKind.LAPLACE else pdp.NoiseKind.GAUSSIAN
-    extractors = pdp.DataExtractors(privacy_id_extractor=_pid, partition_extractor=_partition,
-                                    value_extractor=_value)
+    extractors = data_extractors(pdp)
     backend = pdp.LocalBackend()
     found = f"PipelineDP {_common.version(adapter.distribution)}"
 

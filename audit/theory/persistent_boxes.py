@@ -343,57 +343,44 @@ class _Partition:
         return self.lo.shape[0]
 
 
-def _last_above(bound, delta: float, good: float, bad: float, xtol: float) -> float:
-    """An ε within ``xtol`` below the crossing where the non-increasing ``bound`` meets
-    ``delta``, with bound(ε) > delta kept at ``good`` (and bound ≤ delta at ``bad``): regula
-    falsi on log(bound) (Illinois), every new point kept on its side of the bracket."""
-    def f(e: float) -> float:
-        return math.log(max(bound(e), 1e-300)) - math.log(delta)
-
-    fg, fb = f(good), f(bad)
+def _kept_end(f, keep, kept: float, other: float, xtol: float) -> float:
+    """Regula falsi (Illinois) on ``f`` between ``kept``, where ``keep(f)`` holds, and
+    ``other``, where it does not: every new point joins the end on its side, so the
+    returned end (within ``xtol`` of the crossing) still satisfies ``keep``."""
+    fk, fo = f(kept), f(other)
     last = 0
-    while bad - good > xtol:
-        x = good - fg * (bad - good) / (fb - fg) if math.isfinite(fb) and fb != fg \
-            else 0.5 * (good + bad)
-        x = min(max(x, good + 0.25 * xtol), bad - 0.25 * xtol)
+    while abs(other - kept) > xtol:
+        x = kept - fk * (other - kept) / (fo - fk) if math.isfinite(fo) and fo != fk \
+            else 0.5 * (kept + other)
+        x = min(max(x, min(kept, other) + 0.25 * xtol), max(kept, other) - 0.25 * xtol)
         fx = f(x)
-        if fx > 0:
-            good, fg = x, fx
+        if keep(fx):
+            kept, fk = x, fx
             if last == 1:
-                fb *= 0.5
+                fo *= 0.5
             last = 1
         else:
-            bad, fb = x, fx
+            other, fo = x, fx
             if last == -1:
-                fg *= 0.5
+                fk *= 0.5
             last = -1
-    return good
+    return kept
+
+
+def _log_excess(bound, delta: float):
+    return lambda e: math.log(max(bound(e), 1e-300)) - math.log(delta)
+
+
+def _last_above(bound, delta: float, good: float, bad: float, xtol: float) -> float:
+    """An ε within ``xtol`` below the crossing where the non-increasing ``bound`` meets
+    ``delta``, with bound(ε) > delta kept at ``good`` (and bound ≤ delta at ``bad``)."""
+    return _kept_end(_log_excess(bound, delta), lambda v: v > 0, good, bad, xtol)
 
 
 def _first_below(bound, delta: float, bad: float, good: float, xtol: float) -> float:
     """An ε within ``xtol`` above the crossing, with bound(ε) ≤ delta kept at ``good`` (and
     bound > delta at ``bad`` < ``good``)."""
-    def f(e: float) -> float:
-        return math.log(max(bound(e), 1e-300)) - math.log(delta)
-
-    fb, fg = f(bad), f(good)
-    last = 0
-    while good - bad > xtol:
-        x = bad - fb * (good - bad) / (fg - fb) if math.isfinite(fg) and fg != fb \
-            else 0.5 * (good + bad)
-        x = min(max(x, bad + 0.25 * xtol), good - 0.25 * xtol)
-        fx = f(x)
-        if fx <= 0:
-            good, fg = x, fx
-            if last == 1:
-                fb *= 0.5
-            last = 1
-        else:
-            bad, fb = x, fx
-            if last == -1:
-                fg *= 0.5
-            last = -1
-    return good
+    return _kept_end(_log_excess(bound, delta), lambda v: v <= 0, good, bad, xtol)
 
 
 def _ends(part: _Partition, lo_start: float, hi_start: float, delta: float,
