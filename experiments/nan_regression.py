@@ -247,6 +247,8 @@ def metadata(target: str, example, decided: str) -> dict:
 
 def _refreshed(r: dict, example) -> dict:
     new = {**r, **metadata(r["target"], example, r["verdict"])}
+    if r["verdict"] == "fails":  # no release: its finding and cause are the library's crash
+        new.update(finding=r["finding"], root_cause=r["root_cause"])
     return {**{k: new[k] for k in ROW_KEYS if k in new}, **new}
 
 
