@@ -277,6 +277,16 @@ def test_a_refresh_rewrites_the_metadata_and_keeps_every_audited_number(no_mcar)
     assert nr.refresh(doc) == doc  # a refresh of a fresh table changes nothing
 
 
+def test_a_refresh_keeps_a_failed_rows_defect(no_mcar, committed):
+    failed = next(r for r in committed["rows"] if r["verdict"] == "fails")
+    stale = {**_stale_table(), "rows": [{**failed, "source": "old/pkg.py:1"}]}
+    row = nr.refresh(stale)["rows"][0]
+    # its finding and cause are the library's crash, not a NaN's reading of the verdict
+    assert (row["finding"], row["root_cause"]) == (failed["finding"], failed["root_cause"])
+    assert row["finding"] == "defect" and "crashed" in row["root_cause"]
+    assert row["source"] == _declared(failed["target"]).source
+
+
 def test_a_refresh_refuses_rows_no_longer_registered(no_mcar):
     stale = _stale_table()
     stale["rows"].append({**stale["rows"][0], "example": "gone"})
