@@ -249,7 +249,12 @@ def _refreshed(r: dict, example) -> dict:
     new = {**r, **metadata(r["target"], example, r["verdict"])}
     if r["verdict"] == "fails":  # no release: its finding and cause are the library's crash
         new.update(finding=r["finding"], root_cause=r["root_cause"])
-    return {**{k: new[k] for k in ROW_KEYS if k in new}, **new}
+    return _in_row_order(new)
+
+
+def _in_row_order(r: dict) -> dict:
+    """``r`` with its keys in :data:`ROW_KEYS`' order (the others after them)."""
+    return {**{k: r[k] for k in ROW_KEYS if k in r}, **r}
 
 
 def refresh(doc: dict) -> dict:
@@ -309,14 +314,14 @@ def failed_row(target: str, example, defect: LibraryDefect) -> dict:
     library = target.split(":")[0]
     adapter = registry.get_adapter(library)
     nan = _nan(target, example)
-    return {"target": target, "example": example.name, **metadata(target, example, "fails"),
-            "claim": example.epsilon, "delta": example.delta, "verdict": "fails",
-            "finding": "defect", "root_cause": " ".join(str(defect).split()), "mcar": [],
-            "eps_lower": None, "eps_estimate": None, "eps_point": None,
-            "eps_lower_range": None, "runs": [],
-            "pair": _pair_text(nan, example.params), "witness": None, "calls": 0,
-            "library": adapter.distribution, "version": _version(library),
-            "seedable": adapter.seedable}
+    return _in_row_order({
+        "target": target, "example": example.name, **metadata(target, example, "fails"),
+        "claim": example.epsilon, "delta": example.delta, "verdict": "fails",
+        "finding": "defect", "root_cause": " ".join(str(defect).split()), "mcar": [],
+        "eps_lower": None, "eps_estimate": None, "eps_point": None, "eps_lower_range": None,
+        "runs": [], "pair": _pair_text(nan, example.params), "witness": None, "calls": 0,
+        "library": adapter.distribution, "version": _version(library),
+        "seedable": adapter.seedable})
 
 
 def _pair_text(nan: str, params) -> str:
