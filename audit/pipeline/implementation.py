@@ -339,15 +339,15 @@ class ImplementationSubject(PlannedSubject):
 
     def rate(self, calls: int | None = None) -> float:
         """Calls per second (both sides) on masked datasets, in one process, timed on
-        ``calls`` per side (None: 20, or for a target whose one call makes many releases —
-        a Spark job, a ``GROUP BY`` query — the run's chunk, at most
-        :data:`RATE_BATCH_CALLS`: its cost is per call, and 20 datasets spread it over too
-        few releases; a Tumult sum timed at 20 predicted 4 min 29 s for a run of 33 s)."""
+        ``calls`` per side (None: 20, or where the run calls the batched form, one chunk
+        at most :data:`RATE_BATCH_CALLS`: a batched call costs per call — a Spark job, a
+        ``GROUP BY`` query, a worker's round trip — and 20 datasets spread it over too few
+        releases; a Tumult sum timed at 20 predicted 4 min 29 s for a run of 33 s)."""
         from audit.simulation.callables import call_chunk
         from audit.simulation.mechanism_warnings import emit
 
         if calls is None:
-            batched = getattr(self.plan.implementation, "batch_in_one_call", False)
+            batched = self.batch and getattr(self.plan.implementation, "batch", None) is not None
             calls = min(self.chunk, RATE_BATCH_CALLS) if batched else 20
         t = time.perf_counter()
         try:

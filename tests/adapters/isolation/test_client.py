@@ -184,8 +184,9 @@ def _config(tmp_path: Path, function: str, params: dict) -> Path:
 @pytest.mark.parametrize(("params", "status", "needle"), [
     ({"scale": 5.0, "crash_on": 4}, 3, r"died \(exit status 7\)"),
     ({"scale": 5.0, "hang_on": 4, "timeout": 1.0}, 3, "did not answer within the timeout"),
-    # the first batch (the rate measured before the run) already has the wrong shape
-    ({"scale": 5.0, "bad_shape": True}, 2, r"returned shape \(21,\)"),
+    # the first batch (the rate measured before the run, on one chunk of 50 datasets)
+    # already has the wrong shape
+    ({"scale": 5.0, "bad_shape": True}, 2, r"returned shape \(51,\)"),
 ], ids=["crash", "hang", "wrong-shape"])
 def test_a_worker_failing_is_one_error_line_and_exit_3_mid_run(registered, tmp_path, capsys,
                                                                 params, status, needle):
