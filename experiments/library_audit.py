@@ -480,7 +480,7 @@ def _nan_regression() -> dict | None:
     doc = json.loads(NAN_REGRESSION.read_text())
     keep = ("target", "example", "nan", "cause", "source", "library", "version", "seedable",
             "claim", "verdict", "eps_lower", "eps_estimate", "eps_point", "pair", "finding",
-            "root_cause", "mcar", "eps_lower_range", "runs")
+            "root_cause", "mcar", "mcar_amplified", "eps_lower_range", "runs")
     return {"calls": doc["calls"], "seed": doc["seed"], "confidence": doc["confidence"],
             "margin": doc["margin"], "reruns": doc.get("reruns", 1),
             "rows": [{k: r[k] for k in keep if k in r} for r in doc["rows"]]}

@@ -103,9 +103,9 @@ LIBRARY_AUDIT = ROOT / "results" / "library_audit.json"
 METADATA = ("doc", "nan", "cause", "source", "finding", "root_cause")
 #: a row's keys in the order :func:`row` writes them
 ROW_KEYS = ("target", "example", "doc", "nan", "cause", "source", "claim", "delta", "verdict",
-            "finding", "root_cause", "mcar", "eps_lower", "eps_estimate", "eps_point",
-            "eps_lower_range",
-            "runs", "pair", "witness", "calls", "library", "version", "seedable")
+            "finding", "root_cause", "mcar", "mcar_amplified", "eps_lower", "eps_estimate",
+            "eps_point", "eps_lower_range", "runs", "pair", "witness", "calls", "library",
+            "version", "seedable")
 
 
 def _bound(params) -> float:
@@ -280,22 +280,29 @@ def refresh(doc: dict) -> dict:
 def cross_reference(doc: dict) -> dict:
     """The table with every ``keeps`` row's MCAR refutations: the missing rates at which the
     stratified MCAR audit of the same target and example (``results/library_audit.json``,
-    read once) refutes the claim; empty where it does not, audits another example, or was
-    not run (also :func:`refresh`, with no audit)."""
+    read once) refutes the claim (``mcar``), and those where it refutes only the claim
+    amplified by the missingness (``mcar_amplified``: diffprivlib ``nanvar``); empty where it
+    does not, audits another example, or was not run (also :func:`refresh`, with no
+    audit)."""
     from experiments.library_audit import TARGETS
 
     audited = {s["target"]: s["example"] for s in TARGETS}
     found = json.loads(LIBRARY_AUDIT.read_text())["rows"] if LIBRARY_AUDIT.is_file() else []
     refuted: dict[str, list] = {}
+    amplified: dict[str, list] = {}
     for r in found:
         if r.get("claim_refuted"):
             refuted.setdefault(r["target"], []).append(r["rate"])
+        elif r.get("amplified_refuted"):
+            amplified.setdefault(r["target"], []).append(r["rate"])
 
-    def mcar(r: dict) -> list:
+    def mcar(r: dict, rates: dict) -> list:
         keeps = r["verdict"] == "keeps" and audited.get(r["target"]) == r["example"]
-        return refuted.get(r["target"], []) if keeps else []
+        return rates.get(r["target"], []) if keeps else []
 
-    return {**doc, "rows": [{**r, "mcar": mcar(r)} for r in doc["rows"]]}
+    return {**doc, "rows": [_in_row_order({**r, "mcar": mcar(r, refuted),
+                                           "mcar_amplified": mcar(r, amplified)})
+                            for r in doc["rows"]]}
 
 
 def defect_of(exc: BaseException) -> LibraryDefect | None:
@@ -318,6 +325,7 @@ def failed_row(target: str, example, defect: LibraryDefect) -> dict:
         "target": target, "example": example.name, **metadata(target, example, "fails"),
         "claim": example.epsilon, "delta": example.delta, "verdict": "fails",
         "finding": "defect", "root_cause": " ".join(str(defect).split()), "mcar": [],
+        "mcar_amplified": [],
         "eps_lower": None, "eps_estimate": None, "eps_point": None, "eps_lower_range": None,
         "runs": [], "pair": _pair_text(nan, example.params), "witness": None, "calls": 0,
         "library": adapter.distribution, "version": _version(library),
@@ -344,7 +352,7 @@ def row(target: str, example, runs: list) -> dict:
             "cause": meta["cause"], "source": meta["source"], "claim": example.epsilon,
             "delta": example.delta, "verdict": decided, "finding": meta["finding"],
             "root_cause": meta["root_cause"],
-            "mcar": [],  # (:func:`cross_reference`, once for the table)
+            "mcar": [], "mcar_amplified": [],  # (:func:`cross_reference`, once per table)
             "eps_lower": res.eps_lower, "eps_point": res.eps_point,
             "eps_estimate": each[0]["eps_estimate"],
             "eps_lower_range": [min(lows), max(lows)], "runs": each,
@@ -416,6 +424,9 @@ def _notes(r: dict) -> str:
     if r.get("mcar"):
         out.append("refuted under MCAR at π = " + ", ".join(f"{p:g}" for p in r["mcar"]) +
                    " (library_audit)")
+    if r.get("mcar_amplified"):
+        out.append("its claim amplified by MCAR refuted at π = "
+                   + ", ".join(f"{p:g}" for p in r["mcar_amplified"]) + " (library_audit)")
     return "; ".join(out) or "—"
 
 

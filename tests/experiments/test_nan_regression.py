@@ -195,6 +195,16 @@ def test_the_mcar_cross_reference_matches_target_and_example(tmp_path, monkeypat
     # library_audit audits nanmean's default example: only that row, and only where it keeps
     assert [r["mcar"] for r in rows] == [[0.7], [], []]
     assert "refuted under MCAR at π = 0.7" in nr._notes(rows[0])
+    # a rate where only the claim amplified by the missingness falls is listed apart
+    audit.write_text(json.dumps({"rows": [
+        {"target": "diffprivlib:nanmean", "rate": 0.9, "claim_refuted": False,
+         "amplified_refuted": True},
+        {"target": "diffprivlib:nanmean", "rate": 0.7, "claim_refuted": True,
+         "amplified_refuted": True}]}))
+    row = nr.cross_reference(doc)["rows"][0]
+    assert (row["mcar"], row["mcar_amplified"]) == ([0.7], [0.9])
+    assert "its claim amplified by MCAR refuted at π = 0.9" in nr._notes(row)
+    assert list(row).index("mcar_amplified") == list(row).index("mcar") + 1
 
 
 def _declared(target: str):
@@ -261,7 +271,7 @@ def test_a_refresh_rewrites_the_metadata_and_keeps_every_audited_number(no_mcar)
     for old, new in zip(stale["rows"], doc["rows"], strict=True):
         kept = set(old) - set(nr.METADATA) - {"mcar"}
         assert {k: new[k] for k in kept} == {k: old[k] for k in kept}, old["target"]
-        assert set(new) == set(old) | set(nr.METADATA)
+        assert set(new) == set(old) | set(nr.METADATA) | {"mcar_amplified"}
         declared = _declared(old["target"])
         example = adapter_example(old["target"], old["example"])
         assert new["source"] == declared.source != "old/pkg.py:1"

@@ -52,3 +52,25 @@ def test_one_call_releases_one_value_per_dataset_and_the_jvm_ends_with_it(isolat
         assert time.monotonic() < deadline, "the worker's Java process outlived it"
         time.sleep(0.2)
     assert os.getcwd() == str(tmp_path)
+
+
+@pytest.mark.slow
+def test_the_grouped_query_passes_the_batch_check(isolated_cache, tmp_path, monkeypatch):
+    """Tumult's batched form (one query grouped by a public KeySet, a group per dataset) is
+    used on its stated noise, not on :mod:`audit.model.batch_check` (400 unbatched calls are
+    400 Spark jobs, about 20 minutes here): this runs that check once, at the policy's sizes
+    and α = 10⁻⁶, on the sum a user would write."""
+    from audit.adapters import make_implementation
+    from audit.model.batch_check import check_batch
+
+    monkeypatch.chdir(tmp_path)
+    impl = make_implementation("tumult:sum", epsilon=1.0, delta=0.0,
+                               params={"bounds": [-1.0, 1.0]})
+    try:
+        data = np.zeros((10, 1))
+        data[0, 0] = 1.0
+        result = check_batch(impl, data)
+    finally:
+        impl.close()
+    assert result.passed, result.describe()
+    assert result.releases == 400 and result.unbatched == 400
