@@ -112,6 +112,16 @@ def check_noise(target: str, value: object) -> NoiseKind:
         raise ValueError(f"{target}: parameter {exc}") from None
 
 
+def check_noise_delta(target: str, noise: NoiseKind, delta: float) -> None:
+    """Refuse a δ the noise cannot have: Gaussian noise needs δ ∈ (0, 1), Laplace noise is pure
+    ε-DP (δ = 0)."""
+    if noise is NoiseKind.GAUSSIAN and not 0.0 < delta < 1.0:
+        raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
+    if noise is NoiseKind.LAPLACE and delta != 0.0:
+        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
+                         f"delta={delta!r}")
+
+
 def check_column(target: str, value: object) -> int | None:
     """None (every entry of a record) or a column index ≥ 0."""
     if value is None:

@@ -353,12 +353,8 @@ def make(function: str, *, epsilon: float, delta: float,
         "column": _common.check_column(target, p["column"]),
         "shape": _check_shape(target, p["shape"]),
     }
+    _common.check_noise_delta(target, checked["noise"], delta)
     gaussian = checked["noise"] is NoiseKind.GAUSSIAN
-    if gaussian and not 0.0 < delta < 1.0:
-        raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
-    if not gaussian and delta != 0.0:
-        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
-                         f"delta={delta!r}")
     lo, hi = checked["bounds"]
     if checked["nan"] == "drop" and function == "mean" and not lo <= checked["constant"] <= hi:
         raise ValueError(f"{target}: with nan='drop' the mean pads with parameter 'constant', "

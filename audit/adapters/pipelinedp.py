@@ -213,11 +213,7 @@ def _parameters(function: str, delta: float, params: dict | None) -> dict:
             raise ValueError(f"{target}: parameter 'bounds' is required")
         bounds = _common.check_bounds(target, p["bounds"])
     noise = _common.check_noise(target, p["noise"])
-    if noise is NoiseKind.GAUSSIAN and not 0.0 < delta < 1.0:
-        raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
-    if noise is NoiseKind.LAPLACE and delta != 0.0:
-        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
-                         f"delta={delta!r}")
+    _common.check_noise_delta(target, noise, delta)
     return {"bounds": bounds, "noise": noise,
             "nan": _common.check_choice(target, "nan", p["nan"], NAN_HANDLING),
             "column": _common.check_column(target, p["column"]),

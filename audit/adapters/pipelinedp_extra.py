@@ -195,11 +195,7 @@ def _vector_sum_parameters(adapter: Adapter, delta: float, params: dict | None) 
                          f"max_norm={p['max_norm']!r}")
     norm = _common.check_choice(target, "norm", p["norm"], NORMS)
     noise = _common.check_noise(target, p["noise"])
-    if noise is NoiseKind.GAUSSIAN and not 0.0 < delta < 1.0:
-        raise ValueError(f"{target}: Gaussian noise needs delta in (0, 1), got delta={delta!r}")
-    if noise is NoiseKind.LAPLACE and delta != 0.0:
-        raise ValueError(f"{target}: Laplace noise is pure ε-DP; delta must be 0, got "
-                         f"delta={delta!r}")
+    _common.check_noise_delta(target, noise, delta)
     if (noise, norm) in ((NoiseKind.LAPLACE, "l2"), (NoiseKind.GAUSSIAN, "l1")):
         allowed = "'linf' or 'l1'" if noise is NoiseKind.LAPLACE else "'linf' or 'l2'"
         raise ValueError(f"{target}: parameter 'norm' must be {allowed} with {noise.value} "

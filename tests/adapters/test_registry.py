@@ -105,6 +105,11 @@ def test_unknown_targets_are_one_clear_error(target, needles):
     ("pydp:percentile", {"params": {"bounds": (-1, 1), "percentile": 50}},
      "parameter 'percentile' must be in [0, 1] (python-dp's scale, not percent), got "
      "percentile=50"),
+    ("pipelinedp:sum", {"params": {"bounds": (-1, 1), "noise": "gaussian"}}, "delta in (0, 1)"),
+    ("pipelinedp:sum", {"params": {"bounds": (-1, 1)}, "delta": 1e-6}, "delta must be 0"),
+    ("pipelinedp:vector_sum", {"params": {"max_norm": 1.0, "noise": "gaussian",
+                                          "norm": "l2"}}, "delta in (0, 1)"),
+    ("pipelinedp:vector_sum", {"params": {"max_norm": 1.0}, "delta": 1e-6}, "delta must be 0"),
     ("pydp:sum", {"params": {}}, "parameter 'bounds' is required"),
     ("pydp:sum", {"params": {"bounds": (-1, 1)}, "delta": 1e-6}, "delta must be 0"),
     ("pydp:count", {"params": {"bounds": (-1, 1)}}, "unknown parameter 'bounds'"),
