@@ -14,9 +14,11 @@ import numpy as np
 import pytest
 
 from audit.adapters import make_implementation
-from audit.model import batch_check
 from audit.model.batch_check import check_batch
-from audit.model.implementation import CallableImplementation
+from tests.adapters.batch_cases import (
+    assert_bad_stacks_are_refused,
+    assert_shared_noise_is_refused,
+)
 
 pytest.importorskip("polars")
 pytest.importorskip("opendp.prelude")
@@ -77,10 +79,7 @@ def test_each_key_has_the_unbatched_noise_scale(function):
 
 
 def test_bad_stack_is_refused():
-    with pytest.raises(ValueError, match="datasets must have shape"):
-        _impl("sum").batch(np.zeros((3, 4)), None)
-    with pytest.raises(ValueError, match="column"):
-        _impl("sum", column=5).batch(np.zeros((2, 3, 2)), None)
+    assert_bad_stacks_are_refused(_impl)
 
 
 @pytest.mark.statistical
@@ -95,20 +94,10 @@ def test_independence_check_passes(function):
 def test_independence_check_fails_for_shared_opendp_noise():
     """One OpenDP release per call, its noise added to every dataset's exact clipped sum:
     every key shares the library's noise draw. Fails with p < 10⁻¹⁰."""
-    impl = _impl("sum")
+    def exact(data):
+        return np.clip(np.nan_to_num(data), 0, 1).sum()
 
-    def shared(datasets, rng):
-        noise = impl(datasets[0], rng) - np.clip(np.nan_to_num(datasets[0]), 0, 1).sum()
-        return np.clip(np.nan_to_num(datasets), 0, 1).sum(axis=(1, 2)) + noise
-
-    fake = CallableImplementation(impl.func, impl.claim, "opendp-polars:sum (shared noise)",
-                                  batch_func=shared, batch_in_one_call=True)
-    result = check_batch(fake, np.zeros((10, 1)))
-    assert {"correlation", "permutation"} <= set(result.failed), result.describe()
-    with pytest.warns(batch_check.BatchRefused):
-        out, _ = batch_check.checked(fake, np.zeros((10, 1)))
-    assert out.batch is None
-    batch_check.clear_cache()
+    assert_shared_noise_is_refused(_impl("sum"), exact, np.zeros((10, 1)))
 
 
 @pytest.mark.slow

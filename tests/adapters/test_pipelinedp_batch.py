@@ -13,9 +13,11 @@ import numpy as np
 import pytest
 
 from audit.adapters import make_implementation
-from audit.model import batch_check
 from audit.model.batch_check import check_batch
-from audit.model.implementation import CallableImplementation
+from tests.adapters.batch_cases import (
+    assert_bad_stacks_are_refused,
+    assert_shared_noise_is_refused,
+)
 
 pytest.importorskip("pipeline_dp")
 
@@ -118,10 +120,7 @@ def test_percentile_drops_nan_per_partition():
 
 
 def test_bad_stack_is_refused():
-    with pytest.raises(ValueError, match="datasets must have shape"):
-        _impl("sum").batch(np.zeros((3, 4)), None)
-    with pytest.raises(ValueError, match="column"):
-        _impl("sum", column=5).batch(np.zeros((2, 3, 2)), None)
+    assert_bad_stacks_are_refused(_impl)
 
 
 @pytest.mark.statistical
@@ -136,20 +135,7 @@ def test_independence_check_passes(function):
 def test_independence_check_fails_for_shared_pipelinedp_noise():
     """A fake batch that makes one PipelineDP release and shifts it by each dataset's exact
     sum: every partition shares the library's noise draw. Fails with p < 10⁻¹⁰."""
-    impl = _impl("sum")
-
-    def shared(datasets, rng):
-        noise = impl(datasets[0], rng) - np.nansum(datasets[0])
-        return np.nansum(datasets, axis=(1, 2)) + noise
-
-    fake = CallableImplementation(impl.func, impl.claim, "pipelinedp:sum (shared noise)",
-                                  batch_func=shared, batch_in_one_call=True)
-    result = check_batch(fake, DATA)
-    assert {"correlation", "permutation"} <= set(result.failed), result.describe()
-    with pytest.warns(batch_check.BatchRefused):
-        out, _ = batch_check.checked(fake, DATA)
-    assert out.batch is None
-    batch_check.clear_cache()
+    assert_shared_noise_is_refused(_impl("sum"), np.nansum, DATA)
 
 
 @pytest.mark.slow
