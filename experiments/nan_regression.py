@@ -342,9 +342,9 @@ def row(target: str, example, runs: list) -> dict:
     adapter = registry.get_adapter(library)
     res = runs[0]
     nan = _nan(target, example)
-    each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point,
-             "eps_estimate": estimate(r.witness),
-             "verdict": verdict(r.eps_lower, estimate(r.witness), r.eps_claim)} for r in runs]
+    each = [{"eps_lower": r.eps_lower, "eps_point": r.eps_point, "eps_estimate": e,
+             "verdict": verdict(r.eps_lower, e, r.eps_claim)}
+            for r, e in ((r, estimate(r.witness)) for r in runs)]
     decided = combined([e["verdict"] for e in each], nan)
     meta = metadata(target, example, decided)
     lows = [e["eps_lower"] for e in each]
