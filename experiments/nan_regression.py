@@ -472,6 +472,21 @@ def markdown(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def read_table(path: Path) -> dict:
+    """The table at ``path``; ValueError naming the path unless it is JSON holding a list of
+    rows, each with its target, example and verdict."""
+    try:
+        doc = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not a readable JSON table: {exc}") from None
+    rows = doc.get("rows") if isinstance(doc, dict) else None
+    if not isinstance(rows, list) or not all(
+            isinstance(r, dict) and {"target", "example", "verdict"} <= set(r) for r in rows):
+        raise ValueError(f"{path} is not a NaN regression table (an object whose 'rows' are "
+                         f"objects with 'target', 'example' and 'verdict')")
+    return doc
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
@@ -498,7 +513,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --refresh needs a table at --out, got --out {out}", file=sys.stderr)
             return 2
         try:
-            doc = refresh(json.loads(out.read_text()))
+            doc = refresh(read_table(out))
         except ValueError as exc:
             print(f"error: --refresh: {exc}", file=sys.stderr)
             return 2
@@ -513,13 +528,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"error: --only needs registered targets and an existing table at --out, "
                   f"got unknown {unknown} and --out {out}", file=sys.stderr)
             return 2
-        previous = json.loads(out.read_text())
+        try:
+            previous = read_table(out)
+        except ValueError as exc:
+            print(f"error: --only: {exc}", file=sys.stderr)
+            return 2
         if (previous.get("calls"), previous.get("seed")) != (args.calls, args.seed):
             print(f"error: --only keeps the table's other rows: --calls and --seed must be "
                   f"its {previous.get('calls')} and {previous.get('seed')}", file=sys.stderr)
             return 2
     elif Path(args.out).is_file():  # a full run keeps the isolated rows it does not audit
-        table = json.loads(Path(args.out).read_text())
+        try:
+            table = read_table(Path(args.out))
+        except ValueError as exc:
+            print(f"error: --out: {exc}", file=sys.stderr)
+            return 2
         if (table.get("calls"), table.get("seed")) == (args.calls, args.seed):
             previous = table
     doc = run(args.calls, args.seed, only=args.only, previous=previous)

@@ -334,6 +334,18 @@ def test_refresh_on_the_command_line_writes_sources_into_json_and_markdown(tmp_p
     assert json.loads(out.read_text()) == bad
 
 
+@pytest.mark.parametrize("flags", [["--refresh"], ["--only", "diffprivlib:sum"], []])
+@pytest.mark.parametrize("text", ["not json", '{"rows": 3}', '{"rows": [{"target": 1}]}', "[]"])
+def test_a_table_that_is_not_one_is_one_error_line_before_any_audit(tmp_path, capsys, flags,
+                                                                     text):
+    out = tmp_path / "nan_regression.json"
+    out.write_text(text)
+    assert nr.main([*flags, "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and str(out) in err, err
+    assert out.read_text() == text and not out.with_suffix(".md").exists()
+
+
 def test_rows_kept_by_only_get_their_metadata_refreshed(committed):
     """``--only`` with no target named audits nothing here (every row is in the table) and
     keeps every row as a refresh would: numbers as audited, sources added."""
