@@ -10,7 +10,8 @@ dataset shape in a process (:func:`checked`, cached), before the audit uses that
 audit refuses the batched form (calls the implementation once per dataset, with a
 :class:`BatchRefused` warning) when the check fails.
 
-The check (:func:`check_batch`, sizes and α in ``audit.policy.DEFAULT_POLICY.batch_check``):
+The check (:func:`check_batch`, sizes and α in ``audit.policy.DEFAULT_POLICY.batch_check``,
+or in the implementation's own ``batch_check_rule`` where an unbatched call is dear):
 ``calls`` calls of the batched form, each on ``per_call`` copies of one complete dataset (the
 audit's first dataset with its missing entries read as 0: the per-partition code is the same
 whatever the values, and NaN releases would make the tests vacuous; a NaN release there fails
@@ -196,22 +197,25 @@ def check_batch(impl, data, *, rule: BatchCheckRule | None = None,
                       nan_free)
 
 
-def _key(impl, shape: tuple) -> str:
+def _key(impl, shape: tuple, rule: BatchCheckRule) -> str:
     def plain(o):
         return np.asarray(o).tolist() if isinstance(o, (np.ndarray, np.generic)) else str(o)
 
     return json.dumps({"name": getattr(impl, "name", type(impl).__name__),
                        "params": getattr(impl, "params", {}),
-                       "claim": repr(getattr(impl, "claim", None)), "shape": list(shape)},
+                       "claim": repr(getattr(impl, "claim", None)), "shape": list(shape),
+                       "rule": dataclasses.asdict(rule)},
                       sort_keys=True, default=plain)
 
 
 def checked(impl, data, *, rule: BatchCheckRule | None = None):
     """``impl`` itself, or, when its batched form makes several releases in one call and fails
     :func:`check_batch` on ``data``, ``impl`` without its batched form (with a
-    :class:`BatchRefused` warning). The check runs once per target (name, parameters, claim)
-    and dataset shape in a process; an implementation that does not state
-    ``batch_in_one_call`` is returned as it is, unchecked.
+    :class:`BatchRefused` warning). The check runs once per target (name, parameters, claim),
+    dataset shape and rule in a process; an implementation that does not state
+    ``batch_in_one_call`` is returned as it is, unchecked. Without ``rule``, the
+    implementation's own ``batch_check_rule`` (where its unbatched calls are too dear for the
+    policy's sizes: Tumult's are Spark jobs), else the policy's.
 
     Returns
     -------
@@ -219,7 +223,9 @@ def checked(impl, data, *, rule: BatchCheckRule | None = None):
     """
     if not getattr(impl, "batch_in_one_call", False) or getattr(impl, "batch", None) is None:
         return impl, None
-    key = _key(impl, np.shape(data))
+    if rule is None:
+        rule = getattr(impl, "batch_check_rule", None) or DEFAULT_POLICY.batch_check
+    key = _key(impl, np.shape(data), rule)
     if key not in _CACHE:
         _CACHE[key] = check_batch(impl, data, rule=rule)
     result = _CACHE[key]

@@ -147,6 +147,34 @@ def test_checked_keeps_a_passing_batch_and_skips_undeclared_ones():
     assert checked(plain, DATA) == (plain, None)
 
 
+def test_an_implementation_states_its_own_check_sizes():
+    """Where unbatched calls are dear (Tumult: Spark jobs) the implementation's
+    ``batch_check_rule`` sets the sizes; a rule handed to ``checked`` still wins."""
+    rule = BatchCheckRule(calls=4, per_call=6, unbatched=10)
+
+    class Dear:
+        claim, name, batch_in_one_call, batch_check_rule = Claim(1.0), "dear", True, rule
+
+        def __init__(self):
+            self.batched, self.unbatched = [], 0
+
+        def batch(self, datasets, rng):
+            self.batched.append(len(datasets))
+            return independent(datasets, rng)
+
+        def __call__(self, data, rng):
+            self.unbatched += 1
+            return one(data, rng)
+
+    impl = Dear()
+    out, result = checked(impl, DATA)
+    assert out is impl and result.passed
+    assert impl.batched == [6] * 4 and impl.unbatched == 10
+    assert (result.releases, result.unbatched) == (24, 10)
+    checked(impl, DATA, rule=BatchCheckRule(calls=2, per_call=3, unbatched=5))  # not cached
+    assert impl.batched[4:] == [3, 3] and impl.unbatched == 15
+
+
 def test_check_needs_a_batched_form():
     impl = CallableImplementation(one, Claim(1.0), "no-batch")
     with pytest.raises(ValueError, match="no batched form"):

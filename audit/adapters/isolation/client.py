@@ -49,6 +49,7 @@ from audit.adapters.isolation.framing import (
     write_frame,
 )
 from audit.model.implementation import Claim
+from audit.policy import BatchCheckRule
 
 __all__ = ["STARTUP_TIMEOUT", "CALL_TIMEOUT", "WorkerError", "WorkerTimeout", "Worker",
            "launch", "IsolatedImplementation", "ParametersChecked", "parameters_only"]
@@ -281,6 +282,9 @@ class IsolatedImplementation:
         True when the library side makes a batch's releases in one library call (SmartNoise
         SQL's GROUP BY over a public key per dataset): the audit checks them for independence
         before it counts them as calls (:mod:`audit.model.batch_check`).
+    batch_check_rule : BatchCheckRule, optional
+        The sizes of that check for this implementation, where an unbatched call is too dear
+        for the policy's (Tumult: each call is a Spark job); None: the policy's.
 
     Notes
     -----
@@ -298,6 +302,7 @@ class IsolatedImplementation:
     startup_timeout: float = STARTUP_TIMEOUT
     call_timeout: float = CALL_TIMEOUT
     batch_in_one_call: bool = False
+    batch_check_rule: BatchCheckRule | None = None
     module_sha256: str = field(default="", init=False)
     _state: dict = field(default_factory=dict, init=False, repr=False)
 
