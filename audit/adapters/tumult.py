@@ -92,7 +92,8 @@ rows, the c with the smallest SHA-256 hash of the whole row (every column, the I
 partition included, plus the row's index among identical rows), ``truncate_large_groups``
 (core/utils/truncation.py:153-170): deterministic, no randomness, the same rows on every call
 of the same table, but a pseudo-random choice across IDs. It runs where ``enforce`` stands,
-before the compiler's ``DropNullAndNan`` (the rewrite wraps the aggregate's child, the enforced
+first in the adapter's query (before ``nan="drop"`` or ``"replace"``) and before the compiler's
+``DropNullAndNan`` (the rewrite wraps the aggregate's child, the enforced
 table: _rewrite_rules.py:229-236; ``enforce`` truncates at once, analytics/
 _query_expr_compiler/_base_transformation_visitor.py:1517-1533), so a NULL or NaN row takes
 one of the c places and is dropped afterwards: an ID whose kept rows include a NULL
