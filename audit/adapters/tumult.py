@@ -25,6 +25,20 @@ Targets: ``tumult:sum``, ``:count``, ``:average``, ``:quantile``. Parameters:
 ``missing_as`` (default ``"null"``)
     How a missing entry enters the Spark table: ``"null"`` (SQL NULL) or ``"nan"`` (a float
     NaN, which Spark keeps apart from NULL).
+``noise`` (default ``"laplace"``)
+    ``"laplace"``: ``PureDPBudget`` (Laplace, geometric, exponential mechanism; ``delta`` 0);
+    ``"gaussian"`` (sum, count, average): ``RhoZCDPBudget``, ``delta`` in (0, 1) (below).
+    Refused for the quantile: under a ``RhoZCDPBudget`` Tumult runs the same exponential
+    mechanism at ε = √(8ρ) (core/measurements/aggregations.py:1782-1783), no Gaussian noise.
+``protected_change`` (default ``"row"``)
+    ``"row"``: ``AddOneRow()``; ``"id"``: ``AddRowsWithID(id_column="id")`` on an integer
+    column ``id`` the adapter adds (below), the query starting with
+    ``enforce(MaxRowsPerID(max_rows_per_id))``.
+``rows_per_id`` (default 1; ``"id"`` only)
+    k ≥ 1: records i of a dataset have ID ``i // k`` (consecutive records share an ID; the
+    last ID may have fewer); 1: one record is one ID.
+``max_rows_per_id`` (default ``rows_per_id``; ``"id"`` only)
+    The cap of ``MaxRowsPerID``; below ``rows_per_id`` Tumult truncates (below).
 
 **Batching.** One worker call of m datasets is one Tumult query, ``groupby`` over the public
 KeySet ``part ∈ {0..m−1}`` of a table holding the m datasets side by side (one copy per
@@ -35,7 +49,8 @@ that of the ungrouped one. The statistical check of a batched form
 ones, correlation, permutation and two-sample tests at α = 10⁻⁶) is not run per audit, since
 its 400 ungrouped queries are 400 Spark jobs; the slow isolated test
 ``test_the_grouped_query_passes_the_batch_check`` runs it on the sum (passed on 0.21.0 in
-4 min on 2 cores).
+4 min on 2 cores) and on a Gaussian sum over IDs of two records each (passed in 6 min 21 s on
+one core).
 
 **Claim.** ``Session.from_dataframe(..., protected_change=AddOneRow())``: the budget protects
 one row added or removed (``AddOneRow``, "the addition or removal of a single row",
@@ -43,6 +58,51 @@ analytics/protected_change.py:43-49; the query is
 charged at ``d_in = 1``): ``Relation.ADD_REMOVE``. One record is one row, so a substitution is
 two steps, and the adapter hands Tumult ``PureDPBudget(ε/2)`` (``to_substitution``). The claim
 is (ε, 0): ``delta`` must be 0 (Tumult's pure-DP sums and counts are Laplace and geometric).
+
+With ``protected_change="id"`` the budget protects one ID added or removed, all its rows
+(``AddRowsWithID``, "hides the addition or removal of *all rows* with the same value in the
+specified column", analytics/protected_change.py:106-115). The audit substitutes one record,
+a row of one ID (with k > 1 the ID keeps its other k − 1 rows): the two tables differ by that
+ID's rows removed and its new rows added, two steps of Tumult's relation, so the same
+``Relation.ADD_REMOVE`` and the same budget conversion hold (the claim holds for any change of
+one ID's rows, more than the audit changes; with k > 1 it is loose, the noise being for k
+rows). ``MaxRowsPerID(c)`` makes the sensitivity c times a row's: the truncation
+``LimitRowsPerGroup`` has stability ``d_in · c`` (core/transformations/spark_transformations/
+truncation.py:160-172), and an aggregate on an ID table without such a constraint is refused
+(analytics/_query_expr_compiler/_base_measurement_visitor.py:559-563).
+
+With ``noise="gaussian"`` the adapter hands Tumult ``RhoZCDPBudget(ρ)``: its sum and average of
+a float column get continuous Gaussian noise (``AddGaussianNoise``, variance σ² = Δ²/(2ρ),
+ρ-zCDP: core/measurements/noise_mechanisms.py:462-572, the privacy function at 525-547), its
+count discrete Gaussian noise (noise_mechanisms.py:325-401), chosen by
+analytics/_query_expr_compiler/_rewrite_rules.py:94-121 (count) and 133-181 (the others); the
+average splits ρ in two. Tumult's guarantee is ρ-zCDP per row (or ID) added or removed; Tumult
+Core's own conversion to (ε, δ)-DP is Bun & Steinke's (2016) Prop. 1.3, ε = ρ + 2√(ρ ln(1/δ))
+(``RhoZCDPToApproxDP``, core/measurements/converters.py:164-243, solved at 236-243). The claim
+(ε, δ) per substituted record is met in two steps: (ε', δ') = ``to_substitution(ADD_REMOVE, ε,
+δ)`` = (ε/2, δ/(1 + e^{ε/2})) per row added or removed, by group privacy; ρ the solution of
+ρ + 2√(ρ ln(1/δ')) = ε' (:func:`rho_for`, one float lower). So the (ε', δ') per step is a
+statement Tumult itself makes for that ρ: the worker checks it with ``RhoZCDPToApproxDP``'s
+own ``privacy_relation`` on a Gaussian measurement of exactly that ρ (``converts`` in the
+worker's info; the target is refused if it does not hold). The conversion is not tight for a
+Gaussian (its exact (ε, δ) curve is lower: Balle & Wang 2018), so the audit's ε_lower stays
+well below the claim; it is the claim Tumult's own code states.
+
+**Truncation with IDs** (tmlt.core 0.19.1): ``enforce(MaxRowsPerID(c))`` keeps, of each ID's
+rows, the c with the smallest SHA-256 hash of the whole row (every column, the ID and the
+partition included, plus the row's index among identical rows), ``truncate_large_groups``
+(core/utils/truncation.py:153-170): deterministic, no randomness, the same rows on every call
+of the same table, but a pseudo-random choice across IDs. It runs where ``enforce`` stands,
+first in the adapter's query (before ``nan="drop"`` or ``"replace"``) and before the compiler's
+``DropNullAndNan`` (the rewrite wraps the aggregate's child, the enforced
+table: _rewrite_rules.py:229-236; ``enforce`` truncates at once, analytics/
+_query_expr_compiler/_base_transformation_visitor.py:1517-1533), so a NULL or NaN row takes
+one of the c places and is dropped afterwards: an ID whose kept rows include a NULL
+contributes fewer values (a NULL is hashed as no value, a NaN as "nan": core/utils/
+truncation.py:24-55, 92). With ``max_rows_per_id = rows_per_id`` (the default) nothing is
+truncated. The batched form keeps working: IDs are ``p·n + i // k`` for dataset p (disjoint
+across partitions), so one ID changes one group only, and the noise Tumult states for the
+grouped query is checked against the ungrouped one as without IDs.
 
 **Randomness.** Not seedable (``ADAPTER.seedable`` is False): Tumult Core draws every noise
 from ``np.random.Generator(RDRAND())``, or ``os.urandom`` where RDRAND is missing
@@ -84,13 +144,18 @@ under ``site-packages/tmlt/``):
 
 from __future__ import annotations
 
+import math
+from numbers import Integral
 from pathlib import Path
+
+import numpy as np
 
 from audit.adapters import _common, relations
 from audit.adapters.isolation.client import IsolatedImplementation, launch
 from audit.adapters.isolation.environments import Environment
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
+from audit.enums import NoiseKind
 from audit.model.implementation import Claim
 
 LIBRARY = "tumult"
@@ -108,6 +173,7 @@ ENVIRONMENT = Environment(LIBRARY, (
 SIDE = Path(__file__).resolve().parent / "isolation" / "tumult_side.py"
 NAN_CHOICES = ("default", "drop", "replace")
 MISSING_CHOICES = ("null", "nan")
+CHANGE_CHOICES = ("row", "id")
 
 
 def _check(target: str, function: str, params: dict | None) -> dict:
@@ -131,7 +197,56 @@ def _check(target: str, function: str, params: dict | None) -> dict:
             raise ValueError(f"{target}: parameter 'quantile' must be a number in [0, 1], "
                              f"got quantile={q!r}")
         lib["quantile"] = float(q)
+    lib.update(_check_ids(target, p))
+    noise = _common.check_noise(target, p["noise"])
+    if noise is NoiseKind.GAUSSIAN and function == "quantile":
+        raise ValueError(f"{target}: Tumult's quantile has no Gaussian noise: under a "
+                         f"RhoZCDPBudget it runs the same exponential mechanism at "
+                         f"ε = √(8ρ) (tmlt/core/measurements/aggregations.py:1782-1783); "
+                         f"use noise='laplace'")
+    lib["noise"] = noise.value
     return lib
+
+
+def _check_ids(target: str, p: dict) -> dict:
+    """``protected_change``, ``rows_per_id`` and ``max_rows_per_id``, checked."""
+    change = _common.check_choice(target, "protected_change", p["protected_change"],
+                                  CHANGE_CHOICES)
+    out: dict = {"protected_change": change}
+    k, cap = p["rows_per_id"], p["max_rows_per_id"]
+    for name, value in (("rows_per_id", k), ("max_rows_per_id", cap)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, Integral)
+                                  or int(value) < 1):
+            raise ValueError(f"{target}: parameter {name!r} must be an integer >= 1, got "
+                             f"{name}={value!r}")
+    if change == "row":
+        if k != 1 or cap is not None:
+            raise ValueError(f"{target}: parameters 'rows_per_id' and 'max_rows_per_id' need "
+                             f"protected_change='id', got rows_per_id={k!r}, "
+                             f"max_rows_per_id={cap!r} with protected_change='row'")
+        return out
+    out["rows_per_id"] = int(k)
+    out["max_rows_per_id"] = int(k) if cap is None else int(cap)
+    return out
+
+
+def rho_for(epsilon: float, delta: float) -> tuple[float, float, float]:
+    """(ρ, ε', δ'): the ``RhoZCDPBudget`` to hand Tumult so that its release is (ε, δ)-DP per
+    substituted record (see the module docstring, **Claim**).
+
+    (ε', δ') = :func:`~audit.adapters.relations.to_substitution` of (ε, δ) for add/remove (a
+    substitution is two steps: ε' = ε/2, δ' = δ/(1 + e^{ε'})); ρ is the solution of Tumult
+    Core's own conversion ρ + 2√(ρ ln(1/δ')) = ε' (``RhoZCDPToApproxDP``, Bun & Steinke 2016,
+    Prop. 1.3), ρ = (ε' / (√(ln(1/δ') + ε') + √ln(1/δ')))², one float lower.
+
+    >>> rho, eps_step, delta_step = rho_for(1.0, 1e-5)
+    >>> eps_step, round(rho, 6)
+    (0.5, 0.004907)
+    """
+    step = relations.to_substitution(Relation.ADD_REMOVE, epsilon, delta, entries=1)
+    log_inv = -math.log(step.delta)
+    rho = (step.epsilon / (math.sqrt(log_inv + step.epsilon) + math.sqrt(log_inv))) ** 2
+    return float(np.nextafter(rho, 0.0)), step.epsilon, step.delta
 
 
 def make(function: str, *, epsilon: float, delta: float,
@@ -139,27 +254,79 @@ def make(function: str, *, epsilon: float, delta: float,
     """Tumult's ``function`` of one column in its worker (see the module docstring)."""
     target = f"{LIBRARY}:{function}"
     lib = _check(target, function, params)
-    if delta != 0.0:
-        raise ValueError(f"{target}: the adapter runs Tumult with a PureDPBudget (Laplace, "
-                         f"geometric and exponential noise); delta must be 0, got "
-                         f"delta={delta!r}")
-    lib["epsilon"] = relations.to_substitution(ADAPTER.relation, epsilon, 0.0,
-                                               entries=1).epsilon
+    gaussian = lib["noise"] == NoiseKind.GAUSSIAN.value
+    _common.check_noise_delta(target, NoiseKind(lib["noise"]), delta)
+    if gaussian:
+        lib["rho"], eps_step, delta_step = rho_for(epsilon, delta)
+        lib["approx"] = [eps_step, delta_step]
+        budget = (f"RhoZCDPBudget(rho={lib['rho']:.6g}): ρ-zCDP per {_unit(lib)} added or "
+                  f"removed, ({eps_step:.6g}, {delta_step:.4g})-DP by Tumult Core's "
+                  f"RhoZCDPToApproxDP (Bun & Steinke Prop. 1.3), (ε, δ)-DP per substituted "
+                  f"record by group privacy over its two steps")
+    else:
+        lib["epsilon"] = relations.to_substitution(ADAPTER.relation, epsilon, 0.0,
+                                                   entries=1).epsilon
+        budget = (f"PureDPBudget(epsilon={lib['epsilon']:.6g}): ε-DP per substituted record "
+                  f"(two {_unit(lib)} steps)")
     worker, info = launch(ENVIRONMENT, SIDE, lib, name=target)
-    if info.get("noise") != info.get("noise_ungrouped"):
+    problem = _setup_problem(lib, info)
+    if problem:
         worker.close()
-        raise ValueError(f"{target}: Tumult states the noise {info.get('noise')} for the "
-                         f"grouped (batched) query but {info.get('noise_ungrouped')} for one "
-                         f"release; the adapter needs updating")
+        raise ValueError(f"{target}: {problem}; the adapter needs updating")
+    change = ("AddOneRow" if lib["protected_change"] == "row" else
+              f"AddRowsWithID (rows_per_id={lib['rows_per_id']}, "
+              f"MaxRowsPerID({lib['max_rows_per_id']}))")
     note = (f"tmlt.analytics {info.get('tmlt.analytics')} (tmlt.core {info.get('tmlt.core')}, "
             f"pyspark {info.get('pyspark')}) {function} of column {lib['column']} with "
-            f"nan={lib['nan']!r}, PureDPBudget(epsilon={lib['epsilon']:.6g}) under AddOneRow, "
-            f"noise {info.get('noise')}: ε-DP per substituted record (see audit.adapters."
-            f"tumult for what NULL and NaN do)")
-    impl = IsolatedImplementation(ENVIRONMENT, str(SIDE), lib, Claim(epsilon, 0.0, note),
+            f"nan={lib['nan']!r} under {change}, {budget}, noise {info.get('noise')} (see "
+            f"audit.adapters.tumult for what NULL and NaN do)")
+    impl = IsolatedImplementation(ENVIRONMENT, str(SIDE), lib, Claim(epsilon, delta, note),
                                   target, info)
     impl.adopt(worker)
     return impl
+
+
+def _unit(lib: dict) -> str:
+    return "row" if lib["protected_change"] == "row" else "ID (all its rows)"
+
+
+#: the noise Tumult may state for each noise (Session._noise_info's mechanism names)
+_NOISES = {"laplace": {"LAPLACE", "GEOMETRIC", "EXPONENTIAL"},
+           "gaussian": {"GAUSSIAN", "DISCRETE_GAUSSIAN"}}
+
+
+def _setup_problem(lib: dict, info: dict) -> str:
+    """What the worker's set-up says is wrong ("" if nothing): the grouped (batched) query's
+    noise unlike one release's, a noise of the other kind, or (Gaussian) Tumult's own
+    conversion not stating (ε', δ') for ρ."""
+    noise, ungrouped = info.get("noise"), info.get("noise_ungrouped")
+    if noise != ungrouped:
+        return (f"Tumult states the noise {noise} for the grouped (batched) query but "
+                f"{ungrouped} for one release")
+    names = {str(n[0]) for n in noise or ()}
+    if not names or not names <= _NOISES[lib["noise"]]:
+        return f"Tumult states the noise {noise} for noise={lib['noise']!r}"
+    if "approx" in lib and info.get("converts") is not True:
+        return (f"Tumult Core's RhoZCDPToApproxDP does not state {tuple(lib['approx'])}-DP "
+                f"for rho={lib['rho']!r}")
+    return ""
+
+
+def expected_noise(lib: dict) -> list[list]:
+    """The noise Tumult should state (``Session._noise_info``: [mechanism, parameter] per
+    noise) for the parameters handed to the worker, sum and count only: sensitivity per row
+    max(|lo|, |hi|) (sum) or 1 (count), times ``max_rows_per_id`` with IDs; Laplace scale
+    Δ/ε or Gaussian variance Δ²/(2ρ) (noise_mechanisms.py:378-401, 525-547)."""
+    rows = lib.get("max_rows_per_id", 1)
+    if lib["function"] == "sum":
+        sens, names = rows * max(abs(b) for b in lib["bounds"]), ("LAPLACE", "GAUSSIAN")
+    elif lib["function"] == "count":
+        sens, names = float(rows), ("GEOMETRIC", "DISCRETE_GAUSSIAN")
+    else:
+        raise ValueError(f"expected_noise: sum or count, got function={lib['function']!r}")
+    if lib["noise"] == "gaussian":
+        return [[names[1], sens**2 / (2 * lib["rho"])]]
+    return [[names[0], sens / lib["epsilon"]]]
 
 
 _BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): the clamping low and high")
@@ -168,7 +335,14 @@ _NAN = Parameter("nan", "default", "'default': Tumult's rule; 'drop': drop_null_
                  "drop_infinity first; 'replace': replace_null_and_nan first")
 _REPLACEMENT = Parameter("replacement", 0.0, "what nan='replace' puts in place of NULL/NaN")
 _MISSING = Parameter("missing_as", "null", "a missing entry as a SQL 'null' or a float 'nan'")
-_BOUNDED = (_BOUNDS, _COLUMN, _NAN, _REPLACEMENT, _MISSING)
+_NOISE = Parameter("noise", "laplace", "'laplace': PureDPBudget (δ = 0); 'gaussian': "
+                   "RhoZCDPBudget, Gaussian noise, (ε, δ) with δ > 0")
+_IDS = (Parameter("protected_change", "row", "'row': AddOneRow; 'id': AddRowsWithID on an "
+                  "id column, rows_per_id consecutive records per ID"),
+        Parameter("rows_per_id", 1, "records per ID (protected_change='id')"),
+        Parameter("max_rows_per_id", None, "MaxRowsPerID's cap (default rows_per_id)"))
+_BOUNDED = (_BOUNDS, _COLUMN, _NAN, _REPLACEMENT, _MISSING, _NOISE, *_IDS)
+_DELTA = 1e-5
 _RANGE = [-1.0, 1.0]
 _DEFAULT = Example("default", {"bounds": _RANGE}, doc="one nullable column in [-1, 1]")
 
@@ -177,6 +351,8 @@ _DEFAULT = Example("default", {"bounds": _RANGE}, doc="one nullable column in [-
 #: drops NULL and NaN rows before a sum, average or quantile
 _RULES = "tmlt/analytics/_query_expr_compiler/_rewrite_rules.py"
 _DROP = f"{_RULES}:229-236"
+_GAUSSIAN = Example("gaussian", {"bounds": _RANGE, "noise": "gaussian"}, delta=_DELTA,
+                    doc="RhoZCDPBudget: Gaussian noise, (ε, δ) by Tumult's zCDP conversion")
 
 
 def _dropped(kept: NanSemantics) -> dict[str, NanSemantics]:
@@ -186,8 +362,8 @@ def _dropped(kept: NanSemantics) -> dict[str, NanSemantics]:
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="tmlt.analytics", seedable=False,
     relation=Relation.ADD_REMOVE, make=make, environment=ENVIRONMENT,
-    summary="Tumult Analytics 0.21 sum, count, average, quantile on Spark (AddOneRow), "
-            "isolated, batched by a public KeySet",
+    summary="Tumult Analytics 0.21 sum, count, average, quantile on Spark (AddOneRow or "
+            "AddRowsWithID; PureDP or zCDP), isolated, batched by a public KeySet",
     targets=(
         Target("sum", _BOUNDED, nan=NanSemantics.READ_AS_ZERO,
                nan_options=_dropped(NanSemantics.READ_AS_ZERO),
@@ -202,19 +378,31 @@ ADAPTER = Adapter(
                                  doc="a missing entry as a float NaN, not NULL"),
                          Example("replace", {"bounds": _RANGE, "nan": "replace",
                                              "replacement": 0.5},
-                                 doc="replace_null_and_nan(0.5) first"))),
-        Target("count", (_COLUMN, _NAN, _MISSING), nan=NanSemantics.COUNTED,
+                                 doc="replace_null_and_nan(0.5) first"),
+                         _GAUSSIAN,
+                         Example("by-id", {"bounds": _RANGE, "protected_change": "id"},
+                                 doc="AddRowsWithID, one record per ID, MaxRowsPerID(1)"),
+                         Example("by-id-2-rows", {"bounds": _RANGE, "protected_change": "id",
+                                                  "rows_per_id": 2},
+                                 doc="AddRowsWithID, two consecutive records per ID, "
+                                     "MaxRowsPerID(2): the NaN record shares its ID"))),
+        Target("count", (_COLUMN, _NAN, _MISSING, _NOISE, *_IDS), nan=NanSemantics.COUNTED,
                nan_options={"default": NanSemantics.COUNTED, "drop": NanSemantics.DROPS},
                summary="a row count: NULL and NaN rows counted (nan='drop': not)",
-               source=f"{_RULES}:215-226",  # not among the aggregates rewritten: counted
+               # not among the aggregates rewritten: counted
+               source=f"{_RULES}:215-226",
                examples=(Example("default", {}, doc="rows, missing or not"),
-                         Example("drop", {"nan": "drop"}, doc="the non-missing rows"))),
+                         Example("drop", {"nan": "drop"}, doc="the non-missing rows"),
+                         Example("gaussian", {"noise": "gaussian"}, delta=_DELTA,
+                                 doc="RhoZCDPBudget: discrete Gaussian noise"),
+                         Example("by-id", {"protected_change": "id"},
+                                 doc="AddRowsWithID, one record per ID, MaxRowsPerID(1)"))),
         Target("average", _BOUNDED, nan=NanSemantics.DROPS,
                nan_options=_dropped(NanSemantics.DROPS),
                summary="noisy sum of deviations over max(1, noisy count) of the non-NULL "
                        "rows, plus the midpoint; never NULL",
                source=f"{_DROP}; tmlt/core/measurements/aggregations.py:1098-1099",
-               examples=(_DEFAULT,)),
+               examples=(_DEFAULT, _GAUSSIAN)),
         Target("quantile", (*_BOUNDED, Parameter("quantile", 0.5, "in [0, 1]")),
                nan=NanSemantics.DROPS, nan_options=_dropped(NanSemantics.DROPS),
                summary="exponential mechanism over the non-NULL rows, always in [lo, hi]",

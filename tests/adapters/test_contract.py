@@ -25,6 +25,7 @@ from typing import NamedTuple
 
 import numpy as np
 import pytest
+from scipy.optimize import brentq
 
 from audit.adapters import (
     ENTRY_POINT_GROUP,
@@ -74,6 +75,20 @@ def laplace_std(sensitivity: float, epsilon: float = 1.0) -> tuple[float, float]
     """σ of Laplace noise calibrated to ``sensitivity`` at ε: √2·Δ/ε (both ends)."""
     s = SQRT2 * sensitivity / epsilon
     return s, s
+
+
+def tumult_rho(epsilon: float = 1.0, delta: float = 1e-5) -> float:
+    """The ρ whose zCDP → (ε, δ) conversion in Tumult Core (``RhoZCDPToApproxDP``: ρ +
+    2√(ρ ln(1/δ)) = ε) gives (ε/2, δ/(1 + e^{ε/2})), the budget per row (or ID) added or
+    removed for (ε, δ) per substitution; solved by bisection, not by the adapter's formula."""
+    eps, dlt = epsilon / 2, delta / (1 + math.exp(epsilon / 2))
+    return brentq(lambda r: r + 2 * math.sqrt(r * math.log(1 / dlt)) - eps, 0.0, eps,
+                  xtol=1e-18, rtol=1e-15)
+
+
+def tumult_gaussian_std(sensitivity: float) -> float:
+    """σ of Tumult's Gaussian noise at ``tumult_rho()``: variance Δ²/(2ρ)."""
+    return sensitivity / math.sqrt(2 * tumult_rho())
 
 
 #: what each library does on the three NaN datasets (entries, one record, all), by the NaN
@@ -228,6 +243,17 @@ EXPECTED: dict[str, Expect] = {
                                  trials=1200),
     "tumult:average[default]": Expect(None),
     "tumult:quantile[median]": Expect(None),
+    # with IDs (AddRowsWithID, MaxRowsPerID(k), k records per ID): the sensitivity times k;
+    # Gaussian: RhoZCDPBudget(ρ) with ρ Tumult Core's zCDP → (ε/2, δ/(1 + e^{ε/2})) inverse
+    # (tumult_rho), variance Δ²/(2ρ) (a discrete Gaussian's for the count: the same σ to
+    # 1e-40 at σ² ≈ 100); the average: a ratio of two noisy values
+    "tumult:sum[gaussian]": Expect((tumult_gaussian_std(1.0),) * 2, trials=1200),
+    "tumult:sum[by-id]": Expect(laplace_std(1.0, 0.5), trials=1200),
+    "tumult:sum[by-id-2-rows]": Expect(laplace_std(2.0, 0.5), trials=1200),
+    "tumult:count[gaussian]": Expect((tumult_gaussian_std(1.0),) * 2, trials=1200),
+    "tumult:count[by-id]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
+                                  trials=1200),
+    "tumult:average[gaussian]": Expect(None),
 }
 #: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
 #: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized

@@ -17,13 +17,23 @@ protected_change=AddOneRow())``, and the aggregate is grouped by the public KeyS
 only, so the grouped query has the noise of an ungrouped one (``noise_info`` is the same for
 both, recorded when set up), each group's noise drawn apart.
 
+With ``protected_change="id"`` the table has a third column ``id`` (a long: record i of dataset
+p has ID ``p·n + i // rows_per_id``, :func:`ids`, so no ID spans two partitions), is read with
+``AddRowsWithID(id_column="id")``, and the query starts with
+``enforce(MaxRowsPerID(max_rows_per_id))``. With ``noise="gaussian"`` the budget is
+``RhoZCDPBudget(rho)`` (Tumult then picks Gaussian noise for the float sum and average and
+discrete Gaussian noise for the count), and the set-up also records whether Tumult Core's own
+``RhoZCDPToApproxDP`` states ``approx`` = (ε', δ') for that ρ (:func:`converts`).
+
 Parameters: ``function`` (``"sum"``, ``"count"``, ``"average"``, ``"quantile"``), ``bounds``
 ([lo, hi], not for count), ``quantile`` (in [0, 1], quantile only), ``column``, ``epsilon``
 (Tumult's budget for the query, per row added or removed), ``nan`` (``"default"``: no handling
 of the adapter's, Tumult's own rule; ``"drop"``: ``drop_null_and_nan`` and ``drop_infinity`` on
 the column first; ``"replace"``: ``replace_null_and_nan`` with ``replacement`` first),
-``replacement``, ``missing_as`` (``"null"`` or ``"nan"``). The seed is not used: Tumult draws
-its noise from RDRAND or ``os.urandom`` (tmlt/core/random/rng.py:13-20).
+``replacement``, ``missing_as`` (``"null"`` or ``"nan"``), ``noise`` (``"laplace"`` or
+``"gaussian"``, with ``rho`` and ``approx`` instead of ``epsilon``), ``protected_change``
+(``"row"`` or ``"id"``, with ``rows_per_id`` and ``max_rows_per_id``). The seed is not used:
+Tumult draws its noise from RDRAND or ``os.urandom`` (tmlt/core/random/rng.py:13-20).
 """
 
 import atexit
@@ -91,11 +101,14 @@ def _aggregate(grouped, params):
 
 
 def _query(params, m):
-    """The query over ``t``: the handling asked for, then the aggregate grouped by ``part``
-    over the public keys 0..m−1 (``m=None``: not grouped)."""
-    from tmlt.analytics import KeySet, QueryBuilder
+    """The query over ``t``: with IDs ``enforce(MaxRowsPerID(max_rows_per_id))`` first, the
+    handling asked for, then the aggregate grouped by ``part`` over the public keys 0..m−1
+    (``m=None``: not grouped)."""
+    from tmlt.analytics import KeySet, MaxRowsPerID, QueryBuilder
 
     builder = QueryBuilder("t")
+    if params.get("protected_change", "row") == "id":
+        builder = builder.enforce(MaxRowsPerID(int(params["max_rows_per_id"])))
     nan = params.get("nan", "default")
     if nan == "drop":
         builder = builder.drop_null_and_nan(["x"]).drop_infinity(["x"])
@@ -108,31 +121,72 @@ def _query(params, m):
     return _aggregate(builder.groupby(KeySet.from_dict({"part": list(range(m))})), params)
 
 
-def _table(spark, values, as_null):
-    """The stacked table of (m, n) values: (part, x) rows, a missing entry NULL or NaN."""
+def ids(m, n, rows_per_id):
+    """The ID of each row of the stacked (m, n) table, row-major: record i of dataset p has ID
+    ``p·n + i // rows_per_id`` (consecutive records share an ID; no ID spans two datasets)."""
+    return (np.arange(m)[:, None] * n + np.arange(n)[None, :] // rows_per_id).ravel()
+
+
+def _table(spark, values, as_null, rows_per_id=None):
+    """The stacked table of (m, n) values: (part, x) rows, or (part, id, x) with
+    ``rows_per_id``, a missing entry NULL or NaN."""
     from pyspark.sql import types
 
-    schema = types.StructType([types.StructField("part", types.LongType(), False),
-                               types.StructField("x", types.DoubleType(), True)])
+    fields = [types.StructField("part", types.LongType(), False)]
     m, n = values.shape
-    parts = np.repeat(np.arange(m), n).tolist()
+    columns = [np.repeat(np.arange(m), n).tolist()]
+    if rows_per_id is not None:
+        fields.append(types.StructField("id", types.LongType(), False))
+        columns.append(ids(m, n, rows_per_id).tolist())
+    fields.append(types.StructField("x", types.DoubleType(), True))
     flat = values.ravel().tolist()
     if as_null:
         flat = [None if math.isnan(v) else v for v in flat]
-    return spark.createDataFrame(list(zip(parts, flat, strict=True)), schema)
+    columns.append(flat)
+    return spark.createDataFrame(list(zip(*columns, strict=True)), types.StructType(fields))
+
+
+def _budget(params):
+    """``PureDPBudget(epsilon)``, or ``RhoZCDPBudget(rho)`` with ``noise="gaussian"``."""
+    from tmlt.analytics import PureDPBudget, RhoZCDPBudget
+
+    if params.get("noise", "laplace") == "gaussian":
+        return RhoZCDPBudget(float(params["rho"]))
+    return PureDPBudget(float(params["epsilon"]))
+
+
+def converts(rho, epsilon, delta):
+    """Whether Tumult Core's own zCDP → (ε, δ) conversion (``RhoZCDPToApproxDP``, Bun &
+    Steinke 2016 Prop. 1.3) states (ε, δ)-DP at ``d_in = 1`` for a Gaussian measurement that
+    is exactly ρ-zCDP there (σ² = 1/(2ρ), sensitivity 1)."""
+    from tmlt.core.domains.numpy_domains import NumpyFloatDomain
+    from tmlt.core.measurements.converters import RhoZCDPToApproxDP
+    from tmlt.core.measurements.noise_mechanisms import AddGaussianNoise
+    from tmlt.core.utils.exact_number import ExactNumber
+
+    def exact(value):  # a float is an exact rational
+        return ExactNumber.from_float(value, round_up=False)
+
+    sigma_squared = ExactNumber(1) / (2 * exact(rho))
+    measurement = RhoZCDPToApproxDP(AddGaussianNoise(NumpyFloatDomain(), sigma_squared))
+    return bool(measurement.privacy_relation(1, (exact(epsilon), exact(delta))))
 
 
 def make(params):
-    from tmlt.analytics import AddOneRow, PureDPBudget, Session
+    from tmlt.analytics import AddOneRow, AddRowsWithID, Session
 
     spark, startup = spark_session()
     column = int(params.get("column", 0))
     as_null = params.get("missing_as", "null") == "null"
-    budget = PureDPBudget(float(params["epsilon"]))
+    budget = _budget(params)
+    by_id = params.get("protected_change", "row") == "id"
+    rows_per_id = int(params["rows_per_id"]) if by_id else None
+    change = AddRowsWithID(id_column="id") if by_id else AddOneRow()
 
     def run(datasets, grouped=True):
-        session = Session.from_dataframe(budget, "t", _table(spark, datasets, as_null),
-                                         protected_change=AddOneRow())
+        session = Session.from_dataframe(budget, "t",
+                                         _table(spark, datasets, as_null, rows_per_id),
+                                         protected_change=change)
         return session, _query(params, datasets.shape[0] if grouped else None)
 
     def noise(session, query):
@@ -158,4 +212,6 @@ def make(params):
             "spark_startup_seconds": round(startup, 2),
             "noise": noise(*run(np.zeros((3, 1)))),
             "noise_ungrouped": noise(*run(np.zeros((1, 1)), grouped=False))}
+    if "approx" in params:  # Gaussian: Tumult's own conversion of ρ to the (ε, δ) per step
+        info["converts"] = converts(float(params["rho"]), *map(float, params["approx"]))
     return release, info

@@ -55,17 +55,23 @@ def test_one_call_releases_one_value_per_dataset_and_the_jvm_ends_with_it(isolat
 
 
 @pytest.mark.slow
-def test_the_grouped_query_passes_the_batch_check(isolated_cache, tmp_path, monkeypatch):
+@pytest.mark.parametrize(("delta", "extra"), [
+    (0.0, {}),
+    (1e-5, {"noise": "gaussian", "protected_change": "id", "rows_per_id": 2}),
+], ids=["laplace-rows", "gaussian-ids"])
+def test_the_grouped_query_passes_the_batch_check(isolated_cache, tmp_path, monkeypatch, delta,
+                                                  extra):
     """Tumult's batched form (one query grouped by a public KeySet, a group per dataset) is
     used on its stated noise, not on :mod:`audit.model.batch_check` (400 unbatched calls are
     400 Spark jobs, about 20 minutes here): this runs that check once, at the policy's sizes
-    and α = 10⁻⁶, on the sum a user would write."""
+    and α = 10⁻⁶, on the sum a user would write, and on a Gaussian sum over privacy IDs (two
+    records per ID, the IDs disjoint across the groups)."""
     from audit.adapters import make_implementation
     from audit.model.batch_check import check_batch
 
     monkeypatch.chdir(tmp_path)
-    impl = make_implementation("tumult:sum", epsilon=1.0, delta=0.0,
-                               params={"bounds": [-1.0, 1.0]})
+    impl = make_implementation("tumult:sum", epsilon=1.0, delta=delta,
+                               params={"bounds": [-1.0, 1.0], **extra})
     try:
         data = np.zeros((10, 1))
         data[0, 0] = 1.0
