@@ -82,6 +82,15 @@ def format_result(result) -> str:
         if comp.exceeded_by(result.eps_lower):
             lines.append("  finding: eps_lower exceeds the per-release accounting: composing "
                          "per-release amplified guarantees understates this release's epsilon")
+    check = None if result.claim is None else result.claim.batch_check
+    if check is not None:
+        if check["passed"]:
+            lines.append(f"  batched    releases of one call checked independent at alpha = "
+                         f"{check['alpha']:g} ({check['releases']:,} batched, "
+                         f"{check['unbatched']:,} unbatched, {check['seconds']:.1f} s)")
+        else:
+            lines.append(f"  batched    refused ({', '.join(check['failed'])}): one call per "
+                         f"dataset")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
     if result.search is not None:

@@ -78,17 +78,23 @@ class Comparison:
 @dataclass(frozen=True)
 class ClaimReport:
     """An implementation's claim as the result reports it: (ε, δ) per substituted record,
-    where it comes from (``note``) and the implementation's name. JSON: the result's
-    ``claim``."""
+    where it comes from (``note``) and the implementation's name; ``batch_check``, where the
+    implementation makes several releases in one call, the check that let the audit count
+    them as calls, or refused it (:meth:`audit.model.batch_check.BatchCheck.to_dict`). JSON:
+    the result's ``claim`` (``batch_check`` only where one ran)."""
 
     epsilon: float
     delta: float
     note: str
     implementation: str
+    batch_check: dict | None = None
 
     def to_dict(self) -> dict:
-        return {"epsilon": self.epsilon, "delta": self.delta, "note": self.note,
-                "implementation": self.implementation}
+        doc = {"epsilon": self.epsilon, "delta": self.delta, "note": self.note,
+               "implementation": self.implementation}
+        if self.batch_check is not None:
+            doc["batch_check"] = self.batch_check
+        return doc
 
 
 @dataclass(frozen=True)

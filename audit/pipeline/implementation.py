@@ -243,7 +243,9 @@ class ImplementationSubject(PlannedSubject):
     @property
     def claim(self) -> ClaimReport:
         c = self.plan.claim
-        return ClaimReport(c.epsilon, c.delta, c.note, self.name)
+        check = self.plan.batch_check
+        return ClaimReport(c.epsilon, c.delta, c.note, self.name,
+                           None if check is None else check.to_dict())
 
     @property
     def comparison(self) -> Comparison | None:

@@ -188,6 +188,40 @@ def test_a_batched_noise_unlike_the_unbatched_is_refused(monkeypatch):
     assert closed == [True]
 
 
+def test_each_audit_checks_the_batched_form_at_its_own_sizes(monkeypatch):
+    """The target states a batched form made in one call, checked per audit at
+    ``BATCH_CHECK``'s sizes (each ungrouped query a Spark job); a worker whose groups share
+    one noise draw is refused and audited one query per dataset."""
+    from audit.model import batch_check
+
+    calls = []
+
+    class SharedNoiseWorker:
+        alive = True
+
+        def call(self, datasets, seed):
+            calls.append(len(datasets))
+            noise = np.random.default_rng(seed).laplace(0.0, 2.0)  # one draw for all groups
+            return np.nansum(datasets, axis=(1, 2)) + noise
+
+        def close(self):
+            pass
+
+    info = {"noise": [["LAPLACE", 2.0]], "noise_ungrouped": [["LAPLACE", 2.0]]}
+    monkeypatch.setattr(tm, "launch", lambda *a, **kw: (SharedNoiseWorker(), info))
+    impl = make_implementation("tumult:sum", epsilon=1.0, params={"bounds": [-1.0, 1.0]})
+    assert impl.batch_in_one_call and impl.batch_check_rule is tm.BATCH_CHECK
+    batch_check.clear_cache()
+    try:
+        with pytest.warns(batch_check.BatchRefused, match="refused"):
+            out, result = batch_check.checked(impl, np.zeros((4, 1)))
+    finally:
+        batch_check.clear_cache()
+    rule = tm.BATCH_CHECK
+    assert calls == [rule.per_call] * rule.calls + [1] * rule.unbatched
+    assert out.batch is None and "correlation" in result.failed
+
+
 def _releases(impl, data: np.ndarray, calls: int) -> np.ndarray:
     return impl.batch(np.stack([data] * calls), np.random.default_rng(0))
 

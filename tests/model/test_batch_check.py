@@ -207,6 +207,30 @@ def test_audit_refuses_the_batched_form_of_a_failing_target():
     assert good.plan.batch_check.passed and good.plan.implementation.batch is not None
     off = ImplementationSubject.from_config(cfg, _impl(shared, "off"), batch=False)
     assert off.plan.batch_check is None  # batching off: nothing to check
+    # the result reports the check (JSON: claim.batch_check; a line of the CLI's summary)
+    assert subject.claim.to_dict()["batch_check"]["failed"] == ["correlation", "permutation"]
+    assert good.claim.to_dict()["batch_check"]["passed"] is True
+    assert "batch_check" not in off.claim.to_dict()
+
+
+def test_the_cli_summary_says_whether_the_batched_form_was_used():
+    from audit.cli.run import format_result
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.runner import run_audit
+
+    doc = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "n": 4, "d": 1,
+                        "bound": 1.0, "query": "sum"},
+           "missingness": {"kind": "mcar-iid", "rate": 0.0},
+           "pair": {"z": [[1.0], [0.0], [0.0], [0.0]],
+                    "z_prime": [[-1.0], [0.0], [0.0], [0.0]]},
+           "audit": {"trials": 400, "seed": 0}}
+    good = format_result(run_audit(config_from_dict(doc, name="good"),
+                                   implementation=_impl(independent)))
+    assert "batched    releases of one call checked independent at alpha = 1e-06" in good
+    with pytest.warns(BatchRefused):
+        bad = run_audit(config_from_dict(doc, name="bad"), implementation=_impl(shared))
+    assert "batched    refused (correlation, permutation): one call per dataset" in \
+        format_result(bad)
 
 
 def user_release(data, rng):
