@@ -13,7 +13,6 @@ import pytest
 from audit.adapters import dpmm as dm
 from audit.adapters import make_implementation, seedable
 from audit.adapters.isolation import environments
-from audit.adapters.isolation.client import launch
 from audit.adapters.relations import Relation
 
 TARGETS = ("dpmm:mst", "dpmm:privbayes")
@@ -102,25 +101,3 @@ def test_a_synthetic_nan_only_when_the_input_has_one(isolated_cache, target):
     assert np.mean(b[:, 0] > 0.0) > 0.4  # 0.70 (MST) and 0.75 (PrivBayes) on 200 releases
     assert np.all(b[:, 1] == 0.0) and np.all(a[:, 1] != 0.0)
     assert impl.info["dpmm"] == "0.1.9" and impl.info["binner"] == "uniform"
-
-
-@pytest.mark.isolated
-def test_the_worker_releases_two_statistics_and_fails_on_a_static_table(isolated_cache):
-    """Two statistics per dataset; the seed does not reproduce a release (OpenDP's noise);
-    a table whose one column is static (all NaN, or one value) is dpmm's crash
-    (table_binner.py:327), reported as one line."""
-    params = {"function": "mst", "bounds": [-1.0, 1.0], "column": 1, "rows": 50, "n_bins": 4,
-              "n_iters": 20, "epsilon": 0.5, "delta": 1e-6}
-    worker, info = launch(dm.ENVIRONMENT, dm.SIDE, params, name="dpmm:mst")
-    try:
-        assert info["pipeline"] == "MSTPipeline" and info["rho"] > 0.0
-        data = np.stack([np.c_[np.full(10, 9.0), np.linspace(-1, 1, 10)]] * 3)
-        a, b = worker.call(data, 1), worker.call(data, 1)
-        assert a.shape == (3, 2) and np.all(a[:, 0] == 0.0) and not np.array_equal(a, b)
-        with pytest.raises(RuntimeError, match="parameter 'column' is 1 but the data has 1"):
-            worker.call(data[:, :, :1], 1)
-        for static in (np.nan, 0.5):
-            with pytest.raises(RuntimeError, match="No objects to concatenate"):
-                worker.call(np.full((1, 10, 2), static), 1)
-    finally:
-        worker.close()
