@@ -63,7 +63,9 @@ The libraries audited in their own environments (SmartNoise SQL, Tumult Analytic
 their targets (their environment is built first, and a
 Spark-backed release is a job); their rows follow the others, in the registry's order, and
 a run that does not name them keeps them from the table at ``--out``. The version a row
-records for them is the environment's pin.
+records for them is the environment's pin. A library whose release costs tens of milliseconds
+(dpmm: a synthetic table per release) is audited with fewer calls per side
+(:data:`SLOW_CALLS`), which its rows record and the markdown states.
 
 Run (not part of ``python -m audit suite``; a quarter of an hour on one core, see
 docs/measurements.md)::
@@ -94,6 +96,12 @@ MARGIN = 0.9
 N_RECORDS = 10
 #: calls per side of each audit
 CALLS = 4000
+#: fewer calls per side for a library whose release costs tens of milliseconds (dpmm fits a
+#: generator and draws a synthetic table per release, about 50 ms on one core: 4,000 calls
+#: per side, with the black-box pilot of twice as many and 3 runs of an unseeded library,
+#: would take an hour a row); its rows audit ``min(--calls, this)``, record it (``calls``)
+#: and say so in the markdown
+SLOW_CALLS = {"dpmm": 1000}
 #: audits of an unseedable library's row (independent calls): its ε_lower range and verdicts
 RERUNS = 3
 #: targets whose finding is about the neighbouring relation, not the NaN (module docstring)
@@ -229,6 +237,8 @@ def root_cause(nan: str, why: str, decided: str) -> str | None:
                 else "NaN passed through the noise")
     if nan == "read-as-zero":
         return "NaN read as 0 outside the declared bounds"
+    if "synthetic NaN only then" in why:  # dpmm: its preprocessing, the module docstring
+        return "NaN sets the output's domain, before any noise"
     return "other"
 
 
@@ -382,8 +392,9 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
         adapter = registry.get_adapter(t.split(":")[0])
         impl = implementation(t, e) if adapter.isolated else None
         reruns = 1 if adapter.seedable else RERUNS
+        n = min(calls, SLOW_CALLS.get(adapter.library, calls))
         try:
-            runs = [audit_example(t, e, calls=calls, seed=seed + i + 1000 * j, impl=impl)
+            runs = [audit_example(t, e, calls=n, seed=seed + i + 1000 * j, impl=impl)
                     for j in range(reruns)]
         except ValueError as exc:  # an ImplementationError: the library crashed?
             defect = defect_of(exc)
@@ -430,6 +441,13 @@ def _notes(r: dict) -> str:
     return "; ".join(out) or "—"
 
 
+def _pair_cell(r: dict, calls: int | None) -> str:
+    """The row's pair, and its calls per side where fewer than the table's ``calls`` (a slow
+    library, :data:`SLOW_CALLS`)."""
+    fewer = calls and r.get("calls") and r["calls"] < calls
+    return r["pair"] + (f" ({r['calls']:,} calls per side)" if fewer else "")
+
+
 def _estimate(r: dict) -> float | None:
     """A row's ε̂ (its first run's; a row written before ε̂ was recorded: from its witness)."""
     return r["eps_estimate"] if "eps_estimate" in r else estimate(r.get("witness"))
@@ -461,8 +479,8 @@ def markdown(doc: dict) -> str:
         lines.append(f"| `{r['target']}` | {r['example']} | {r['nan']} | "
                      f"{r.get('cause', '—').replace('|', '/')}{_where(r)} | {r['library']} "
                      f"{r['version']}{seeded} | {r['claim']:g} | **{r['verdict']}** | "
-                     f"{low} | {_point(_estimate(r))} | {_point(r['eps_point'])} | {r['pair']} | "
-                     f"{_notes(r)} |")
+                     f"{low} | {_point(_estimate(r))} | {_point(r['eps_point'])} | "
+                     f"{_pair_cell(r, doc.get('calls'))} | {_notes(r)} |")
     causes = sorted({r["root_cause"] for r in doc["rows"]
                      if r.get("root_cause") and r.get("finding") != "defect"})
     if causes:

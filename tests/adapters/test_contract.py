@@ -254,7 +254,16 @@ EXPECTED: dict[str, Expect] = {
     "tumult:count[by-id]": Expect((math.sqrt(2 * math.exp(-0.5)) / (1 - math.exp(-0.5)),) * 2,
                                   trials=1200),
     "tumult:average[gaussian]": Expect(None),
+    # dpmm (isolated) releases two statistics of a synthetic table (the NaN fraction, the mean
+    # of the other rows): no closed-form spread
+    "dpmm:mst[default]": Expect(None, vector=True, length=2),
+    "dpmm:privbayes[default]": Expect(None, vector=True, length=2),
 }
+#: a library that fails on one of the NaN datasets (a crash, not a release), by library and
+#: dataset, with its error: dpmm drops a one-valued column (all NaN is one value) from its
+#: model, and a table with no other column leaves its binner nothing to encode
+#: (processing/table_binner.py:327, ``pd.concat`` of no column)
+NAN_CRASHES = {("dpmm", "all-nan-dataset"): "No objects to concatenate"}
 #: the record-level calibration with d = 3 entries per record (``SPREAD_DATA_D3``): diffprivlib
 #: gets ε/3 per entry, scale 2/(1/3) = 6; OpenDP's record is symmetric distance 6, the sized
 #: sum's sensitivity 6/2·2 = 6 (the Polars sum's, without a public length, 6·max(|lo|, |hi|)
@@ -410,9 +419,17 @@ def test_finite_output_on_complete_data(case):
     check_output(case, case.make()(COMPLETE, np.random.default_rng(1)), "finite")
 
 
+NAN_DATASETS = ("nan-entries", "all-nan-record", "all-nan-dataset")
+
+
 @pytest.mark.parametrize(("data", "which"), [(NAN_ENTRIES, 0), (NAN_RECORD, 1), (ALL_NAN, 2)],
-                         ids=["nan-entries", "all-nan-record", "all-nan-dataset"])
+                         ids=NAN_DATASETS)
 def test_data_with_nan_behaves_as_declared(case, data, which):
+    crash = NAN_CRASHES.get((case.adapter.library, NAN_DATASETS[which]))
+    if crash is not None:
+        with pytest.raises(RuntimeError, match=crash):
+            case.make()(data.copy(), np.random.default_rng(2))
+        return
     out = case.make()(data.copy(), np.random.default_rng(2))
     check_output(case, out, NAN_BEHAVIOUR[case.nan][which])
 

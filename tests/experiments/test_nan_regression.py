@@ -353,3 +353,12 @@ def test_rows_kept_by_only_get_their_metadata_refreshed(committed):
                                    for r in committed["rows"]]}
     kept = nr.run(committed["calls"], committed["seed"], only=[], previous=stale)
     assert kept["rows"] == nr.refresh(committed)["rows"]
+
+
+def test_a_slow_librarys_rows_audit_fewer_calls_and_say_so():
+    """dpmm's rows (a synthetic table per release, ~50 ms) are audited with ``SLOW_CALLS``
+    calls per side, and the markdown says so where a row has fewer than the table's."""
+    assert nr.SLOW_CALLS["dpmm"] < nr.CALLS
+    row = {"calls": 1000, "pair": "(1) vs NA"}
+    assert nr._pair_cell(row, 4000) == "(1) vs NA (1,000 calls per side)"
+    assert nr._pair_cell(row, 1000) == "(1) vs NA"
