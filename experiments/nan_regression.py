@@ -237,7 +237,7 @@ def root_cause(nan: str, why: str, decided: str) -> str | None:
                 else "NaN passed through the noise")
     if nan == "read-as-zero":
         return "NaN read as 0 outside the declared bounds"
-    if "synthetic NaN only then" in why:  # dpmm: its preprocessing, the module docstring
+    if nan == "sets-domain":  # dpmm's preprocessing (audit.adapters.dpmm)
         return "NaN sets the output's domain, before any noise"
     return "other"
 

@@ -85,8 +85,8 @@ and a positive one on the second: no finite ε bounds it, whatever the noise. Wi
 records equal (the NaN table's pair: one record ±B against NA, the others 0), the NaN side's
 filled column is static too: its non-NaN synthetic rows are all exactly 0, where the other
 side's are drawn from the noisy binned marginal. Both are in dpmm's preprocessing, before any
-noise; ``NanSemantics.COUNTED`` (a NaN is a category of the indicator, counted in its noisy
-marginal) is the nearest the declared semantics come.
+noise: the targets declare ``NanSemantics.SETS_DOMAIN`` (``sets-domain``), the root cause the
+NaN regression table gives their rows.
 """
 
 from __future__ import annotations
@@ -193,9 +193,9 @@ ADAPTER = Adapter(
     summary="dpmm 0.1 MST and PrivBayes synthetic data (zCDP, per row added or removed), "
             "isolated",
     targets=(
-        Target("mst", _PARAMETERS, nan=NanSemantics.COUNTED, summary=_SUMMARY,
+        Target("mst", _PARAMETERS, nan=NanSemantics.SETS_DOMAIN, summary=_SUMMARY,
                source=_SOURCE, examples=(_DEFAULT,)),
-        Target("privbayes", _PARAMETERS, nan=NanSemantics.COUNTED, summary=_SUMMARY,
+        Target("privbayes", _PARAMETERS, nan=NanSemantics.SETS_DOMAIN, summary=_SUMMARY,
                source=_SOURCE, examples=(_DEFAULT,)),
     ),
 )

@@ -70,6 +70,10 @@ class NanSemantics(Choice):
         the input domain is declared NaN-free and invocation does not check it: a NaN is
         outside the library's guarantee (the caller's contract), and what it does is the
         library's accident (OpenDP's float noise reads a NaN sum as 0, #2935); never NaN.
+    ``SETS_DOMAIN``
+        whether the data hold a NaN changes what the release can be, before any noise (dpmm:
+        a NaN-indicator column exists only when the input has a NaN, so a synthetic NaN is
+        possible only then): no finite ε covers a pair with and without a NaN; never NaN.
     """
 
     PROPAGATES = "propagates"
@@ -79,6 +83,7 @@ class NanSemantics(Choice):
     DROPS = "drops"
     COUNTED = "counted"
     UNCHECKED = "unchecked"
+    SETS_DOMAIN = "sets-domain"
 
     @classmethod
     def _parameter_name(cls) -> str:

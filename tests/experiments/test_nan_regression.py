@@ -103,6 +103,9 @@ def test_root_causes_and_findings():
         "NaN returned before any noise"
     assert nr.root_cause("read-as-zero", "a NaN adds 0", "violates") == \
         "NaN read as 0 outside the declared bounds"
+    assert nr.root_cause("sets-domain", "", "violates") == \
+        "NaN sets the output's domain, before any noise"
+    assert nr.root_cause("counted", "synthetic NaN only then", "violates") == "other"
     assert nr.root_cause("propagates", "x", "keeps") is None
     assert {"diffprivlib:histogram", "diffprivlib:histogramdd"} <= nr.RELATION_FINDINGS
 
