@@ -132,6 +132,16 @@ def check_column(target: str, value: object) -> int | None:
     return int(value)
 
 
+def check_one_column(target: str, value: object, why: str) -> int:
+    """A column index ≥ 0, for a target that reads one column (``why`` says so: "the table
+    has one column"); None (every entry of a record) is refused."""
+    column = check_column(target, value)
+    if column is None:
+        raise ValueError(f"{target}: parameter 'column' must be an integer >= 0 ({why}), got "
+                         f"column=None")
+    return column
+
+
 def check_real_param(target: str, name: str, value: object) -> float:
     """A finite real parameter."""
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):

@@ -136,10 +136,7 @@ def _check(target: str, function: str, params: dict | None) -> dict:
     """The parameters the worker is handed (without the budget), checked."""
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     lo, hi = _common.check_bounds(target, p["bounds"])
-    column = _common.check_column(target, p["column"])
-    if column is None:
-        raise ValueError(f"{target}: parameter 'column' must be an integer >= 0 (the table "
-                         f"has one column), got column=None")
+    column = _common.check_one_column(target, p["column"], "the table has one column")
     return {"function": function, "bounds": [lo, hi], "column": column,
             "rows": _check_int(target, "rows", p["rows"], 1, MAX_ROWS),
             "n_bins": _check_int(target, "n_bins", p["n_bins"], 2, MAX_BINS),

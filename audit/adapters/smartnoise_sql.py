@@ -118,10 +118,7 @@ def make(function: str, *, epsilon: float, delta: float,
     target = f"{LIBRARY}:{function}"
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     lo, hi = _common.check_bounds(target, p["bounds"])
-    column = _common.check_column(target, p["column"])
-    if column is None:
-        raise ValueError(f"{target}: parameter 'column' must be an integer >= 0 (the table "
-                         f"has one column), got column=None")
+    column = _common.check_one_column(target, p["column"], "the table has one column")
     if delta != 0.0:
         raise ValueError(f"{target}: SmartNoise's sums and counts are pure ε-DP (Laplace); "
                          f"delta must be 0, got delta={delta!r}")

@@ -188,10 +188,7 @@ BATCH_CHECK = BatchCheckRule(calls=10, per_call=20, unbatched=40)
 def _check(target: str, function: str, params: dict | None) -> dict:
     """The parameters the worker is handed (without ε), checked."""
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
-    column = _common.check_column(target, p["column"])
-    if column is None:
-        raise ValueError(f"{target}: parameter 'column' must be an integer >= 0 (Tumult "
-                         f"reads one column), got column=None")
+    column = _common.check_one_column(target, p["column"], "Tumult reads one column")
     choices = NAN_CHOICES if function != "count" else NAN_CHOICES[:2]
     lib = {"function": function, "column": column,
            "nan": _common.check_choice(target, "nan", p["nan"], choices),

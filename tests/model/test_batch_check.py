@@ -188,16 +188,21 @@ def test_rule_is_validated():
         BatchCheckRule(per_call=1)
 
 
+def _sum_audit(trials: int) -> dict:
+    """An implementation audit of a sum on a fixed pair (the fakes above are the sum)."""
+    return {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "n": 4, "d": 1,
+                         "bound": 1.0, "query": "sum"},
+            "missingness": {"kind": "mcar-iid", "rate": 0.0},
+            "pair": {"z": [[1.0], [0.0], [0.0], [0.0]],
+                     "z_prime": [[-1.0], [0.0], [0.0], [0.0]]},
+            "audit": {"trials": trials, "seed": 0}}
+
+
 def test_audit_refuses_the_batched_form_of_a_failing_target():
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.implementation import ImplementationSubject
 
-    doc = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "n": 4, "d": 1,
-                        "bound": 1.0, "query": "sum"},
-           "missingness": {"kind": "mcar-iid", "rate": 0.0},
-           "pair": {"z": [[1.0], [0.0], [0.0], [0.0]],
-                    "z_prime": [[-1.0], [0.0], [0.0], [0.0]]},
-           "audit": {"trials": 200, "seed": 0}}
+    doc = _sum_audit(200)
     cfg = config_from_dict(doc, name="shared")
     with pytest.warns(BatchRefused):
         subject = ImplementationSubject.from_config(cfg, _impl(shared))
@@ -218,12 +223,7 @@ def test_the_cli_summary_says_whether_the_batched_form_was_used():
     from audit.pipeline.config import config_from_dict
     from audit.pipeline.runner import run_audit
 
-    doc = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "n": 4, "d": 1,
-                        "bound": 1.0, "query": "sum"},
-           "missingness": {"kind": "mcar-iid", "rate": 0.0},
-           "pair": {"z": [[1.0], [0.0], [0.0], [0.0]],
-                    "z_prime": [[-1.0], [0.0], [0.0], [0.0]]},
-           "audit": {"trials": 400, "seed": 0}}
+    doc = _sum_audit(400)
     good = format_result(run_audit(config_from_dict(doc, name="good"),
                                    implementation=_impl(independent)))
     assert "batched    releases of one call checked independent at alpha = 1e-06" in good
