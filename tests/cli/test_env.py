@@ -26,12 +26,13 @@ def test_list_names_every_isolated_library_and_what_is_built(empty_cache, capsys
     assert f"environments in {empty_cache / 'envs'}" in out
     assert "smartnoise-sql: python 3.11, 8 requirements" in out and "not built" in out
     assert "tumult: python 3.11, 21 requirements" in out
+    assert "dpmm: python 3.11, 17 requirements" in out
     assert "old: key 0123: not the environment of a registered isolated library" in out
 
 
 @pytest.mark.parametrize(("argv", "needle"), [
     (["env", "build", "diffprivlib"], "no isolated library 'diffprivlib' (isolated "
-                                      "libraries: smartnoise-sql, tumult)"),
+                                      "libraries: dpmm, smartnoise-sql, tumult)"),
     (["env", "build"], "env build needs the library's name"),
     (["env", "remove"], "env remove needs the library's name"),
     (["env", "list", "smartnoise-sql"], "env list takes no name"),
