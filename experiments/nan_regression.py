@@ -71,7 +71,8 @@ Run (not part of ``python -m audit suite``; a quarter of an hour on one core, se
 docs/measurements.md)::
 
     PYTHONPATH=. python experiments/nan_regression.py [--calls 4000] [--seed 0]
-        [--only TARGET ...]   # those targets anew, the other rows kept from the table
+        [--only TARGET ...]   # those targets anew, the other rows kept from the table;
+                              # TARGET[EXAMPLE] (e.g. 'tumult:sum[gaussian]'): one example
         [--refresh]           # no audit: adapter metadata (source, cause, ...) and the MCAR
                               # column refreshed (alias --cross-reference)
 """
@@ -371,10 +372,16 @@ def row(target: str, example, runs: list) -> dict:
             "version": _version(library), "seedable": adapter.seedable}
 
 
+def named(only, target: str, example: str) -> bool:
+    """Whether ``only`` (``--only``'s names: ``TARGET`` for all its examples, or
+    ``TARGET[EXAMPLE]`` for one) names this row."""
+    return target in only or f"{target}[{example}]" in only
+
+
 def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = None) -> dict:
-    """The table; with ``only`` (target names), those targets' rows audited anew and every
-    other row taken from ``previous`` (a table of the same calls and seed), in the
-    registry's order, its adapter metadata refreshed (:func:`refresh`)."""
+    """The table; with ``only`` (target names, or ``TARGET[EXAMPLE]`` for one example), those
+    rows audited anew and every other row taken from ``previous`` (a table of the same calls
+    and seed), in the registry's order, its adapter metadata refreshed (:func:`refresh`)."""
     kept = {(r["target"], r["example"]): r for r in (previous or {}).get("rows", ())}
     rows = []
     # the isolated libraries' examples follow the others (whose seeds keep their index)
@@ -382,10 +389,10 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
     names = {(t, e.name) for t, e in here}
     isolated = [(t, e) for t, e in registry.examples() if (t, e.name) not in names]
     for i, (t, e) in enumerate([*here, *isolated]):
-        if only is not None and t not in only and (t, e.name) in kept:
+        if only is not None and not named(only, t, e.name) and (t, e.name) in kept:
             rows.append(_refreshed(kept[(t, e.name)], e))
             continue
-        if (t, e.name) not in names and (only is None or t not in only):
+        if (t, e.name) not in names and (only is None or not named(only, t, e.name)):
             if (t, e.name) in kept:  # audited only when named (module docstring)
                 rows.append(_refreshed(kept[(t, e.name)], e))
             continue
@@ -517,8 +524,9 @@ def main(argv: list[str] | None = None) -> int:
                              "adapters and its MCAR column from results/library_audit.json, "
                              "keeping every audited number and verdict")
     parser.add_argument("--only", nargs="+", metavar="TARGET",
-                        help="audit only these targets anew; every other row is taken from "
-                             "the table at --out (same --calls and --seed)")
+                        help="audit only these targets (TARGET[EXAMPLE]: that example only) "
+                             "anew; every other row is taken from the table at --out (same "
+                             "--calls and --seed)")
     args = parser.parse_args(argv)
     if args.calls < 100 or args.seed < 0:  # before any call: one line, exit 2
         print(f"error: --calls must be an integer >= 100 and --seed >= 0, got --calls="
@@ -539,7 +547,7 @@ def main(argv: list[str] | None = None) -> int:
         write_text_atomic(markdown(doc), out.with_suffix(".md"))
         return 0
     if args.only:
-        known = {t for t, _ in registry.examples()}
+        known = {n for t, e in registry.examples() for n in (t, f"{t}[{e.name}]")}
         unknown = sorted(set(args.only) - known)
         out = Path(args.out)
         if unknown or not out.is_file():

@@ -365,3 +365,26 @@ def test_a_slow_librarys_rows_audit_fewer_calls_and_say_so():
     row = {"calls": 1000, "pair": "(1) vs NA"}
     assert nr._pair_cell(row, 4000) == "(1) vs NA (1,000 calls per side)"
     assert nr._pair_cell(row, 1000) == "(1) vs NA"
+
+
+def test_only_names_a_target_or_one_of_its_examples(committed, monkeypatch, tmp_path, capsys):
+    """``--only TARGET`` audits all of the target's examples, ``TARGET[EXAMPLE]`` that one
+    only; an unknown example is one error line before any audit."""
+    audited = []
+    rows = {(r["target"], r["example"]): r for r in committed["rows"]}
+    monkeypatch.setattr(nr, "audit_example",
+                        lambda t, e, **kw: audited.append((t, e.name)) or "run")
+    monkeypatch.setattr(nr, "row", lambda t, e, runs: dict(rows[(t, e.name)]))
+    nr.run(committed["calls"], committed["seed"], only=["opendp:sum[impute]"],
+           previous=committed)
+    assert set(audited) == {("opendp:sum", "impute")}  # its reruns (unseedable) included
+    audited.clear()
+    nr.run(committed["calls"], committed["seed"], only=["opendp:mean"], previous=committed)
+    assert sorted(set(audited)) == sorted(k for k in rows if k[0] == "opendp:mean")
+    before = len(audited)
+    out = tmp_path / "table.json"
+    out.write_text(json.dumps(committed))
+    assert nr.main(["--only", "opendp:sum[nope]", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "unknown ['opendp:sum[nope]']" in err
+    assert len(audited) == before  # nothing audited by the refused run
