@@ -14,6 +14,7 @@ from audit.adapters import dpmm as dm
 from audit.adapters import make_implementation, seedable
 from audit.adapters.isolation import environments
 from audit.adapters.relations import Relation
+from tests.adapters.isolation_cases import handed_to_worker
 
 TARGETS = ("dpmm:mst", "dpmm:privbayes")
 #: the NaN table's pair: one record at the bound against NA, the nine others 0
@@ -64,16 +65,8 @@ def test_bad_parameters_are_refused_before_the_environment(monkeypatch, params, 
 def test_the_budget_is_that_of_one_row_added_or_removed(monkeypatch):
     """A substitution is two rows' changes: dpmm gets (ε/2, δ/(1 + e^(ε/2))), the defaults
     otherwise."""
-    handed = {}
-
-    def fake_launch(environment, module, params, *, name, **kw):
-        handed.update(params)
-        raise ValueError("stop")
-
-    monkeypatch.setattr(dm, "launch", fake_launch)
-    with pytest.raises(ValueError, match="stop"):
-        make_implementation("dpmm:privbayes", epsilon=1.0, delta=1e-6,
-                            params={"bounds": [-2, 3], "column": 1})
+    handed = handed_to_worker(monkeypatch, dm, "dpmm:privbayes", delta=1e-6,
+                              params={"bounds": [-2, 3], "column": 1})
     assert handed == {"function": "privbayes", "bounds": [-2.0, 3.0], "column": 1,
                       "rows": dm.ROWS, "n_bins": dm.N_BINS, "n_iters": dm.N_ITERS,
                       "epsilon": 0.5, "delta": pytest.approx(1e-6 / (1 + math.exp(0.5)))}

@@ -18,6 +18,7 @@ from audit.adapters import make_implementation, seedable
 from audit.adapters import smartnoise_sql as sn
 from audit.adapters.isolation import environments
 from audit.adapters.relations import Relation
+from tests.adapters.isolation_cases import handed_to_worker
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -53,16 +54,8 @@ def test_bad_parameters_are_refused_before_the_environment(monkeypatch, params, 
                                                          ("count", 0.5)])
 def test_the_budget_is_halved_then_split_over_the_statistics(monkeypatch, function,
                                                              per_statistic):
-    handed = {}
-
-    def fake_launch(environment, module, params, *, name, **kw):
-        handed.update(params)
-        raise ValueError("stop")
-
-    monkeypatch.setattr(sn, "launch", fake_launch)
-    with pytest.raises(ValueError, match="stop"):
-        make_implementation(f"smartnoise-sql:{function}", epsilon=1.0,
-                            params={"bounds": [-1.0, 1.0]})
+    handed = handed_to_worker(monkeypatch, sn, f"smartnoise-sql:{function}",
+                              params={"bounds": [-1.0, 1.0]})
     assert handed == {"function": function, "bounds": [-1.0, 1.0], "column": 0,
                       "epsilon": per_statistic, "groups": sn.GROUPS}
 

@@ -17,6 +17,7 @@ from audit.adapters import tumult as tm
 from audit.adapters.isolation import environments
 from audit.adapters.protocol import NanSemantics
 from audit.adapters.relations import Relation
+from tests.adapters.isolation_cases import handed_to_worker
 
 
 def test_it_declares_its_own_environment_and_relation():
@@ -101,32 +102,15 @@ def test_bad_parameters_are_refused_before_the_environment(monkeypatch, target, 
 ])
 def test_the_worker_is_handed_half_the_budget(monkeypatch, target, params, handed):
     """AddOneRow: a substitution is two rows changed, so Tumult runs at ε/2."""
-    got = {}
-
-    def fake_launch(environment, module, lib, *, name, **kw):
-        got.update(lib)
-        raise ValueError("stop")
-
-    monkeypatch.setattr(tm, "launch", fake_launch)
-    with pytest.raises(ValueError, match="stop"):
-        make_implementation(target, epsilon=1.0, params=params)
-    assert got == handed
+    assert handed_to_worker(monkeypatch, tm, target, params=params) == handed
 
 
 def test_gaussian_noise_is_handed_the_rho_of_tumults_own_conversion(monkeypatch):
     """(ε, δ) = (1, 1e-5) per substitution: (ε/2, δ/(1 + e^{ε/2})) per row added or removed
     (to_substitution), and the ρ with ρ + 2√(ρ ln(1/δ')) = ε' (Tumult Core's
     RhoZCDPToApproxDP), here solved by bisection instead of the adapter's closed form."""
-    got = {}
-
-    def fake_launch(environment, module, lib, *, name, **kw):
-        got.update(lib)
-        raise ValueError("stop")
-
-    monkeypatch.setattr(tm, "launch", fake_launch)
-    with pytest.raises(ValueError, match="stop"):
-        make_implementation("tumult:sum", epsilon=1.0, delta=1e-5,
-                            params={"bounds": [-1.0, 1.0], "noise": "gaussian"})
+    got = handed_to_worker(monkeypatch, tm, "tumult:sum", delta=1e-5,
+                           params={"bounds": [-1.0, 1.0], "noise": "gaussian"})
     eps_step, delta_step = 0.5, 1e-5 / (1 + np.exp(0.5))
     log_inv = np.log(1 / delta_step)
     rho = brentq(lambda r: r + 2 * np.sqrt(r * log_inv) - eps_step, 0.0, 1.0, xtol=1e-18,
