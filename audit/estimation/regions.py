@@ -47,6 +47,7 @@ from audit.estimation.binomial import (
 )
 from audit.estimation.witness import field_values, register_bound
 from audit.mixture import Mixture
+from audit.statistics import quantise_scores
 from audit.policy import DEFAULT_POLICY
 
 __all__ = [
@@ -363,15 +364,19 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
     n_bins = np.stack([sc.size - np.searchsorted(s_sorted, thresholds, side="left"),
                        np.searchsorted(s_sorted, thresholds, side="right")])
     size_penalty = 1e-12 * n_bins / sc.size
+    # keys quantised before ranking (audit.statistics.quantise_scores): a symmetric pair's two
+    # directions tie in exact arithmetic, and the tie must not be broken by the last bits of a
+    # logarithm, which differ between CPUs
     if guard == "point":
-        key = plug - size_penalty
+        key = quantise_scores(plug) - size_penalty
     else:
-        key = _candidates(rc, delta, pilot_alpha).eps + 1e-9 * np.tanh(plug) - size_penalty
+        key = quantise_scores(_candidates(rc, delta, pilot_alpha).eps) \
+            + 1e-9 * quantise_scores(np.tanh(quantise_scores(plug))) - size_penalty
     if guard != "predicted":
         d, i = np.unravel_index(int(np.argmax(key)), key.shape)
         return Region(_DIRECTIONS[d], float(thresholds[i]))
-    pred = np.stack([predicted_bounds(rc, delta, pilot_alpha, trials, alpha, rule)
-                     for rule in rules])
+    pred = quantise_scores(np.stack([predicted_bounds(rc, delta, pilot_alpha, trials, alpha,
+                                                      rule) for rule in rules]))
     keys = np.broadcast_to(key, pred.shape)
     # the last sort key decides first: the prediction, then the pilot's rank, then the joint
     # rule over the two intervals (at least as strong: the joint one)
@@ -455,7 +460,9 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
                                     (Direction.ZPRIME_VS_Z, q_le, p_le)):
             k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
             k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
-            pred = _model_prediction(rule, k_num, k_den, n, delta, alpha)
+            # quantised: the two directions of a symmetric pair tie exactly, on every CPU, and
+            # the first (z vs z') is kept
+            pred = quantise_scores(_model_prediction(rule, k_num, k_den, n, delta, alpha))
             i = int(np.argmax(pred))
             if pred[i] > best:
                 best, region = pred[i], Region(direction, float(thresholds[i]), rule)
@@ -510,5 +517,5 @@ def grid_bound(counts_p, counts_q, score, thresholds, delta: float,
     alpha = check_alpha(alpha)
     m = 2 * th.size
     cand = _candidates(region_counts(cp_, cq_, sc, th), delta, alpha / m)
-    d, i = np.unravel_index(int(np.argmax(cand.eps)), cand.eps.shape)
+    d, i = np.unravel_index(int(np.argmax(quantise_scores(cand.eps))), cand.eps.shape)
     return cand.result(th, d, i, alpha, delta, "bonferroni-grid", m)

@@ -16,6 +16,7 @@ import numpy as np
 
 from audit._validate import check_positive_int
 from audit.estimation.binomial import check_alpha
+from audit.statistics import quantise_scores
 
 __all__ = ["MAX_LOOKS", "look_calls", "over_looks"]
 
@@ -59,7 +60,8 @@ def over_looks(bounds: Sequence, planned: int, alpha: float, stop: str | None):
                          f", got {[b.alpha for b in bounds]}")
     last = bounds[-1]
     eps = np.array([b.eps for b in bounds])
-    best = np.argmax(eps, axis=0)  # per rate, the look whose bound is largest (first on ties)
+    # per rate, the look whose bound is largest (first on ties, quantised: CPU-independent)
+    best = np.argmax(quantise_scores(eps), axis=0)
 
     def pick(name: str) -> tuple:
         return tuple(getattr(bounds[j], name)[g] for g, j in enumerate(best))

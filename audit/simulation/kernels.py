@@ -19,7 +19,8 @@ The statistic of an output x is selected by the score's ``mode``: ``MODE_OUTPUT`
 scalar outputs), ``MODE_LINEAR`` (w·x + c) or ``MODE_LLR`` (exact ln p(x) − ln q(x) of two
 laws: log-sum-exp over components for a mixture, a sum of d one-dimensional log-sum-exps for a
 product law, the elementary-symmetric recurrence for a subset law). Histogram bins follow
-``audit.statistics``: ``numpy.searchsorted(edges, v, side="right")`` for numbers (0 is the
+``audit.statistics``: ``numpy.searchsorted(binning_edges(edges), v, side="right")`` (ties with an
+edge resolved upward, whatever the CPU) for numbers (0 is the
 underflow bin, len(edges) the overflow bin) and one more bin, the last, for NaN; uniform edges
 are located in O(1) and corrected against the edge array so the two paths agree exactly.
 

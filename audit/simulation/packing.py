@@ -27,7 +27,14 @@ from audit.enums import NoiseKind
 from audit.laws import Law as OutputLaw
 from audit.laws import ProductMixture, SubsetMixture
 from audit.mixture import Mixture
-from audit.statistics import ExactLLR, LinearProjection, OutputValue, Statistic, check_edges
+from audit.statistics import (
+    ExactLLR,
+    LinearProjection,
+    OutputValue,
+    Statistic,
+    binning_edges,
+    check_edges,
+)
 
 __all__ = [
     "NOISE_CODES",
@@ -220,8 +227,10 @@ def spec_of(P: OutputLaw, Q: OutputLaw, statistic: Statistic) -> HistSpec:
 
 
 def bins_of(edges: np.ndarray) -> Bins:
-    """The kernels' view of bin edges (checked: finite, strictly increasing, ≥ 2)."""
-    edges = np.ascontiguousarray(check_edges(edges), dtype=np.float64)
+    """The kernels' view of bin edges (checked: finite, strictly increasing, ≥ 2), moved down
+    by their tie tolerance (``audit.statistics.binning_edges``) exactly as the numpy
+    reference bins."""
+    edges = np.ascontiguousarray(binning_edges(check_edges(edges)), dtype=np.float64)
     widths = np.diff(edges)
     uniform = bool(np.all(np.abs(widths - widths[0]) <= 1e-9 * abs(widths[0])))
     inv_width = 1.0 / float(widths[0]) if uniform else 0.0

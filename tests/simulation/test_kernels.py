@@ -5,6 +5,7 @@ import pytest
 from audit.enums import NoiseKind
 from audit.mixture import Mixture
 from audit.simulation import kernels
+from audit import statistics
 from audit.simulation.rng import derive_key
 from audit.statistics import ENGINE_PROJECTIONS, PROJECTIONS, Statistic, histogram
 
@@ -44,17 +45,27 @@ def test_one_code_table_covers_every_choice():
 def test_bin_index_matches_searchsorted():
     edges_u = np.linspace(-3.0, 5.0, 81)
     edges_n = np.sort(np.random.default_rng(0).normal(size=40))
+    tol_u = statistics.tie_tolerance(edges_u)
     v = np.concatenate([np.random.default_rng(1).uniform(-6, 8, 2000), edges_u, edges_n,
-                        np.nextafter(edges_u, -np.inf), [1e300, -1e300, np.nan]])
+                        np.nextafter(edges_u, -np.inf), edges_u - 2 * tol_u,
+                        [1e300, -1e300, np.nan]])
     bins_u, bins_n = kernels.bins_of(edges_u), kernels.bins_of(edges_n)
     assert bins_u.uniform and not bins_n.uniform
     # The binary search also on the uniform edges (both paths must agree with numpy).
     forced = bins_u._replace(uniform=False)
     for edges, bins in ((edges_u, bins_u), (edges_n, bins_n), (edges_u, forced)):
         got = kernels.bin_indices(v, bins)
-        want = np.searchsorted(edges, v, side="right")
+        want = np.searchsorted(statistics.binning_edges(edges), v, side="right")
         want[np.isnan(v)] = edges.size + 1  # NaN has a bin of its own, after the overflow
         np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got, statistics.bin_indices(v, edges))
+    # ties: an edge, and a value one ulp below it, open the edge's bin on both paths; a value
+    # twice the tolerance below stays in the bin before
+    for bins in (bins_u, forced):
+        at = kernels.bin_indices(edges_u, bins)
+        np.testing.assert_array_equal(kernels.bin_indices(np.nextafter(edges_u, -np.inf), bins),
+                                      at)
+        np.testing.assert_array_equal(kernels.bin_indices(edges_u - 2 * tol_u, bins), at - 1)
 
 
 @pytest.mark.parametrize(
