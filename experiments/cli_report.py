@@ -27,7 +27,12 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
 def main(args: argparse.Namespace) -> int:
     from experiments.report import report_or_status
 
-    path, status = report_or_status(args.results)
+    path, status = report_or_status(args.results, log=_print)
     if path is not None:
         print(f"wrote {path}")
     return status
+
+
+def _print(line: str) -> None:
+    """A progress line, flushed at once (stdout piped to a file is block-buffered)."""
+    print(line, flush=True)

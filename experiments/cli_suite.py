@@ -80,7 +80,7 @@ def _report(results: str) -> int:
     """Draw the report; 0, or the exit status after printing one ``error:`` line."""
     from experiments.report import report_or_status
 
-    report, status = report_or_status(results)
+    report, status = report_or_status(results, log=_print)
     if report is not None:
         print(f"[suite] report: {report}")
     return status
@@ -120,3 +120,8 @@ def main(args: argparse.Namespace) -> int:
     for line in found:
         print(f"VIOLATION: {line}")
     return code or (1 if found else 0)
+
+
+def _print(line: str) -> None:
+    """A progress line, flushed at once (stdout piped to a file is block-buffered)."""
+    print(line, flush=True)

@@ -52,20 +52,29 @@ def variant(doc: dict, **changes) -> dict:
 
 # Settings the suite applies to every audit (e.g. a checkpoint directory), see configure().
 _AUDIT_DEFAULTS: dict = {}
+# Who is told of every audit an experiment starts (the suite's log), see configure().
+_ANNOUNCE: list = []
 
 
-def configure(*, checkpoint: str | None = None) -> None:
-    """Suite-wide audit settings: ``checkpoint`` is a directory for the engine's chunks."""
+def configure(*, checkpoint: str | None = None, announce=None) -> None:
+    """Suite-wide audit settings: ``checkpoint`` is a directory for the engine's chunks;
+    ``announce(name)`` is called with the name of every audit an experiment is about to run
+    (each one's config goes through :func:`config`), so a long experiment says where it is."""
     _AUDIT_DEFAULTS.clear()
     if checkpoint is not None:
         _AUDIT_DEFAULTS["checkpoint"] = str(checkpoint)
+    _ANNOUNCE[:] = [] if announce is None else [announce]
 
 
 def config(doc: dict, name: str) -> AuditConfig:
-    """Validate a config document, with the suite-wide settings applied."""
+    """Validate a config document, with the suite-wide settings applied, and announce the
+    audit it is for (:func:`configure`)."""
     from audit.pipeline.config import config_from_dict
 
-    return config_from_dict(doc, name=name).with_overrides(**_AUDIT_DEFAULTS)
+    cfg = config_from_dict(doc, name=name).with_overrides(**_AUDIT_DEFAULTS)
+    for announce in _ANNOUNCE:
+        announce(name)
+    return cfg
 
 
 def audit(doc: dict, name: str, *, progress: bool = False) -> AuditResult:
@@ -86,9 +95,12 @@ def audit_with_setting(doc: dict, name: str, *, progress: bool = False):
 
 
 def provenance() -> dict:
-    """Where and when a result was produced: the git commit of the checkout the experiments
-    run from (``"unknown"`` outside a git checkout), whether its tracked files outside
-    ``results/`` had uncommitted changes, and the UTC date."""
+    """Which code produced a result: the last commit that changed the checkout's tracked
+    files outside ``results/`` (``"unknown"`` outside a git checkout), whether those files had
+    uncommitted changes, and the date of that commit (today's UTC date when they had).
+
+    Committing the results themselves changes none of it, so rerunning the seeded suite on an
+    unchanged tree writes the same provenance, and REPORT.md stays byte-identical."""
     import datetime
     import subprocess
     from pathlib import Path
@@ -103,11 +115,12 @@ def provenance() -> dict:
             return None
         return out.stdout.strip() if out.returncode == 0 else None
 
-    commit = git("rev-parse", "--short=12", "HEAD")
-    # the code's changes, not the results the suite is writing
-    status = git("status", "--porcelain", "--untracked-files=no", "--", ".", ":!results")
-    return {"commit": commit or "unknown", "dirty": bool(status),
-            "date": datetime.datetime.now(datetime.UTC).date().isoformat()}
+    code = ("--", ".", ":!results")  # the code's changes, not the results the suite writes
+    last = (git("log", "-1", "--format=%h %cs", "--abbrev=12", *code) or "").split()
+    dirty = bool(git("status", "--porcelain", "--untracked-files=no", *code))
+    today = datetime.datetime.now(datetime.UTC).date().isoformat()
+    commit, date = (last[0], last[1]) if len(last) == 2 else ("unknown", today)
+    return {"commit": commit, "dirty": dirty, "date": today if dirty else date}
 
 
 def record(name: str, title: str, size: str, seed: int, **payload) -> dict:

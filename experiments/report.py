@@ -82,14 +82,14 @@ def atomic_write(path: str | Path, write: Callable) -> Path:
     return write_atomically(path, write)
 
 
-def report_or_status(results) -> tuple[Path | None, int]:
+def report_or_status(results, log=None) -> tuple[Path | None, int]:
     """Draw the report of ``results`` for a command: (its path, 0), or (None, the exit
     status) after printing one ``error:`` line (2: a results file of the wrong shape; 3: a
-    file that could not be written)."""
+    file that could not be written). ``log``: as :func:`write_report`."""
     import sys
 
     try:
-        return write_report(results), 0
+        return write_report(results, log=log), 0
     except ValueError as exc:
         print(f"error: {' '.join(str(exc).split())}", file=sys.stderr)
         return None, 2
@@ -343,7 +343,8 @@ def report_text(docs: dict[str, dict]) -> str:
              "Drawn by `python -m audit report` from the JSON files in this folder; every "
              "number below traces to one of them (seed, commit, date and package versions "
              "inside; run times too, which this page leaves out so that a rerun of the seeded "
-             "experiments on the same commit and day leaves it unchanged). Each figure is "
+             "experiments on an unchanged tree leaves it unchanged, on any CPU: the commit and "
+             "date are those of the last change to the code). Each figure is "
              "saved as PNG (shown here) and PDF.", "",
              "Definitions, theorems and derivations: [docs/THEORY.md](../docs/THEORY.md) "
              "(§8 says what the audit's numbers mean). Glossary:", "", *GLOSSARY, ""]
@@ -366,8 +367,11 @@ def _load(results_dir: Path) -> dict[str, dict]:
     return docs
 
 
-def write_report(results_dir: str | Path = "results") -> Path:
+def write_report(results_dir: str | Path = "results", log=None) -> Path:
     """Draw every figure whose results exist and write ``REPORT.md``; return its path.
+
+    ``log`` (e.g. ``print``) is told of each figure as it is drawn and of the files being
+    written (``[report] 3/11 counterexample: drawn``), so a slow report says where it is.
 
     Every document is checked and every figure drawn before the first file is written; each
     file is then written atomically (:func:`atomic_write`).
@@ -388,14 +392,19 @@ def write_report(results_dir: str | Path = "results") -> Path:
     if not docs:
         raise ValueError(f"no experiment results (*.json) in {results_dir}")
     figures = {}
-    for name, doc in docs.items():
+    for i, (name, doc) in enumerate(docs.items(), 1):
         try:
             figures[name] = render(name, doc)
             _section(name, doc)
         except (KeyError, TypeError, IndexError, ValueError, AttributeError) as exc:
             raise ValueError(f"result file {results_dir / f'{name}.json'} has the wrong shape: "
                              f"{_shape_error(exc)}") from None
+        if log is not None:
+            log(f"[report] {i}/{len(docs)} {name}: drawn")
     text = report_text(docs)
+    if log is not None:
+        log(f"[report] writing {len(figures)} figure{'s' * (len(figures) != 1)} "
+            "(PNG and PDF) and REPORT.md")
     for name, fig in figures.items():
         save_figure(fig, results_dir / "figures" / name)
     return atomic_write(results_dir / "REPORT.md", lambda fh: _write_text(fh, text))

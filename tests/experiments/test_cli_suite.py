@@ -27,10 +27,23 @@ def test_piped_suite_draws_no_progress_bar_and_logs_each_step_once(tmp_path):
     assert "\r" not in out.stderr and "\r" not in out.stdout
     assert "%|" not in out.stderr  # no tqdm bar, not even a final one
     lines = out.stdout.splitlines()
-    assert lines[0] == "[suite] 1/1 mar_mnar: running (default)"
+    # the expected duration first, from the committed results' run time of mar_mnar
+    assert re.fullmatch(r"\[suite\] 1 experiment at size default: expected about \d+ s \(their "
+                        r"last recorded run times; a slower or loaded machine takes longer\)",
+                        lines[0])
+    assert re.fullmatch(r"\[suite\] 1/1 mar_mnar: running \(default, last run took \d+ s; "
+                        r"0 s into the suite\)", lines[1])
+    # every audit the experiment starts, labelled, in order
+    audits = [line for line in lines if " audit " in line]
+    assert [re.sub(r" \(\d+ s in\)$", "", a) for a in audits][:2] == [
+        "[suite] 1/1 mar_mnar: audit 1 mar_mnar[mcar-row p*=0.5]",
+        "[suite] 1/1 mar_mnar: audit 2 mar_mnar[mcar-iid p*=0.5]"]
+    assert len(audits) == 8 and lines[2:10] == audits
     assert re.fullmatch(rf"\[suite\] 1/1 mar_mnar: \d+\.\d s -> {tmp_path}/mar_mnar\.json",
-                        lines[1])
-    assert lines[2:] == [f"[suite] report: {tmp_path}/REPORT.md"]
+                        lines[10])
+    assert lines[11:] == ["[report] 1/1 mar_mnar: drawn",
+                          "[report] writing 1 figure (PNG and PDF) and REPORT.md",
+                          f"[suite] report: {tmp_path}/REPORT.md"]
 
 
 def _screen(text: str) -> list[str]:
