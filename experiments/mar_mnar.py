@@ -27,7 +27,7 @@ from 0.07 (mcar-iid) to 0.5 (mcar-row). At p* = 1 (mar-pivot, mcar-iid with r = 
 Theorem 4.5 in every MAR/MCAR group (equal bars). MNAR (last two groups) is outside every
 theorem: no ε_theory or §7 bar (n/a); the cross is the smallest value of the MAR formula of
 Theorem 4.5 over the two records' observation probabilities, which is not a bound: for d = 2
-the audit's 95 % lower bound lies above it (a violation).
+the audit's 95 % lower bound lies above it (a violation, ringed and labelled on its bar).
 """
 TRIALS = {"smoke": 20_000, "default": 10_000_000, "full": 200_000_000}
 
@@ -94,5 +94,16 @@ def draw(doc: dict, fig) -> None:
     # The MAR formula stands in for the missing theorem, so it sits in the theorem's slot.
     ax.plot(offsets["eps_theory"], formula, "x", color="tab:red", ms=9, mew=2.2,
             label="MAR formula applied to MNAR (not a bound)", zorder=5)
+    # the MNAR columns whose ε_lower refutes the formula, marked on their ε_lower bar
+    lower = column(rows, "eps_lower")
+    refuted = np.isfinite(formula) & (lower > formula)
+    if refuted.any():
+        xs, ys = offsets["eps_lower"][refuted], lower[refuted]
+        ax.plot(xs, ys, "o", ms=13, mfc="none", mec="k", mew=1.8, zorder=6,
+                label="formula refuted: ε_lower above the cross")
+        for xi, yi, fi in zip(xs, ys, formula[refuted], strict=True):
+            ax.annotate(f"ε_lower {yi:.3f} > formula {fi:.3f}:\nrefutes the MAR formula",
+                        (xi, yi), xytext=(0, 48), textcoords="offset points", ha="center",
+                        fontsize=8.5, arrowprops={"arrowstyle": "->", "lw": 1.0})
     ax.set_title("MAR and MCAR at equal p*, and the MNAR stress test (Laplace, ε = 1)")
     legend_below(fig, ncol=3)
