@@ -43,7 +43,7 @@ from pathlib import Path
 import numpy as np
 
 from audit.laws import Law
-from audit.statistics import Statistic
+from audit.statistics import Statistic, binning_edges
 
 __all__ = ["CODE_TAG", "CUDA_CODE_TAG", "CheckpointWarning", "CheckpointWriteError",
            "code_tag", "run_hash", "check_directory", "ChunkStore", "save_arrays",
@@ -105,6 +105,9 @@ def run_hash(P: Law, Q: Law, statistic: Statistic, trials: int, key: int,
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
         h.update(f"{M.noise.value}|{M.scale!r}|{M.dim}".encode())
     h.update(json.dumps(statistic.to_dict(), sort_keys=True).encode())
+    # the edges the kernels bin against (the tie rule of audit.statistics lives outside the
+    # files of CODE_TAG)
+    h.update(np.ascontiguousarray(binning_edges(statistic.edges), dtype=np.float64).tobytes())
     h.update(f"{int(trials)}|{int(key)}|{int(block_trials)}|{tag}".encode())
     return h.hexdigest()[:20]
 
