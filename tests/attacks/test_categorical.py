@@ -10,7 +10,13 @@ from attacks.categorical import distinct_rows
 from audit.mixture import Mixture
 from audit.protocols import Pilot
 from audit.simulation.engine import run_histograms
-from audit.statistics import CategoryIndex, LinearProjection, OutputValue, Statistic
+from audit.statistics import (
+    CategoryIndex,
+    LinearProjection,
+    OutputValue,
+    Statistic,
+    quantise_scores,
+)
 
 RNG = np.random.default_rng(3)
 
@@ -105,12 +111,13 @@ def test_statistic_bins_keep_the_categories_apart():
     assert np.unique(stat.indices(np.concatenate([p, q]))).size == 8
     bins = stat.bin_scores(score)
     assert bins.shape == (stat.n_bins,) and not np.isnan(bins).any()
-    # each reached bin is scored exactly as its category (the bins are narrower than 1/2)
+    # each reached bin is scored exactly as its category (the bins are narrower than 1/2),
+    # quantised as every bin score is (audit.statistics.quantise_scores)
     reached = np.unique(stat.indices(np.concatenate([p, q])))
     np.testing.assert_array_equal(np.sort(bins[reached]),
-                                  np.sort(score(np.concatenate([p, q]))[np.unique(
+                                  np.sort(quantise_scores(score(np.concatenate([p, q]))[np.unique(
                                       stat.indices(np.concatenate([p, q])),
-                                      return_index=True)[1]]))
+                                      return_index=True)[1]])))
     assert stat.to_dict()["kind"] == "category" and stat.to_dict()["size"] == 8
 
 
