@@ -80,7 +80,10 @@ def resolve_selection(selection: Selection, attack: Attack, scalar: bool,
     if selection is Selection.AUTO:
         return Selection.MODEL if model_ok else Selection.PILOT
     if selection is Selection.MODEL and not model_ok:
-        raise ValueError("audit.selection='model' needs a white-box attack and a scalar output")
+        raise ValueError(f"selection='model' needs attack.white_box, scalar and laws_known "
+                         f"(the parts refuse such a config: audit.pipeline.parts), got "
+                         f"attack.white_box={attack.white_box}, scalar={scalar}, "
+                         f"laws_known={laws_known}")
     return selection
 
 

@@ -59,7 +59,7 @@ from audit.pipeline.config_tables import (  # the tables' dataclasses, re-export
     _table,
     check_chunk,
 )
-from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
+from audit.pipeline.search_config import SearchConfig, search_from_table
 from audit.pipeline.strata_config import StrataConfig, strata_from_table
 from audit.policy import DEFAULT_POLICY
 
@@ -390,8 +390,6 @@ def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
                           data["strata"]),
                       search=None if "search" not in data else search_from_table(
                           data["search"]), designs=designs)
-    if cfg.search is not None:
-        check_search_setting(cfg.search, pair=pair is not None)
     validate_components(cfg)
     if for_audit:
         check_config(cfg)

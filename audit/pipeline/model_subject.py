@@ -114,8 +114,8 @@ class ModelSubject(PlannedSubject):
         from audit.simulation.engine import run_histograms
 
         if monitor is not None:
-            raise ValueError("a model audit runs its whole budget: audit.mode='sequential' "
-                             "needs an implementation")
+            raise ValueError(f"monitor must be None: a ModelSubject counts its whole budget "
+                             f"(its parts refuse a sequential test), got monitor={monitor!r}")
         cfg = self.config
         return run_histograms(self.plan.P, self.plan.Q, statistic, trials, seed,
                               n_jobs=cfg.audit.jobs, backend=cfg.engine_backend,
