@@ -39,7 +39,8 @@ import numpy as np
 from audit._validate import check_positive, check_positive_int
 from audit.enums import PairFamily
 
-__all__ = ["Candidate", "candidate_pairs", "read_table", "check_user_table", "user_table_reason", "MAX_CANDIDATES",
+__all__ = ["Candidate", "candidate_pairs", "read_table", "check_user_table",
+           "user_table_reason", "MAX_CANDIDATES",
            "MAX_TABLE_ENTRIES", "TESTER_PATTERNS"]
 
 #: Most candidates one family may contribute (``search.cap`` is checked against it).

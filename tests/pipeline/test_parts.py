@@ -169,7 +169,7 @@ def _combination_refusals(root: Path) -> dict:
         if rel == "audit/pipeline/parts.py":
             continue
 
-        def visit(node, func: str) -> None:
+        def visit(node, func: str, rel: str = rel) -> None:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 func = node.name  # a raise is listed under its innermost function
             if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
@@ -178,7 +178,7 @@ def _combination_refusals(root: Path) -> dict:
                 if len(named) >= 2:
                     found.setdefault((rel, func), []).append((node.lineno, named, msg))
             for child in ast.iter_child_nodes(node):
-                visit(child, func)
+                visit(child, func, rel)
 
         visit(ast.parse(path.read_text(encoding="utf-8")), "<module>")
     return found
@@ -255,6 +255,13 @@ def test_a_knn_model_audit_is_refused_on_the_command_line_before_any_work(tmp_pa
     assert proc.returncode == 2, proc.stderr
     assert proc.stderr.startswith("error: a model audit counts its runs with the engine")
     assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def _impl():
+    from audit.model.implementation import CallableImplementation, Claim
+
+    return CallableImplementation(lambda data, rng: noisy_sum(data, rng, bound=1.0, scale=2.0),
+                                  Claim(1.0, 0.0, "noisy sum"), name="noisy sum")
 
 
 def test_engine_counted_attacks_score_with_engine_projections():

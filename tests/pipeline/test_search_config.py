@@ -7,7 +7,6 @@ import pytest
 from audit.enums import PairFamily
 from audit.pipeline.search_config import (
     DEFAULT_FAMILIES,
-    SearchConfig,
     search_from_table,
 )
 
