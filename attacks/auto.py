@@ -34,13 +34,11 @@ from attacks.knn import NearestNeighbours
 from attacks.kvector import LatentMixture, looks_exchangeable
 from audit._validate import check_in_range, check_positive_int
 from audit.estimation.binomial import eps_from_counts
-from audit.policy import DEFAULT_POLICY
+from audit.policy import DEFAULT_POLICY, AuditPolicy
 from audit.protocols import BlackBoxAttack, Pilot, Score
 
 __all__ = ["Auto", "held_out_epsilon"]
 
-#: thresholds of the held-out comparison (``AuditPolicy.held_out_levels``)
-HELD_OUT_LEVELS = DEFAULT_POLICY.held_out_levels
 
 
 def _scores(score: Score, x: np.ndarray) -> np.ndarray:
@@ -49,18 +47,21 @@ def _scores(score: Score, x: np.ndarray) -> np.ndarray:
     return np.where(np.isnan(s), -np.inf, s)  # as Statistic.bin_scores does
 
 
-def held_out_epsilon(score: Score, held: Pilot,
-                     alpha: float = DEFAULT_POLICY.held_out_alpha) -> float:
+def held_out_epsilon(score: Score, held: Pilot, alpha: float | None = None, *,
+                     policy: AuditPolicy | None = None) -> float:
     """The largest Clopper–Pearson lower bound on ε at ``alpha`` (δ = 0; the project's one
     evaluator, :func:`audit.estimation.binomial.eps_from_counts`: each side at alpha/2) over
     the threshold regions {s ≥ t} (for z) and {s ≤ t} (for z') of ``score`` on held-out draws,
-    t at :data:`HELD_OUT_LEVELS` quantiles; 0 when no region shows more.
+    t at ``policy.held_out_levels`` quantiles (``alpha`` None: ``policy.held_out_alpha``;
+    ``policy`` default :data:`audit.policy.DEFAULT_POLICY`); 0 when no region shows more.
 
     Raises
     ------
     ValueError
         If ``alpha`` is not in (0, 1) or a side of ``held`` is empty.
     """
+    policy = DEFAULT_POLICY if policy is None else policy
+    alpha = policy.held_out_alpha if alpha is None else alpha
     check_in_range("alpha", alpha, 0.0, 1.0, lo_closed=False, hi_closed=False)
     sp, sq = _scores(score, held.p), _scores(score, held.q)
     n_p, n_q = sp.size, sq.size
@@ -68,7 +69,7 @@ def held_out_epsilon(score: Score, held: Pilot,
         raise ValueError(f"held must have draws on both sides, got {n_p} and {n_q}")
     pooled = np.concatenate([sp, sq])
     finite = pooled[np.isfinite(pooled)]
-    levels = np.linspace(0.0, 1.0, HELD_OUT_LEVELS)
+    levels = np.linspace(0.0, 1.0, policy.held_out_levels)
     ts = np.unique(np.concatenate([np.quantile(finite, levels) if finite.size else [],
                                    [-np.inf]]))
     sp, sq = np.sort(sp), np.sort(sq)

@@ -68,6 +68,8 @@ class DensityRatio(BlackBoxAttack):
     pseudo_count: float = 0.5
     tail: float = 1e-4
     name: ClassVar[str] = "density-ratio"
+    #: its scores are output values or linear projections: the engines count them
+    engine_counted: ClassVar[bool] = True
 
     def __post_init__(self) -> None:
         check_positive_int(self.n_bins, "n_bins", minimum=4)
@@ -149,6 +151,8 @@ class LogisticRegression(BlackBoxAttack):
 
     alpha_l2: float = 1e-4
     name: ClassVar[str] = "logistic"
+    #: its scores are output values or linear projections: the engines count them
+    engine_counted: ClassVar[bool] = True
 
     def _features(self, x: np.ndarray, centre: float, spread: float) -> np.ndarray:
         u = (np.asarray(x, dtype=np.float64).reshape(-1) - centre) / spread

@@ -29,6 +29,8 @@ class OutputThreshold(BlackBoxAttack):
     """
 
     name: ClassVar[str] = "threshold"
+    #: its scores are output values or linear projections: the engines count them
+    engine_counted: ClassVar[bool] = True
 
     def fit(self, pilot: Pilot) -> Score:
         w = np.ones(pilot.dim)

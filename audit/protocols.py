@@ -47,6 +47,7 @@ __all__ = [
     "WhiteBoxAttack",
     "Attack",
     "available_attacks",
+    "engine_attacks",
     "load_attack",
 ]
 
@@ -172,10 +173,18 @@ class Score:
 
 
 class BlackBoxAttack(abc.ABC):
-    """An attack that sees samples only."""
+    """An attack that sees samples only.
+
+    ``engine_counted`` says whether every score it returns has one of the projections the
+    model's engines count (``audit.statistics.ENGINE_PROJECTIONS``): only such an attack may
+    audit the model (``audit.pipeline.parts.ModelTarget`` refuses the others before any
+    work; an implementation audit counts any projection in numpy). False unless the class
+    declares it.
+    """
 
     name: ClassVar[str]
     white_box: ClassVar[bool] = False
+    engine_counted: ClassVar[bool] = False
 
     @abc.abstractmethod
     def fit(self, pilot: Pilot) -> Score:
@@ -183,10 +192,12 @@ class BlackBoxAttack(abc.ABC):
 
 
 class WhiteBoxAttack(abc.ABC):
-    """An attack that also sees the exact output laws."""
+    """An attack that also sees the exact output laws (the model's only: its scores must have
+    a projection the engines count, ``audit.statistics.ENGINE_PROJECTIONS``)."""
 
     name: ClassVar[str]
     white_box: ClassVar[bool] = True
+    engine_counted: ClassVar[bool] = True
 
     @abc.abstractmethod
     def fit(self, pilot: Pilot, laws: Laws) -> Score:
@@ -215,6 +226,21 @@ def black_box_attacks() -> list[str]:
         except Exception:  # noqa: BLE001 - a broken plug-in is listed by load_attack's error
             continue
         if isinstance(cls, type) and issubclass(cls, BlackBoxAttack):
+            names.append(name)
+    return names
+
+
+def engine_attacks() -> list[str]:
+    """The names of the registered attacks a model audit may run (sorted): white-box ones and
+    black-box ones whose scores the engines count (``engine_counted``)."""
+    names = []
+    for name, ep in sorted(available_attacks().items()):
+        try:
+            cls = ep.load()
+        except Exception:  # noqa: BLE001 - a broken plug-in is listed by load_attack's error
+            continue
+        if isinstance(cls, type) and issubclass(cls, BlackBoxAttack | WhiteBoxAttack) \
+                and cls.engine_counted:
             names.append(name)
     return names
 

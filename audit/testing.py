@@ -26,18 +26,22 @@ import dataclasses
 
 import numpy as np
 
+from audit._validate import check_bool, check_in_range
 from audit.enums import AuditMode, CeilingKind
 from audit.model.implementation import CallableImplementation, Claim
+from audit.pipeline.budget import check_duration
 from audit.pipeline.config import check_chunk, config_from_dict
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.results import AuditResult
 from audit.pipeline.runner import run_audit
-from audit.policy import DEFAULT_POLICY
+from audit.policy import DEFAULT_POLICY, AuditPolicy
 
 __all__ = ["assert_private"]
 
 
 def _implementation(mechanism, epsilon: float, delta: float):
+    if epsilon is None and not hasattr(mechanism, "claim"):
+        raise ValueError("epsilon must be given: the claim of a mechanism without its own")
     if hasattr(mechanism, "claim") and callable(mechanism):
         claim = mechanism.claim
         if (epsilon, delta) != (claim.epsilon, claim.delta) and epsilon is not None:
@@ -79,10 +83,10 @@ def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
 def assert_private(mechanism, pair=None, query: str | None = None, *,
                    epsilon: float | None = None, delta: float = 0.0, missingness=None,
                    d: int | None = None, n: int = 20, bound: float = 1.0,
-                   trials: int = 20_000, confidence: float = DEFAULT_POLICY.confidence,
+                   trials: int = 20_000, confidence: float | None = None,
                    mode: str = "fixed", seed: int = 0, jobs: int = 1,
                    attack: str | None = None, chunk: int = 1000, amplified: bool | None = None,
-                   max_hours: float = 24.0) -> AuditResult:
+                   max_hours: float = 24.0, policy: AuditPolicy | None = None) -> AuditResult:
     """Assert that ``mechanism`` is (ε, δ)-DP on the audited pair under ``missingness``.
 
     Parameters
@@ -107,8 +111,8 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
     trials : int
         Calls per side of the main run; the pilot adds the black-box pilot rule's calls
         (:mod:`audit.policy`: twice the main run up to 2·10⁴, so 2·10⁴ at the default 20,000).
-    confidence : float
-        Of the one-sided lower bound, in (0, 1).
+    confidence : float, optional
+        Of the one-sided lower bound, in (0, 1); default the policy's (0.95).
     attack : str, optional
         A black-box attack of the ``audit.attacks`` group; default the policy's black-box
         attack (``auto``).
@@ -116,11 +120,14 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
         Run the whole budget, or stop as soon as the claim is refuted (anytime-valid).
     amplified : bool, optional
         Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only);
-        default the policy's (``audit.policy.AuditPolicy.amplified_binds``: True, as
-        ``python -m audit run``, exit 1 on either claim).
+        None: the policy's (``AuditPolicy.amplified_binds``: True, as ``python -m audit
+        run``, exit 1 on either claim); a bool or None, nothing else.
     max_hours : float
         Refuse, before the run, an audit expected to take longer (at the rate measured
         here), as ``run --max-hours`` does.
+    policy : AuditPolicy, optional
+        The statistical defaults the audit reads (confidence, attack and the amplified
+        claim's binding where not given, the pilot rule, the guards); default DEFAULT_POLICY.
 
     Returns
     -------
@@ -137,24 +144,57 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
         ``audit.simulation.callables.ImplementationError``, when the mechanism raises or
         releases something that is not a number, at any call.
     """
-    check_chunk(chunk, "chunk")
-    if epsilon is None and not hasattr(mechanism, "claim"):
-        raise ValueError("epsilon must be given: the claim of a mechanism without its own")
+    policy = _check_arguments(pair, missingness, amplified, max_hours, chunk, policy)
     impl = _implementation(mechanism, epsilon, delta)
     miss = {"kind": "mcar-iid", "rate": 0.0} if missingness is None else (
         {"kind": missingness} if isinstance(missingness, str) else dict(missingness))
-    audit = {"trials": trials, "confidence": confidence, "seed": seed, "jobs": jobs,
-             "attack": DEFAULT_POLICY.black_box_attack if attack is None else attack}
-    cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound, mode=mode)
+    audit = {"trials": trials, "seed": seed, "jobs": jobs,
+             "attack": policy.black_box_attack if attack is None else attack,
+             **({} if confidence is None else {"confidence": confidence})}
+    cfg = _config(impl, pair, query, miss, audit, d=d, n=n, bound=bound,
+                  mode=mode).with_policy(policy)
     subject = ImplementationSubject.from_config(cfg, impl, chunk=chunk)
-    from audit.pipeline.budget import check_duration
-
     check_duration(subject, max_hours, trials="trials", hours="max_hours")
     result = run_audit(subject=subject)
-    refuted = DEFAULT_POLICY.failing(result.violations, amplified=amplified)
+    refuted = policy.failing(result.violations, amplified=amplified)
     if refuted:
-        raise AssertionError(_refutation(impl, result, refuted, miss, confidence))
+        raise AssertionError(_refutation(impl, result, refuted, miss, cfg.audit.level))
     return result
+
+
+def _check_arguments(pair, missingness, amplified, max_hours, chunk, policy) -> AuditPolicy:
+    """Refuse, before any call, the arguments the config's own checks would not name: each
+    error names the parameter (the others are checked by the config, naming their key).
+    Returns the policy (default :data:`audit.policy.DEFAULT_POLICY`)."""
+    policy = _policy(policy)
+    check_chunk(chunk, "chunk")
+    if pair is not None:
+        ok = isinstance(pair, tuple | list) and len(pair) == 2
+        if ok:
+            try:
+                ok = all(np.asarray(a, dtype=np.float64).ndim == 2 for a in pair)
+            except (TypeError, ValueError):
+                ok = False
+        if not ok:
+            raise ValueError(f"pair must be (z, z_prime): two (n, d) arrays of numbers (NaN = "
+                             f"missing) differing in one record, got pair={pair!r}")
+    if missingness is not None and not isinstance(missingness, str | dict):
+        raise ValueError(f"missingness must be a dict such as {{'kind': 'mcar-iid', 'rate': "
+                         f"0.3}} or a kind name (str), got missingness={missingness!r}")
+    if amplified is not None:
+        check_bool(amplified, "amplified")
+    check_in_range("max_hours", max_hours, 0.0, np.inf, lo_closed=False, hi_closed=False)
+    return policy
+
+
+def _policy(policy) -> AuditPolicy:
+    """``policy`` checked (default :data:`audit.policy.DEFAULT_POLICY`)."""
+    if policy is None:
+        return DEFAULT_POLICY
+    if not isinstance(policy, AuditPolicy):
+        raise TypeError(f"policy must be an audit.policy.AuditPolicy, got "
+                        f"policy={type(policy).__name__}")
+    return policy
 
 
 def _refutation(impl, result: AuditResult, refuted: list, miss: dict, confidence: float

@@ -19,8 +19,8 @@ import time
 
 import numpy as np
 
-from audit.estimation import policy as estimation_policy
 from audit.estimation.binomial import eps_from_counts, eps_joint_from_counts
+from audit.policy import DEFAULT_POLICY
 
 REPS = 20_000
 CASES = [  # (P(S), Q(S), n per side, alpha)
@@ -56,27 +56,22 @@ def rnm3_masses(n: float, alpha: float):
 def _rnm3_audit(joint: bool, seed: int, given: bool) -> dict:
     from experiments import tester_benchmark as tb
 
-    pol = dataclasses.replace(estimation_policy.DEFAULT_POLICY, joint_bound=joint)
-    saved = estimation_policy.DEFAULT_POLICY
-    estimation_policy.DEFAULT_POLICY = pol
-    try:
-        bench = tb.benchmark("ReportNoisyMax3")
-        if not given:
-            return tb._audit(bench, "default", seed, 1, False).to_dict()
-        from audit.pipeline.runner import run_audit
-        from experiments.common import config
+    pol = dataclasses.replace(DEFAULT_POLICY, black_box_joint_bound=joint)
+    bench = tb.benchmark("ReportNoisyMax3")
+    if not given:
+        return tb._audit(bench, "default", seed, 1, False, policy=pol).to_dict()
+    from audit.pipeline.runner import run_audit
+    from experiments.common import config
 
-        doc = {"scenario": {"mechanism": "laplace", "epsilon": tb.EPSILON, "query": "sum",
-                            "n": 1, "d": bench.d, "bound": 1.0},
-               "missingness": {"kind": "mcar-iid", "rate": 0.0},
-               "pair": {"z": [[0.0] * 5], "z_prime": [[-1.0] * 5]},
-               "audit": {"trials": tb.TRIALS["default"], "seed": seed,
-                         "confidence": tb.CONFIDENCE, "attack": tb.ATTACKS[bench.discrete],
-                         "mode": "fixed", "jobs": 1}}
-        return run_audit(config(doc, "rnm3[all below]"),
-                         implementation=tb.implementation(bench)).to_dict()
-    finally:
-        estimation_policy.DEFAULT_POLICY = saved
+    doc = {"scenario": {"mechanism": "laplace", "epsilon": tb.EPSILON, "query": "sum",
+                        "n": 1, "d": bench.d, "bound": 1.0},
+           "missingness": {"kind": "mcar-iid", "rate": 0.0},
+           "pair": {"z": [[0.0] * 5], "z_prime": [[-1.0] * 5]},
+           "audit": {"trials": tb.TRIALS["default"], "seed": seed,
+                     "confidence": tb.CONFIDENCE, "attack": tb.ATTACKS[bench.discrete],
+                     "mode": "fixed", "jobs": 1}}
+    return run_audit(config(doc, "rnm3[all below]"), implementation=tb.implementation(bench),
+                     policy=pol).to_dict()
 
 
 def main(audit: bool = True) -> None:

@@ -295,7 +295,7 @@ def cross_reference(doc: dict) -> dict:
     amplified by the missingness (``mcar_amplified``: diffprivlib ``nanvar``); empty where it
     does not, audits another example, or was not run (also :func:`refresh`, with no
     audit)."""
-    from experiments.library_audit import TARGETS
+    from experiments.library_targets import TARGETS
 
     audited = {s["target"]: s["example"] for s in TARGETS}
     found = json.loads(LIBRARY_AUDIT.read_text())["rows"] if LIBRARY_AUDIT.is_file() else []

@@ -71,8 +71,22 @@ from experiments.releases_persistent import CAPTION as PERSISTENT_CAPTION
 from experiments.releases_persistent import draw_panel as draw_persistent
 from experiments.releases_persistent import findings as persistent_findings
 from experiments.releases_persistent import persistent_curve
+from experiments.releases_setup import (  # (re-exported: the experiment's settings)
+    BOUND,
+    DELTA,
+    EPSILON,
+    FRESH_RULES,
+    N_RECORDS,
+    NAME,
+    accountant,
+)
+from experiments.releases_setup import STYLE as _STYLE
+from experiments.releases_setup import doc as _doc
+from experiments.releases_setup import gauss_scenario as _gauss_scenario
+from experiments.releases_setup import laplace_scenario as _laplace_scenario
+from experiments.releases_setup import plan as _plan
+from experiments.releases_setup import row as _row
 
-NAME = "releases"
 TITLE = "k releases from one incomplete table: shared against fresh masks"
 CAPTION = """\
 ε of k releases from one incomplete table against k (log-log). Black: Theorem 3.2 / §7 applied
@@ -93,10 +107,6 @@ FEW_KS = (1, 5, 20)
 #: the k of the Gaussian shared-mask audits by size (smoke: a few, for the tests)
 GAUSS_KS = {"smoke": FEW_KS, "default": KS, "full": KS}
 GAUSS_P_STARS = (0.1, 0.5)
-EPSILON = 1.0
-DELTA = 1e-5
-BOUND = 1.0
-N_RECORDS = 5
 LAPLACE_D = 10
 IID_RATE = 0.9
 DIFFPRIVLIB = "diffprivlib:nansum"
@@ -109,41 +119,6 @@ TRIALS = {
     "full": {"model": 10_000_000, "fresh": 2_000_000, "laplace": 2_000_000,
              "diffprivlib": 5_000},
 }
-#: the per-release accounting each setting would compose (the name stored in the rows)
-FRESH_RULES = {"gaussian": "C_p*(G_mu) composed k times by PLD (Proposition 9.2)",
-               "laplace": "k x ln(1 + p*(e^eps - 1)): Theorem 3.2 per release, composed"}
-
-
-def _gauss_scenario() -> dict:
-    return {"mechanism": "gaussian", "epsilon": EPSILON, "delta": DELTA,
-            "calibration": "classical", "query": "sum", "d": 1, "n": N_RECORDS,
-            "bound": BOUND}
-
-
-def _laplace_scenario(d: int) -> dict:
-    return {"mechanism": "laplace", "epsilon": EPSILON, "query": "sum", "d": d,
-            "n": N_RECORDS, "bound": BOUND}
-
-
-def _doc(scenario: dict, missingness: dict, k: int, masks: str, trials: int, seed: int,
-         jobs: int, pair=None, **audit) -> dict:
-    doc = {"scenario": scenario, "missingness": missingness,
-           "releases": {"count": k, "masks": masks},
-           "audit": {"trials": trials, "seed": seed, "jobs": jobs, **audit}}
-    if pair is not None:
-        doc["pair"] = {"z": pair[0], "z_prime": pair[1]}
-    return doc
-
-
-def _plan(scenario: dict, missingness: dict):
-    """The one-release plan (pair, laws, noise scale) of a setting."""
-    from audit.pipeline.plan import plan_audit
-
-    doc = {"scenario": scenario, "missingness": missingness,
-           "audit": {"trials": 1000, "seed": 0, "delta": DELTA}}
-    return plan_audit(config(doc, f"{NAME}[plan]"))
-
-
 def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON,
                         entries: int = 1) -> float:
     """Exact ε (δ = 0) of k releases of a Laplace(2dB/ε) sum reading NA as 0 from one table,
@@ -165,28 +140,6 @@ def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON,
     k = check_count(releases, "releases")
     d = check_count(entries, "entries")
     return d * zero_fill_epsilon(0.5, rate, k * epsilon / d)
-
-
-def _row(res, setting: str, subject: str, k: int, masks: str, *, eps_pair, eps_pair_error,
-         fresh: float, rule: str, **extra) -> dict:
-    return {**res.to_dict(), "setting": setting, "subject": subject, "releases": k,
-            "masks": masks, "eps_pair": eps_pair, "eps_pair_error": eps_pair_error,
-            "eps_exact": eps_pair, "eps_fresh_composed": fresh,
-            "eps_fresh_composed_rule": rule,
-            "crosses_fresh_composed": bool(res.eps_lower > fresh), **extra}
-
-
-def accountant(noise: str, scale: float, p_star: float, k: int, masks: str,
-               delta: float, persistence: float | None = None) -> dict:
-    """The accountant's worst case of a setting of this experiment (a sum over one column in
-    [−B, B], NA read as 0, record-level masks: :func:`audit.theory.worst_case.worst_case`):
-    ``eps_accountant`` its certified upper end, ``eps_accountant_lower`` its lower end."""
-    from audit.theory.worst_case import Setting, worst_case
-
-    w = worst_case(Setting(noise, scale, (-BOUND, BOUND), 0.0, p_star, k, masks,
-                           persistence), delta)
-    return {"eps_accountant": w.epsilon, "eps_accountant_lower": w.lower,
-            "eps_accountant_exact": w.exact}
 
 
 def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: bool,
@@ -436,32 +389,6 @@ def findings(rows: list[dict], curves: dict | None = None,
 
 
 # --- figure --------------------------------------------------------------------------------
-
-_STYLE = {
-    "eps_theory": {"color": "k", "ls": "-", "lw": 1.8, "label": "shared-mask bound "
-                   "(Theorem 3.2 / §7 once on the composition)"},
-    "eps_fresh_composed": {"color": "tab:red", "ls": "--", "lw": 1.8, "label":
-                           "fresh-mask composed bound (per-release accounting)"},
-    "eps_base": {"color": "0.6", "ls": ":", "lw": 1.6, "label": "no missingness, composed"},
-    "pair_shared": {"color": "tab:blue", "ls": "-", "lw": 1.0, "marker": "s", "ms": 6,
-                    "mfc": "none", "label": "ε_pair, shared masks"},
-    "pair_fresh": {"color": "tab:orange", "ls": "-", "lw": 1.0, "marker": "s", "ms": 6,
-                   "mfc": "none", "label": "ε_pair, fresh masks"},
-    "lower_shared": {"color": "tab:blue", "ls": "none", "marker": "o", "ms": 6, "mec": "k",
-                     "mew": 0.6, "zorder": 5, "label": "ε_lower (95 %), shared masks"},
-    "lower_fresh": {"color": "tab:orange", "ls": "none", "marker": "D", "ms": 5, "mec": "k",
-                    "mew": 0.6, "zorder": 5, "label": "ε_lower (95 %), fresh masks"},
-    # a wide tick at the upper end (a bar down to the lower end, :func:`_accountant`): thin
-    # enough to leave the ε_pair squares it often equals (Gaussian shared masks) visible
-    "accountant_shared": {"color": "tab:green", "ls": "none", "lw": 0.5, "marker": "_",
-                          "ms": 16, "mew": 2.5, "zorder": 4,
-                          "label": "exact accountant (bound --config), shared masks: "
-                                   "upper end, bar to its lower end"},
-    "accountant_fresh": {"color": "#7fcf7f", "ls": "none", "lw": 0.5, "marker": "_",
-                         "ms": 16, "mew": 2.5, "zorder": 4,
-                         "label": "exact accountant, fresh masks"},
-}
-
 
 #: the lower bounds of the two regimes are drawn side by side (a factor on the log k axis), so
 #: that equal values do not hide one another

@@ -38,20 +38,20 @@ def persistent_curve(size: str, seed: int, jobs: int, progress: bool) -> dict:
     """The curve: ``{"releases", "p_star", "delta", "setting", "rows"}``, one row per r."""
     from audit.pipeline.runner import run_audit
     from audit.theory import accountant as acc
-    from experiments import releases as rel
+    from experiments import releases_setup as rel
 
     miss = {"kind": "mcar-row", "p_star": P_STAR}
-    plan = rel._plan(rel._gauss_scenario(), miss)
+    plan = rel.plan(rel.gauss_scenario(), miss)
     fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(plan.sensitivity / plan.noise_scale),
                                     P_STAR, RELEASES, rel.DELTA)
     rows = []
     for i, r in enumerate(PERSISTENCES):
-        doc = rel._doc(rel._gauss_scenario(), miss, RELEASES, "persistent", TRIALS[size],
+        doc = rel.doc(rel.gauss_scenario(), miss, RELEASES, "persistent", TRIALS[size],
                        seed + SEED_OFFSET + i, jobs, delta=rel.DELTA)
         doc["releases"]["persistence"] = r
         res = run_audit(config(doc, f"{rel.NAME}[persistent, r={r:g}, k={RELEASES}]"),
                         progress=progress)
-        rows.append(rel._row(res, "persistent", "model", RELEASES, "persistent",
+        rows.append(rel.row(res, "persistent", "model", RELEASES, "persistent",
                              eps_pair=res.eps_pair, eps_pair_error=res.eps_pair_error,
                              fresh=fresh, rule=rel.FRESH_RULES["gaussian"], persistence=r,
                              **rel.accountant("gaussian", plan.noise_scale, P_STAR, RELEASES,
@@ -93,7 +93,7 @@ def draw_panel(ax, curve: dict | None) -> None:
     per-release accounting; a note where the results predate the curve."""
     import numpy as np
 
-    from experiments import releases as rel
+    from experiments import releases_setup as rel
     from experiments.plotting import column
 
     if not curve:
@@ -108,7 +108,7 @@ def draw_panel(ax, curve: dict | None) -> None:
     ax.plot(x, hi, **_STYLE["accountant"])
     ax.plot(x, column(rows, "eps_pair") + column(rows, "eps_pair_error"), **_STYLE["pair"])
     ax.plot(x, column(rows, "eps_lower"), **_STYLE["lower"])
-    ax.axhline(rows[0]["eps_fresh_composed"], **{**rel._STYLE["eps_fresh_composed"],
+    ax.axhline(rows[0]["eps_fresh_composed"], **{**rel.STYLE["eps_fresh_composed"],
                                                  "label": None})
     ax.set_xticks(np.asarray(x))
     ax.set_xticklabels([f"{v:g}\n(fresh)" if v == 0 else f"{v:g}\n(shared)" if v == 1

@@ -319,7 +319,9 @@ def _search_table(bench: Benchmark, calls: int) -> dict:
     return {"families": ["tester"], "cap": len(TESTER_PATTERNS), "calls": calls}
 
 
-def _audit(bench: Benchmark, size: str, seed: int, jobs: int, progress: bool):
+def _audit(bench: Benchmark, size: str, seed: int, jobs: int, progress: bool, policy=None):
+    """One benchmark's audit (under ``policy``, an ``audit.policy.AuditPolicy``; default the
+    config's)."""
     from audit.pipeline.runner import run_audit
 
     doc = {"scenario": {"mechanism": "laplace", "epsilon": EPSILON, "query": "sum", "n": 1,
@@ -329,7 +331,7 @@ def _audit(bench: Benchmark, size: str, seed: int, jobs: int, progress: bool):
            "audit": {"trials": TRIALS[size], "seed": seed, "confidence": CONFIDENCE,
                      "attack": ATTACKS[bench.discrete], "mode": "fixed", "jobs": jobs}}
     return run_audit(config(doc, f"{NAME}[{bench.key}]"), implementation=implementation(bench),
-                     progress=progress)
+                     progress=progress, policy=policy)
 
 
 def _pattern(search: dict) -> str:

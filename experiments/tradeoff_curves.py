@@ -87,7 +87,7 @@ def _gaussian_panel(size: str, seed: int, jobs: int, progress: bool) -> dict:
     ]
     return {
         "title": f"p* = {st.p_star}, ρ = {st.rho}, {cfg.audit.trials:,} trials",
-        "trials": cfg.audit.trials, "confidence": cfg.audit.confidence,
+        "trials": cfg.audit.trials, "confidence": cfg.audit.level,
         "points": points, "curves": curves, "fdp_violation": ta.fdp_violation,
         "p_star": st.p_star, "rho": st.rho, "sigma": st.noise_scale, "seconds": ta.seconds,
     }

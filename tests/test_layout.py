@@ -123,13 +123,19 @@ def test_every_layer_imports_only_what_the_table_allows():
     assert layer_violations(ROOT) == []
 
 
-def import_graph(root: Path) -> dict[str, dict[str, list[str]]]:
-    """module -> {imported module -> ["path:line", ...]} for every ``audit`` module under
-    ``root``. ``import a.b`` and ``from a import b`` (``b`` a module) point at ``a.b``;
-    ``from a import name`` (``name`` defined in ``a``) points at ``a``. Only modules that
-    exist under ``root/audit`` are nodes; the parent packages Python runs on the way to a
+#: The folders of the repository whose modules form the import graph (one graph: an import
+#: between two of them is an edge too).
+REPOSITORY_PACKAGES = ("audit", "attacks", "experiments", "benchmarks")
+
+
+def import_graph(root: Path, packages=("audit",)) -> dict[str, dict[str, list[str]]]:
+    """module -> {imported module -> ["path:line", ...]} for every module under ``root`` in
+    the folders ``packages``. ``import a.b`` and ``from a import b`` (``b`` a module) point at
+    ``a.b``; ``from a import name`` (``name`` defined in ``a``) points at ``a``. Only modules
+    that exist under those folders are nodes; the parent packages Python runs on the way to a
     module are not edges (a lazy ``__getattr__`` export is not a dependency of its users)."""
-    paths = {_module_name(p, root): p for p in sorted((root / "audit").rglob("*.py"))}
+    paths = {_module_name(p, root): p for pkg in packages
+             for p in sorted((root / pkg).rglob("*.py"))}
     graph: dict[str, dict[str, list[str]]] = {me: {} for me in paths}
     for me, path in paths.items():
         for line, mod, names in _import_statements(path, root):
@@ -183,11 +189,11 @@ def _strongly_connected(graph: dict[str, dict[str, list[str]]]) -> list[list[str
     return out
 
 
-def import_cycles(root: Path) -> list[str]:
-    """Every import cycle among the ``audit`` modules under ``root``: each strongly connected
-    component of more than one module, or a module importing itself, with the import
-    statements that close it."""
-    graph = import_graph(root)
+def import_cycles(root: Path, packages=("audit",)) -> list[str]:
+    """Every import cycle among the modules of ``packages`` under ``root``: each strongly
+    connected component of more than one module, or a module importing itself, with the
+    import statements that close it (imports inside functions included)."""
+    graph = import_graph(root, packages)
     cycles = []
     for component in sorted(_strongly_connected(graph)):
         if len(component) == 1 and component[0] not in graph[component[0]]:
@@ -202,6 +208,20 @@ def import_cycles(root: Path) -> list[str]:
 
 def test_no_import_cycle_inside_audit():
     assert import_cycles(ROOT) == []
+
+
+def test_no_import_cycle_anywhere_in_the_repository():
+    # the package, the attacks, the experiments and the benchmarks as one graph
+    assert import_cycles(ROOT, REPOSITORY_PACKAGES) == []
+
+
+def test_a_cycle_of_experiments_is_caught(tmp_path):
+    _write_package(tmp_path, {"experiments/a.py": "from experiments.b import f\n",
+                              "experiments/b.py": "def f():\n    from experiments import a\n",
+                              "benchmarks/bench.py": "from experiments import a\n"})
+    assert import_cycles(tmp_path, ("experiments", "benchmarks")) == [
+        "import cycle experiments.a <-> experiments.b: experiments/a.py:1 imports "
+        "experiments.b; experiments/b.py:2 imports experiments.a"]
 
 
 def _write_package(root: Path, files: dict[str, str]) -> None:
@@ -257,9 +277,9 @@ def test_an_import_chain_without_a_cycle_passes(tmp_path):
     assert import_cycles(tmp_path) == []
 
 
-def _long_units(root: Path) -> list[str]:
+def _long_units(root: Path, folder: str = "audit") -> list[str]:
     out = []
-    for path in sorted((root / "audit").rglob("*.py")):
+    for path in sorted((root / folder).rglob("*.py")):
         src = path.read_text()
         name = str(path.relative_to(root))
         if src.count("\n") > MAX_MODULE_LINES:
@@ -272,8 +292,10 @@ def _long_units(root: Path) -> list[str]:
     return out
 
 
-def test_no_function_over_80_lines_no_module_over_600():
-    assert _long_units(ROOT) == []
+@pytest.mark.parametrize("folder", ["audit", "attacks", "experiments", "benchmarks"])
+def test_no_function_over_80_lines_no_module_over_600(folder):
+    # the package's caps hold for the experiments and benchmarks too
+    assert _long_units(ROOT, folder) == []
 
 
 def test_the_size_rule_catches_a_long_function(tmp_path):

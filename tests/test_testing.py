@@ -89,3 +89,60 @@ def test_an_endless_budget_is_refused_before_the_run_with_its_duration():
 def test_a_callable_needs_its_claim():
     with pytest.raises(ValueError, match="epsilon must be given"):
         assert_private(noisy_sum, query="sum", d=3)
+
+
+# ---------------------------------------------------------------- the API checks like the CLI
+def _never_called(data, rng):
+    raise RuntimeError("called: the check came after the first call")
+
+
+_PAIR = ([[1.0], [0.0]], [[-1.0], [0.0]])
+
+
+@pytest.mark.parametrize(("param", "value", "needle"), [
+    ("mechanism", 3, r"mechanism must be callable"),
+    ("pair", "z", r"pair must be \(z, z_prime\)"),
+    ("pair", ([[1.0]],), r"pair must be \(z, z_prime\)"),
+    ("pair", ([1.0, 2.0], [1.0, 3.0]), r"pair must be \(z, z_prime\)"),
+    ("pair", ([[1.0], [0.0]], [[1.0], [0.0]]), r"pair.z and pair.z_prime must differ"),
+    ("query", 3, r"scenario.query must be a string"),
+    ("query", "nope", r"query must be one of"),
+    ("epsilon", "1", r"epsilon must be a real number"),
+    ("epsilon", -1.0, r"epsilon must be in"),
+    ("delta", "0", r"delta must be a real number"),
+    ("delta", 1.5, r"delta must be in"),
+    ("missingness", [0.3], r"missingness must be a dict .* got missingness=\[0.3\]"),
+    ("missingness", 3, r"missingness must be a dict"),
+    ("missingness", {"rate": 0.3}, r"missing the key missingness.kind"),
+    ("missingness", {"kind": "mcar-iid", "rate": "a"}, r"rate must be a real number"),
+    ("d", "3", r"scenario.d must be an integer"),
+    ("d", 0, r"scenario.d must be an integer"),
+    ("n", 2.5, r"scenario.n must be an integer"),
+    ("bound", "1", r"scenario.bound must be a real number"),
+    ("bound", -1.0, r"scenario.bound must be in"),
+    ("trials", "100", r"audit.trials must be an integer"),
+    ("trials", True, r"audit.trials must be an integer"),
+    ("confidence", "0.9", r"audit.confidence must be a real number"),
+    ("confidence", 1.5, r"audit.confidence must be in"),
+    ("mode", "fast", r"mode must be one of"),
+    ("seed", -1, r"audit.seed must be an integer"),
+    ("jobs", "2", r"audit.jobs must be an integer"),
+    ("attack", 3, r"audit.attack must be a string"),
+    ("attack", "oracle", r"attack must be one of"),
+    ("chunk", 0, r"chunk must be an integer"),
+    ("amplified", "no", r"amplified must be a bool, got amplified='no'"),
+    ("amplified", 1, r"amplified must be a bool"),
+    ("max_hours", "1", r"max_hours must be a real number"),
+    ("max_hours", 0, r"max_hours must be in"),
+    ("policy", 3, r"policy must be an audit.policy.AuditPolicy"),
+])
+def test_each_wrong_argument_is_refused_naming_it_before_any_call(param, value, needle):
+    kwargs = {"mechanism": _never_called, "pair": _PAIR, "epsilon": 1.0, "trials": 200}
+    if param in ("query", "d", "n", "bound"):  # read by the search, without a pair
+        kwargs.update(pair=None, query="sum", d=1, n=2)
+    kwargs[param] = value
+    kind = TypeError if param == "policy" else ValueError
+    with pytest.raises(kind, match=needle) as err:
+        assert_private(**kwargs)
+    assert "called" not in str(err.value)  # (the mechanism was never called)
+    assert param.split("_")[0] in str(err.value)  # the parameter is named

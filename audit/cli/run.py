@@ -84,12 +84,12 @@ def format_result(result) -> str:
                          "per-release amplified guarantees understates this release's epsilon")
     check = None if result.claim is None else result.claim.batch_check
     if check is not None:
-        if check["passed"]:
+        if check.passed:  # (a BatchCheck: audit.model.batch_check)
             lines.append(f"  batched    releases of one call checked independent at alpha = "
-                         f"{check['alpha']:g} ({check['releases']:,} batched, "
-                         f"{check['unbatched']:,} unbatched, {check['seconds']:.1f} s)")
+                         f"{check.alpha:g} ({check.releases:,} batched, "
+                         f"{check.unbatched:,} unbatched, {check.seconds:.1f} s)")
         else:
-            lines.append(f"  batched    refused ({', '.join(check['failed'])}): one call per "
+            lines.append(f"  batched    refused ({', '.join(check.failed)}): one call per "
                          f"dataset")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
@@ -248,6 +248,4 @@ def main(args: argparse.Namespace) -> int:
         print(f"wrote {args.json_out}")
     for violation in result.violations:
         print(f"VIOLATION: {violation.describe()}")
-    from audit.policy import DEFAULT_POLICY
-
-    return 1 if DEFAULT_POLICY.failing(result.violations) else 0
+    return 1 if cfg.policy.failing(result.violations) else 0  # (the config's policy)

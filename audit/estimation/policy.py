@@ -31,13 +31,11 @@ from audit.enums import BoundRule, Selection
 from audit.estimation import regions
 from audit.estimation.regions import EpsLowerResult, Region
 from audit.estimation.strata import StratifiedCounts
-from audit.policy import DEFAULT_POLICY, PilotRule
+from audit.policy import DEFAULT_POLICY, AuditPolicy, PilotRule
 from audit.protocols import Attack, Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic
 
 __all__ = [
-    "GRID_QUANTILES",
-    "SEQUENTIAL_FRACTIONS",
     "PilotRule",
     "PilotDesign",
     "DEFAULT_POLICY",
@@ -49,12 +47,6 @@ __all__ = [
     "fixed_bound",
     "sequential_claims",
 ]
-
-#: Number of pilot quantiles a Bonferroni grid declares (``AuditPolicy.grid_quantiles``).
-GRID_QUANTILES = DEFAULT_POLICY.grid_quantiles
-#: Grid of claimed ε a sequential audit tests (``AuditPolicy.claim_fractions``).
-SEQUENTIAL_FRACTIONS = np.asarray(DEFAULT_POLICY.claim_fractions)
-
 
 @dataclass(frozen=True)
 class PilotDesign:
@@ -80,7 +72,10 @@ def resolve_selection(selection: Selection, attack: Attack, scalar: bool,
     if selection is Selection.AUTO:
         return Selection.MODEL if model_ok else Selection.PILOT
     if selection is Selection.MODEL and not model_ok:
-        raise ValueError("audit.selection='model' needs a white-box attack and a scalar output")
+        raise ValueError(f"selection='model' needs attack.white_box, scalar and laws_known "
+                         f"(the parts refuse such a config: audit.pipeline.parts), got "
+                         f"attack.white_box={attack.white_box}, scalar={scalar}, "
+                         f"laws_known={laws_known}")
     return selection
 
 
@@ -105,9 +100,12 @@ def pilot_design(size: int, rule: PilotRule, *, white_box: bool,
     return PilotDesign(size, size // 2, 0)
 
 
-def grid_thresholds(score: Score, pilot: Pilot) -> np.ndarray:
-    """The Bonferroni grid, declared from pilot quantiles before the main run."""
-    levels = np.linspace(0.0, 1.0, GRID_QUANTILES)
+def grid_thresholds(score: Score, pilot: Pilot, *, policy: AuditPolicy | None = None
+                    ) -> np.ndarray:
+    """The Bonferroni grid, declared from ``policy.grid_quantiles`` pilot quantiles (default
+    :data:`DEFAULT_POLICY`) before the main run."""
+    policy = DEFAULT_POLICY if policy is None else policy
+    levels = np.linspace(0.0, 1.0, policy.grid_quantiles)
     if isinstance(score.projection, OutputValue):
         return np.unique(score(np.quantile(np.concatenate([pilot.p, pilot.q]), levels)))
     return np.unique(np.quantile(np.concatenate([score(pilot.p), score(pilot.q)]), levels))
@@ -131,12 +129,16 @@ def bound_rules(selection: Selection, *, delta: float, poissonised: bool,
 
 def choose_region(selection: Selection, score: Score, statistic: Statistic, *, delta: float,
                   alpha: float, trials: int, laws: Laws | None = None,
-                  selection_counts=None, rules=(BoundRule.TWO_INTERVALS,)) -> Region | None:
+                  selection_counts=None, rules=(BoundRule.TWO_INTERVALS,),
+                  policy: AuditPolicy | None = None) -> Region | None:
     """The region a fixed or sequential audit is evaluated on (None for ``GRID``, whose
     regions are declared by :func:`grid_thresholds`), with the rule among ``rules``
     (:func:`bound_rules`) its main-run counts will be bounded by: each candidate region is
     predicted under each rule by the selection's own prediction, and the best (region,
-    rule) kept, the joint rule where it is predicted at least as strong."""
+    rule) kept, the joint rule where it is predicted at least as strong. The guards are
+    ``policy``'s (default :data:`DEFAULT_POLICY`): ``pessimism_sd`` for the model's choice,
+    ``guard_alpha`` for the pilot's."""
+    policy = DEFAULT_POLICY if policy is None else policy
     bin_scores = statistic.bin_scores(score)
     if selection is Selection.GRID:
         return None
@@ -144,16 +146,17 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
         if laws is None:
             raise ValueError("model selection needs the exact laws")
         return regions.select_region_by_model(laws.P, laws.Q, statistic.edges, bin_scores,
-                                              trials, delta, alpha, rules)
+                                              trials, delta, alpha, rules, policy=policy)
     return regions.select_region_on_pilot(selection_counts.counts_p,
                                           selection_counts.counts_q, bin_scores, delta,
                                           guard="predicted",
-                                          pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                          pilot_alpha=policy.guard_alpha,
                                           trials=trials, alpha=alpha, rules=rules)
 
 
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,
-                counts, *, delta: float, alpha: float, grid_pilot: Pilot) -> EpsLowerResult:
+                counts, *, delta: float, alpha: float, grid_pilot: Pilot,
+                policy: AuditPolicy | None = None) -> EpsLowerResult:
     """Clopper–Pearson on the chosen region by its rule (the joint rule needs the counts of a
     Poissonised main run), or the Bonferroni maximum over the grid; the
     counts of a stratified run (:class:`audit.estimation.strata.StratifiedCounts`) bound
@@ -164,16 +167,19 @@ def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region
         return counts.bound(region, bin_scores, delta, alpha)
     cp, cq = counts.counts_p, counts.counts_q
     if selection is Selection.GRID:
-        return regions.grid_bound(cp, cq, bin_scores, grid_thresholds(score, grid_pilot),
+        return regions.grid_bound(cp, cq, bin_scores, grid_thresholds(score, grid_pilot,
+                                                                      policy=policy),
                                   delta, alpha)
     return regions.region_bound(cp, cq, bin_scores, region, delta, alpha,
                                 method=selection.value)
 
 
-def sequential_claims(*claims: float | None) -> np.ndarray:
-    """The claims a sequential audit tests at once: :data:`SEQUENTIAL_FRACTIONS` of the first
-    (the implementation's claim) and every further positive one (the amplified claim)."""
+def sequential_claims(*claims: float | None, policy: AuditPolicy | None = None) -> np.ndarray:
+    """The claims a sequential audit tests at once: ``policy.claim_fractions`` (default
+    :data:`DEFAULT_POLICY`) of the first (the implementation's claim) and every further
+    positive one (the amplified claim)."""
+    policy = DEFAULT_POLICY if policy is None else policy
     first, *rest = claims
-    grid = list(first * SEQUENTIAL_FRACTIONS)
+    grid = list(first * np.asarray(policy.claim_fractions, dtype=np.float64))
     grid += [c for c in rest if c is not None and c > 0]
     return np.unique(np.asarray(grid, dtype=np.float64))

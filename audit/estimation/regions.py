@@ -65,18 +65,14 @@ __all__ = [
     "region_bound",
     "grid_bound",
     "check_rules",
-    "PILOT_GUARD_ALPHA",
-    "MODEL_PESSIMISM_SD",
 ]
 
-# Guard level of region selection (``audit.policy.AuditPolicy``: ``pessimism_sd``,
-# ``guard_alpha``): a candidate is ranked by the bound it would give with its counts moved
-# this many standard deviations against it (model), or by its Clopper–Pearson bound at this
-# level (pilot). Without it, the maximum over thousands of candidate regions picks tail
-# regions whose few counts happened to (or are expected to) look good, and whose bound on the
-# main run is then 0 (the winner's curse).
-MODEL_PESSIMISM_SD = DEFAULT_POLICY.pessimism_sd
-PILOT_GUARD_ALPHA = DEFAULT_POLICY.guard_alpha
+# Guard of region selection (``audit.policy.AuditPolicy``: ``pessimism_sd``, ``guard_alpha``,
+# read from the policy a caller passes, default ``DEFAULT_POLICY``): a candidate is ranked by
+# the bound it would give with its counts moved this many standard deviations against it
+# (model), or by its Clopper–Pearson bound at this level (pilot). Without it, the maximum over
+# thousands of candidate regions picks tail regions whose few counts happened to (or are
+# expected to) look good, and whose bound on the main run is then 0 (the winner's curse).
 
 _DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
 _TWO = BoundRule.TWO_INTERVALS
@@ -424,11 +420,11 @@ def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
 
 
 def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, delta: float,
-                           alpha: float, rules=(_TWO,)) -> Region:
+                           alpha: float, rules=(_TWO,), *, policy=None) -> Region:
     """White-box region choice from the exact laws, using no sample at all.
 
     For every threshold region of the score (both directions), predict the Clopper–Pearson
-    bound the main run would give with expected counts moved ``MODEL_PESSIMISM_SD`` standard
+    bound the main run would give with expected counts moved ``policy.pessimism_sd`` standard
     deviations against it, and keep the best. Valid because the choice does not depend on the
     data it is later evaluated on. Bin masses are summed exactly (no rounding to counts), so
     far tails are not mistaken for empty regions. ``rules``: the bound rules on offer, each
@@ -439,6 +435,7 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     delta = check_delta(delta)
     alpha = check_alpha(alpha)
     rules = check_rules(rules, delta)
+    sd = (DEFAULT_POLICY if policy is None else policy).pessimism_sd
     edges = np.asarray(edges, dtype=np.float64)
     scores = np.asarray(scores, dtype=np.float64).reshape(-1)
     if scores.size != edges.size + 2:
@@ -458,8 +455,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     for rule in sorted(rules, key=lambda r: r is not BoundRule.JOINT):
         for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
                                     (Direction.ZPRIME_VS_Z, q_le, p_le)):
-            k_num = np.clip(num * n - MODEL_PESSIMISM_SD * np.sqrt(num * n), 0.0, n)
-            k_den = np.clip(den * n + MODEL_PESSIMISM_SD * np.sqrt(den * n), 0.0, n)
+            k_num = np.clip(num * n - sd * np.sqrt(num * n), 0.0, n)
+            k_den = np.clip(den * n + sd * np.sqrt(den * n), 0.0, n)
             # quantised: the two directions of a symmetric pair tie exactly, on every CPU, and
             # the first (z vs z') is kept
             pred = quantise_scores(_model_prediction(rule, k_num, k_den, n, delta, alpha))

@@ -44,13 +44,7 @@ from audit.estimation.witness import field_values, register_bound
 from audit.policy import DEFAULT_POLICY
 
 __all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
-           "SequentialMonitor", "estimation_grid", "BUDGET_TEST_SHARE"]
-
-#: ``stop = "budget"``: the share of α each anytime-valid family (the claims, the estimation
-#: grid) gets; the whole run's fixed-sample bound at the budget takes the rest
-#: (:attr:`audit.policy.AuditPolicy.budget_test_share`).
-BUDGET_TEST_SHARE = DEFAULT_POLICY.budget_test_share
-
+           "SequentialMonitor", "estimation_grid"]
 
 @dataclass(frozen=True)
 class PairCounts:
@@ -358,8 +352,8 @@ class SequentialMonitor:
     ``stop = "budget"`` (the estimator): the run's stopping time is its budget, fixed before
     it starts, so at the budget the whole run's counts are a fixed-size sample on a region
     declared before them, and the fixed mode's bound (:func:`audit.estimation.binomial.
-    eps_from_counts`) is valid on them. The claims are tested at :data:`BUDGET_TEST_SHARE` ×
-    alpha (the betting test, anytime-valid: when the claim would have been refuted), the
+    eps_from_counts`) is valid on them. The claims are tested at ``budget_share`` × alpha
+    (the betting test, anytime-valid: when the claim would have been refuted), the
     estimation grid at the same share, and the fixed-sample bound takes the rest; ε_lower is
     the largest of the three (union bound: probability ≥ 1 − alpha). It is not capped by the
     estimation grid's spacing (2^{1/4}: a grid point is at best 0.841 of the truth).
@@ -376,19 +370,28 @@ class SequentialMonitor:
         δ of the claims; level of the whole monitor.
     stop : StopRule
         ``refuted``: :meth:`update` says stop once the claim is refuted; ``budget``: never.
+    budget_share : float, optional
+        ``stop = "budget"``: the share of alpha each anytime-valid family (the claims, the
+        estimation grid) gets, in (0, 0.5); default the policy's
+        (:attr:`audit.policy.AuditPolicy.budget_test_share` of :data:`DEFAULT_POLICY`).
     """
 
     METHOD = "sequential betting e-process"
 
     def __init__(self, in_region: np.ndarray, direction: Direction, threshold: float,
-                 claims, delta: float, alpha: float, stop: StopRule | str = "refuted") -> None:
+                 claims, delta: float, alpha: float, stop: StopRule | str = "refuted",
+                 budget_share: float | None = None) -> None:
         self.in_region = np.asarray(in_region, dtype=bool)
         self.direction = Direction.parse(direction, "direction")
         self.threshold = float(threshold)
         self.stop = StopRule.parse(stop, "stop")
         claims = np.asarray(claims, dtype=np.float64)
         alpha = check_alpha(alpha)
-        share = 0.5 if self.stop is StopRule.REFUTED else BUDGET_TEST_SHARE
+        if budget_share is None:
+            budget_share = DEFAULT_POLICY.budget_test_share
+        check_in_range("budget_share", budget_share, 0.0, 0.5, lo_closed=False,
+                       hi_closed=False)
+        share = 0.5 if self.stop is StopRule.REFUTED else float(budget_share)
         self.test = BettingTest(claims, delta, alpha * share)
         self.estimate = EstimatingTest(estimation_grid(float(np.max(claims))), delta,
                                        alpha * share)

@@ -38,12 +38,12 @@ from audit.estimation.binomial import (
 )
 from audit.estimation.strata_looks import over_looks
 from audit.estimation.witness import register_bound
+from audit.policy import DEFAULT_POLICY
 
 __all__ = [
     "MAX_ENTRIES",
     "MAX_RATES",
     "MIN_WEIGHT",
-    "PESSIMISM_SD",
     "check_rates",
     "stratum_weights",
     "sampled_strata",
@@ -63,9 +63,6 @@ MAX_RATES = 64
 #: A stratum whose weight is below this at every rate of the grid gets no calls (it then
 #: adds its weight to the upper bound and nothing to the lower).
 MIN_WEIGHT = 1e-9
-#: The design rule predicts each bound with the expected counts moved this many standard
-#: deviations against it (as the model's region choice does).
-PESSIMISM_SD = 1.0
 
 
 def check_rates(rates: object, name: str = "rates") -> np.ndarray:
@@ -265,17 +262,21 @@ def side_bounds(design: SideDesign, k, n, weights, alpha_side: float
     return cp_lower_array(k, n, alpha_side), cp_upper_array(k, n, alpha_side)
 
 
-def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side: float
-                          ) -> tuple[np.ndarray, np.ndarray]:
+def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side: float, *,
+                          pessimism_sd: float | None = None) -> tuple[np.ndarray, np.ndarray]:
     """The (lower, upper) bounds :func:`side_bounds` is expected to give when stratum m's
     region probability is ``p_hat[m]`` (or ``p_hat[g, m]`` at rate g, each rate's own
     region), with ``calls`` per stratum (stratified) or per rate (plain), each expected count
-    moved :data:`PESSIMISM_SD` standard deviations against the bound."""
+    moved ``pessimism_sd`` standard deviations against the bound (default the policy's,
+    :attr:`audit.policy.AuditPolicy.pessimism_sd` of ``DEFAULT_POLICY``, as the model's region
+    choice moves them)."""
+    if pessimism_sd is None:
+        pessimism_sd = DEFAULT_POLICY.pessimism_sd
     w = np.asarray(weights, dtype=np.float64)
     p = _per_rate(p_hat, w)
     n = np.asarray(calls, dtype=np.float64)
     mean = n * (p if design is SideDesign.STRATIFIED else (w * p).sum(axis=1))
-    sd = PESSIMISM_SD * np.sqrt(mean)
+    sd = pessimism_sd * np.sqrt(mean)
     lo = side_bounds(design, np.clip(mean - sd, 0, n), n, w, alpha_side)[0]
     hi = side_bounds(design, np.clip(mean + sd, 0, n), n, w, alpha_side)[1]
     return lo, hi

@@ -39,7 +39,8 @@ import numpy as np
 from audit._validate import check_positive, check_positive_int
 from audit.enums import PairFamily
 
-__all__ = ["Candidate", "candidate_pairs", "read_table", "check_user_table", "MAX_CANDIDATES",
+__all__ = ["Candidate", "candidate_pairs", "read_table", "check_user_table",
+           "user_table_reason", "MAX_CANDIDATES",
            "MAX_TABLE_ENTRIES", "TESTER_PATTERNS"]
 
 #: Most candidates one family may contribute (``search.cap`` is checked against it).
@@ -273,8 +274,8 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
     if cap > MAX_CANDIDATES:
         raise ValueError(f"search.cap must be in [1, {MAX_CANDIDATES}], got search.cap={cap}")
     if PairFamily.TESTER in fams and n != 1:
-        raise ValueError(f"search.families 'tester' needs a one-record dataset (its record is "
-                         f"the query vector): scenario.n must be 1, got n={n}")
+        raise ValueError(f"the family 'tester' needs a one-record dataset (its record is the "
+                         f"query vector): n must be 1, got n={n}")
     if (PairFamily.LIST in fams) != bool(len(pairs)):
         raise ValueError("search.pairs must be given exactly when search.families lists "
                          "'list'")
@@ -297,17 +298,26 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
     return out
 
 
-def check_user_table(table: np.ndarray, n: int, d: int, bound: float) -> None:
-    """Refuse a user's table that is not (n, d) with every value in [−B, B] (or NA)."""
+def user_table_reason(table: np.ndarray, n: int, d: int, bound: float) -> str | None:
+    """Why a user's table cannot be searched around (None: it can): it must be (n, d) with
+    every value in [−B, B] or NA. The answer of ``audit.pipeline.parts.SearchedPair``."""
     t = np.asarray(table, dtype=np.float64)
     if t.shape != (n, d):
-        raise ValueError(f"search.table must have scenario.n × scenario.d = {n} × {d} entries "
-                         f"(records × features), got {t.shape[0]} × {t.shape[1]}")
+        return (f"search.table must have scenario.n × scenario.d = {n} × {d} entries "
+                f"(records × features), got {t.shape[0]} × {t.shape[1]}")
     seen = t[~np.isnan(t)]
     if seen.size and not np.all(np.abs(seen) <= bound):
-        raise ValueError(f"search.table must hold values in [-bound, bound] = [{-bound:g}, "
-                         f"{bound:g}] (scenario.bound) or NA, got values in "
-                         f"[{seen.min():g}, {seen.max():g}]")
+        return (f"search.table must hold values in [-bound, bound] = [{-bound:g}, {bound:g}] "
+                f"(scenario.bound) or NA, got values in [{seen.min():g}, {seen.max():g}]")
+    return None
+
+
+def check_user_table(table: np.ndarray, n: int, d: int, bound: float) -> None:
+    """Refuse a user's table that is not (n, d) with every value in [−B, B] (or NA): the
+    :func:`user_table_reason` as a ``ValueError``."""
+    reason = user_table_reason(table, n, d, bound)
+    if reason is not None:
+        raise ValueError(reason)
 
 
 def _listed(i: int, z, z_prime, n: int, d: int) -> Candidate:

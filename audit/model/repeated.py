@@ -62,9 +62,9 @@ class RepeatedReleases:
     def __post_init__(self) -> None:
         k = check_positive_int(self.count, "releases.count")
         if k > MAX_RELEASES:
-            raise ValueError(f"releases.count must be in [1, {MAX_RELEASES}] for an "
-                             f"implementation audit (each trial calls it k times), got "
-                             f"releases.count={self.count}")
+            raise ValueError(f"releases.count must be in [1, {MAX_RELEASES}] (each trial "
+                             f"calls the inner release k times), got releases.count="
+                             f"{self.count}")
         object.__setattr__(self, "masks", MaskRegime.parse_fixed(self.masks, "releases.masks"))
         c = self.inner.claim
         if k * c.delta >= 1.0:

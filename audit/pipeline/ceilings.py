@@ -11,9 +11,12 @@ empty with probability ≥ the stated confidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from audit.enums import CeilingKind
-from audit.policy import DEFAULT_POLICY
+
+if TYPE_CHECKING:  # annotations only (the model's batch check loads scipy)
+    from audit.model.batch_check import BatchCheck
 
 __all__ = ["Ceiling", "Violation", "violations", "CeilingKind", "Comparison", "ClaimReport"]
 
@@ -80,20 +83,21 @@ class ClaimReport:
     """An implementation's claim as the result reports it: (ε, δ) per substituted record,
     where it comes from (``note``) and the implementation's name; ``batch_check``, where the
     implementation makes several releases in one call, the check that let the audit count
-    them as calls, or refused it (:meth:`audit.model.batch_check.BatchCheck.to_dict`). JSON:
-    the result's ``claim`` (``batch_check`` only where one ran)."""
+    them as calls, or refused it (the typed record :class:`audit.model.batch_check.
+    BatchCheck`). JSON: the result's ``claim`` (``batch_check`` only where one ran, as
+    :meth:`~audit.model.batch_check.BatchCheck.to_dict` writes it)."""
 
     epsilon: float
     delta: float
     note: str
     implementation: str
-    batch_check: dict | None = None
+    batch_check: BatchCheck | None = None
 
     def to_dict(self) -> dict:
         doc = {"epsilon": self.epsilon, "delta": self.delta, "note": self.note,
                "implementation": self.implementation}
         if self.batch_check is not None:
-            doc["batch_check"] = self.batch_check
+            doc["batch_check"] = self.batch_check.to_dict()
         return doc
 
 
@@ -108,7 +112,8 @@ class Violation:
     label: str = ""
     sequential: bool = False
     calls: int = 0
-    confidence: float = DEFAULT_POLICY.confidence
+    #: the audit's confidence (its policy's unless it sets one; set by :func:`violations`)
+    confidence: float | None = None
 
     def describe(self) -> str:
         """The one line printed after ``VIOLATION:`` (and stored in the result's JSON)."""

@@ -22,7 +22,7 @@ Unknown keys and out-of-range values raise ``ValueError`` naming the key, before
 from __future__ import annotations
 
 import tomllib
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -59,9 +59,9 @@ from audit.pipeline.config_tables import (  # the tables' dataclasses, re-export
     _table,
     check_chunk,
 )
-from audit.pipeline.search_config import SearchConfig, check_search_setting, search_from_table
+from audit.pipeline.search_config import SearchConfig, search_from_table
 from audit.pipeline.strata_config import StrataConfig, strata_from_table
-from audit.policy import DEFAULT_POLICY
+from audit.policy import DEFAULT_POLICY, AuditPolicy
 
 if TYPE_CHECKING:  # annotations only: the config imports neither scipy nor the model
     from audit.protocols import MissingnessMechanism, Query
@@ -190,12 +190,17 @@ class AuditSettings:
     name (``"ray"`` after ``ray.util.joblib.register_ray()``). ``stop`` (sequential mode):
     ``"refuted"`` stops as soon as the claim is refuted, ``"budget"`` runs to the budget and
     estimates ε.
+
+    ``policy`` is no key of the table: the :class:`audit.policy.AuditPolicy` the audit reads
+    its defaults from (``run_audit(cfg, policy=...)`` replaces it; :meth:`AuditConfig.
+    with_policy`). ``confidence`` None: the policy's (:attr:`level` is the one that runs).
     """
 
     trials: int = 1_000_000
     pilot_trials: int | None = None
     seed: int = 0
-    confidence: float = DEFAULT_POLICY.confidence
+    #: None: the policy's confidence (:attr:`level`)
+    confidence: float | None = None
     #: None: the target kind's default (:meth:`attack_for`; ``audit.policy``)
     attack: str | None = None
     delta: float | None = None
@@ -206,8 +211,12 @@ class AuditSettings:
     mode: AuditMode = AuditMode.FIXED
     backend: str = "cpu"
     stop: StopRule = StopRule.REFUTED
+    policy: AuditPolicy = field(default=DEFAULT_POLICY, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if not isinstance(self.policy, AuditPolicy):
+            raise TypeError(f"policy must be an audit.policy.AuditPolicy, got "
+                            f"policy={type(self.policy).__name__}")
         check_positive_int(self.trials, "audit.trials")
         if self.trials > MAX_TRIALS:
             raise ValueError(f"audit.trials must be at most {MAX_TRIALS:.0e} (draws per side; "
@@ -216,12 +225,8 @@ class AuditSettings:
         if self.pilot_trials is not None:
             check_positive_int(self.pilot_trials, "audit.pilot_trials", minimum=100)
         check_positive_int(self.seed, "audit.seed", minimum=0)
-        check_in_range("audit.confidence", self.confidence, 0.0, 1.0, lo_closed=False,
-                       hi_closed=False)
-        if not 1e-15 <= self.confidence <= 1.0 - 1e-15:
-            raise ValueError(f"audit.confidence must be in [1e-15, 1 - 1e-15] (1 - confidence "
-                             f"is the bound's failure probability, and must be a float in "
-                             f"(0, 1)), got audit.confidence={self.confidence!r}")
+        if self.confidence is not None:
+            self._check_confidence()
         if self.attack is not None and not isinstance(self.attack, str):
             raise ValueError(f"audit.attack must be a string, got {self.attack!r}")
         if self.delta is not None:
@@ -241,16 +246,29 @@ class AuditSettings:
 
         object.__setattr__(self, "backend", check_backend_setting(self.backend, "audit.backend"))
 
+    def _check_confidence(self) -> None:
+        check_in_range("audit.confidence", self.confidence, 0.0, 1.0, lo_closed=False,
+                       hi_closed=False)
+        if not 1e-15 <= self.confidence <= 1.0 - 1e-15:
+            raise ValueError(f"audit.confidence must be in [1e-15, 1 - 1e-15] (1 - confidence "
+                             f"is the bound's failure probability, and must be a float in "
+                             f"(0, 1)), got audit.confidence={self.confidence!r}")
+
     def attack_for(self, *, black_box: bool) -> str:
         """The attack this audit runs on a target of that kind: ``attack`` when set, else the
         policy's default (the exact likelihood ratio for the model, ``auto`` for a black
         box)."""
-        return self.attack or DEFAULT_POLICY.default_attack(black_box=black_box)
+        return self.attack or self.policy.default_attack(black_box=black_box)
+
+    @property
+    def level(self) -> float:
+        """The confidence of the lower bound: ``confidence`` when set, else the policy's."""
+        return self.policy.confidence if self.confidence is None else self.confidence
 
     @property
     def alpha(self) -> float:
         """Failure probability 1 − confidence of the lower bound (in (0, 1) by validation)."""
-        return 1.0 - self.confidence
+        return 1.0 - self.level
 
 
 @dataclass(frozen=True)
@@ -290,6 +308,17 @@ class AuditConfig:
             object.__setattr__(self, "_components", built)
         return built
 
+    @property
+    def policy(self) -> AuditPolicy:
+        """The policy this audit reads its defaults from (``[audit]``'s ``policy``)."""
+        return self.audit.policy
+
+    def with_policy(self, policy: AuditPolicy) -> AuditConfig:
+        """A copy audited under ``policy`` (an unset confidence or attack is then its)."""
+        if policy is self.audit.policy:
+            return self
+        return replace(self, audit=replace(self.audit, policy=policy))
+
     def with_overrides(self, **audit_overrides: Any) -> AuditConfig:
         """A copy with some ``[audit]`` settings replaced (None values are ignored)."""
         kept = {k: v for k, v in audit_overrides.items() if v is not None}
@@ -312,7 +341,10 @@ class AuditConfig:
         qp = query.params()
         if qp:
             sc["query_params"] = qp
-        au = {k: v for k, v in asdict(self.audit).items() if v is not None}
+        # every key that is set, the confidence that ran (set, or the policy's) among them
+        resolved = {**{f.name: getattr(self.audit, f.name) for f in fields(self.audit)},
+                    "confidence": self.audit.level}
+        au = {k: v for k, v in resolved.items() if k != "policy" and v is not None}
         out = {
             "name": self.name,
             "scenario": sc,
@@ -336,7 +368,7 @@ class AuditConfig:
 
 
 _SCENARIO_KEYS = {f for f in ScenarioConfig.__dataclass_fields__} | {"mechanism"}
-_AUDIT_KEYS = {f for f in AuditSettings.__dataclass_fields__}
+_AUDIT_KEYS = {f for f in AuditSettings.__dataclass_fields__} - {"policy"}
 
 
 def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
@@ -390,8 +422,6 @@ def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
                           data["strata"]),
                       search=None if "search" not in data else search_from_table(
                           data["search"]), designs=designs)
-    if cfg.search is not None:
-        check_search_setting(cfg.search, pair=pair is not None)
     validate_components(cfg)
     if for_audit:
         check_config(cfg)

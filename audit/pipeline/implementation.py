@@ -48,16 +48,13 @@ from audit.pipeline.subject import (
     Setting,
     pilot_size,
 )
-from audit.policy import DEFAULT_POLICY, PilotRule
+from audit.policy import PilotRule
 from audit.protocols import MissingnessMechanism, Pilot, Score
 from audit.statistics import Statistic, edges_for_pilot
 
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
-           "PILOT_RULE", "DEFAULT_CHUNK"]
+           "DEFAULT_CHUNK"]
 
-#: A black box's pilot rule (``audit.policy.BLACK_BOX_PILOT``), bounded by the memory of its
-#: raw outputs (:data:`MAX_PILOT_BYTES`).
-PILOT_RULE = DEFAULT_POLICY.black_box_pilot
 #: Most calls per side :meth:`ImplementationSubject.rate` times for a batched target.
 RATE_BATCH_CALLS = 1000
 
@@ -223,7 +220,7 @@ class ImplementationSubject(PlannedSubject):
     @property
     def pilot_rule(self) -> PilotRule:
         """The black-box rule, capped where the raw pilot would exceed the memory bound."""
-        return DEFAULT_POLICY.pilot_rule(black_box=True, most=self._most_pilot_calls())
+        return self.config.policy.pilot_rule(black_box=True, most=self._most_pilot_calls())
 
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:
@@ -243,9 +240,7 @@ class ImplementationSubject(PlannedSubject):
     @property
     def claim(self) -> ClaimReport:
         c = self.plan.claim
-        check = self.plan.batch_check
-        return ClaimReport(c.epsilon, c.delta, c.note, self.name,
-                           None if check is None else check.to_dict())
+        return ClaimReport(c.epsilon, c.delta, c.note, self.name, self.plan.batch_check)
 
     @property
     def comparison(self) -> Comparison | None:

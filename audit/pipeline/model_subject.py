@@ -18,17 +18,11 @@ from audit.enums import Backend, CeilingKind
 from audit.pipeline.ceilings import Ceiling
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.subject import PlannedSubject, Setting
-from audit.policy import DEFAULT_POLICY, PilotRule
+from audit.policy import PilotRule
 from audit.protocols import Laws, Pilot, Score
 from audit.statistics import OutputValue, Statistic, edges_spanning
 
-__all__ = ["ModelSubject", "MAX_RAW_PILOT", "PILOT_RULE"]
-
-#: The model's pilot rule (``audit.policy.MODEL_PILOT``).
-PILOT_RULE = DEFAULT_POLICY.model_pilot
-#: Most raw pilot draws per side a model audit keeps in memory (attack fit, statistic range,
-#: grid quantiles); the rest of the pilot is counted by the kernels.
-MAX_RAW_PILOT = PILOT_RULE.raw_cap
+__all__ = ["ModelSubject"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -55,7 +49,10 @@ class ModelSubject(PlannedSubject):
 
     @property
     def pilot_rule(self) -> PilotRule:
-        return DEFAULT_POLICY.pilot_rule(black_box=False)
+        """The model's pilot rule of the audit's policy (``AuditPolicy.model_pilot``: its
+        ``raw_cap`` is the most raw pilot draws per side held in memory, for the attack's fit,
+        the statistic's range and the grid's quantiles; the rest is counted by the kernels)."""
+        return self.config.policy.pilot_rule(black_box=False)
 
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:
@@ -114,8 +111,8 @@ class ModelSubject(PlannedSubject):
         from audit.simulation.engine import run_histograms
 
         if monitor is not None:
-            raise ValueError("a model audit runs its whole budget: audit.mode='sequential' "
-                             "needs an implementation")
+            raise ValueError(f"monitor must be None: a ModelSubject counts its whole budget "
+                             f"(its parts refuse a sequential test), got monitor={monitor!r}")
         cfg = self.config
         return run_histograms(self.plan.P, self.plan.Q, statistic, trials, seed,
                               n_jobs=cfg.audit.jobs, backend=cfg.engine_backend,

@@ -77,17 +77,27 @@ _CUDA_NEEDS_LAWS = ("audit.backend = 'cuda' applies to white-box audits; an impl
 
 @dataclass(frozen=True)
 class ModelTarget:
-    """The model's release: exact laws, any attack, the engine on any backend."""
+    """The model's release: exact laws, the engine on any backend, an attack whose scores the
+    engine counts (``engine_counted``: the white-box ones, the density ratio, logistic
+    regression, the output threshold)."""
 
     def supports(self, parts: AuditParts) -> str | None:
-        from audit.protocols import load_attack
+        from audit.protocols import engine_attacks, load_attack
 
         cfg = parts.config
         reason = reading_reason(parts)
-        if reason is not None or cfg.audit.selection is not Selection.MODEL:
+        if reason is not None:
             return reason
         name = cfg.audit.attack_for(black_box=False)
-        if not load_attack(name).white_box:
+        attack = load_attack(name)
+        if not attack.engine_counted:
+            return (f"a model audit counts its runs with the engine, which counts the scores of "
+                    f"{', '.join(engine_attacks())} only; audit.attack={name!r} scores with "
+                    "projections an implementation audit counts: choose one of those, or "
+                    "audit the release as an implementation")
+        if cfg.audit.selection is not Selection.MODEL:
+            return None
+        if not attack.white_box:
             return (f"audit.selection='model' needs a white-box attack (the region is chosen "
                     f"from the exact laws), got audit.attack={name!r}; use 'pilot' or 'grid'")
         _, query = cfg.components()
@@ -162,6 +172,8 @@ class GivenPair:
     the exact worst case of its setting, so a model audit refuses one)."""
 
     def supports(self, parts: AuditParts) -> str | None:
+        if parts.config.search is not None:
+            return "[search] and [pair] are exclusive: a given pair skips the search"
         if not parts.black_box:
             return ("[pair] gives the neighbours of an implementation audit; a model audit "
                     "searches its exact worst-case pair (remove [pair], or audit the release "
@@ -193,13 +205,10 @@ class SearchedPair:
             return (f"search.families 'tester' needs a one-record dataset (its record is the "
                     f"query vector): scenario.n must be 1, got n={cfg.scenario.n}")
         if cfg.search.data is not None:
-            from audit.model.pair_families import check_user_table
+            from audit.model.pair_families import user_table_reason
 
             sc = cfg.scenario
-            try:
-                check_user_table(cfg.search.data, sc.n, sc.d, sc.bound)
-            except ValueError as exc:
-                return str(exc)
+            return user_table_reason(cfg.search.data, sc.n, sc.d, sc.bound)
         return None
 
 
@@ -242,9 +251,13 @@ class RepeatedDesign:
     strata are those of the one mask the k releases share)."""
 
     def supports(self, parts: AuditParts) -> str | None:
+        from audit.model.repeated import MAX_RELEASES
         from audit.theory.pld import MAX_PLD_RELEASES
 
         rel = parts.config.releases
+        if parts.black_box and rel.count > MAX_RELEASES:
+            return (f"releases.count must be at most {MAX_RELEASES} for an implementation "
+                    f"audit (each trial calls it k times), got releases.count={rel.count}")
         if (not parts.black_box and rel.masks is MaskRegime.FRESH
                 and rel.count > MAX_PLD_RELEASES):
             return (f"releases.count must be at most {MAX_PLD_RELEASES} for a model audit "

@@ -262,7 +262,7 @@ class AuditResult:
                    bound=bound, ceilings=tuple(subject.ceilings), delta=subject.delta,
                    setting=subject.setting, attack=attack, selection=selection,
                    trials=int(trials), pilot_trials=int(pilot_trials),
-                   confidence=cfg.audit.confidence, seed=cfg.audit.seed,
+                   confidence=cfg.audit.level, seed=cfg.audit.seed,
                    config=cfg.with_overrides(attack=attack).to_dict(),  # the attack that ran
                    timings=dict(timings), claim=subject.claim,
                    attack_note=attack_note, comparison=subject.comparison,

@@ -29,8 +29,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit._validate import check_bool
 from audit.enums import AuditMode, BoundRule, CeilingKind, Selection
-from audit.estimation import policy
+from audit.estimation import policy as estimation_policy
 from audit.estimation.sequential import SequentialMonitor
 from audit.estimation.tradeoff_points import (
     TradeoffPoints,
@@ -45,12 +46,13 @@ from audit.pipeline.poisson import count_poissonised, poissonisable
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
 from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
+from audit.policy import AuditPolicy
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic
 
 __all__ = ["run_audit", "run_tradeoff_audit", "TradeoffAudit", "resolve_selection"]
 
-resolve_selection = policy.resolve_selection
+resolve_selection = estimation_policy.resolve_selection
 
 
 class _Timer:
@@ -103,10 +105,10 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
              progress: bool) -> _Prepared:
     """Pilot, attack fit, statistic and region: everything decided before the main run."""
     au = subject.config.audit
-    selection = policy.resolve_selection(au.selection, attack, subject.is_scalar,
+    selection = estimation_policy.resolve_selection(au.selection, attack, subject.is_scalar,
                                          subject.laws is not None)
     size = pilot_size(subject)
-    design = policy.pilot_design(size, subject.pilot_rule, white_box=attack.white_box,
+    design = estimation_policy.pilot_design(size, subject.pilot_rule, white_box=attack.white_box,
                                  selection=selection)
     seed_raw, seed_select = seeds[:2]
     with timer.phase("pilot"):
@@ -125,13 +127,14 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
                                              progress=progress, label="pilot")
         elif len(rest.p):
             selection_counts = _counted(statistic, rest)
-    rules = policy.bound_rules(selection, delta=subject.delta,
+    rules = estimation_policy.bound_rules(selection, delta=subject.delta,
                                poissonised=au.mode is AuditMode.FIXED and poissonisable(subject),
-                               black_box=subject.laws is None)
+                               black_box=subject.laws is None, policy=au.policy)
     with timer.phase("fit"):
-        region = policy.choose_region(selection, score, statistic, delta=subject.delta,
+        region = estimation_policy.choose_region(selection, score, statistic, delta=subject.delta,
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
-                                      selection_counts=selection_counts, rules=rules)
+                                      selection_counts=selection_counts, rules=rules,
+                                      policy=au.policy)
     return _Prepared(selection, score, statistic, region, fit_part, design.total, subject)
 
 
@@ -147,15 +150,17 @@ def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
     if au.mode is not AuditMode.SEQUENTIAL or getattr(subject, "tests_at_looks", False):
         return None  # (what sequential mode needs: checked by check_subject)
     claims = {c.kind: c.value for c in subject.ceilings}
-    grid = policy.sequential_claims(claims[CeilingKind.CLAIM],
-                                    claims.get(CeilingKind.AMPLIFIED_CLAIM))
+    grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],
+                                    claims.get(CeilingKind.AMPLIFIED_CLAIM), policy=au.policy)
     return SequentialMonitor(prep.region.mask(prep.statistic.bin_scores(prep.score)),
                              prep.region.direction, prep.region.threshold, grid,
-                             subject.delta, au.alpha, stop=au.stop)
+                             subject.delta, au.alpha, stop=au.stop,
+                             budget_share=au.policy.budget_test_share)
 
 
 def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=None,
-              subject: Subject | None = None, implementation=None) -> AuditResult:
+              subject: Subject | None = None, implementation=None,
+              policy: AuditPolicy | None = None) -> AuditResult:
     """Run one audit.
 
     Parameters
@@ -172,6 +177,10 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         The subject to audit (:func:`audit.pipeline.factory.make_subject`).
     implementation : Implementation, optional
         Audit this implementation object under ``cfg`` (instead of the one ``cfg`` names).
+    policy : AuditPolicy, optional
+        The statistical defaults the audit reads (:class:`audit.policy.AuditPolicy`: pilot
+        rules, guards, default attack and confidence where ``cfg`` sets none, ...); default
+        the config's own (``DEFAULT_POLICY`` unless it was built with another).
 
     Returns
     -------
@@ -184,7 +193,7 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     ValueError
         On a bad config, before any work.
     """
-    cfg = _as_config(cfg)
+    cfg = _checked_arguments(_as_config(cfg), progress, plan, subject, implementation, policy)
     report = None
     if subject is None:
         if cfg is not None and cfg.search is not None and plan is None:
@@ -217,9 +226,10 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         if monitor is not None:
             bound = monitor.bound(counts.trials, au.trials)
         else:
-            bound = policy.fixed_bound(prep.selection, prep.score, prep.statistic,
+            bound = estimation_policy.fixed_bound(prep.selection, prep.score, prep.statistic,
                                        prep.region, counts, delta=subject.delta,
-                                       alpha=au.alpha, grid_pilot=prep.fit_pilot)
+                                       alpha=au.alpha, grid_pilot=prep.fit_pilot,
+                                       policy=au.policy)
     label = prep.selection.value
     if subject.supports_sequential:
         label += f" ({au.mode.value})"
@@ -227,6 +237,44 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note,
                                 search=report)
+
+
+def _checked_arguments(cfg: AuditConfig | None, progress, plan, subject, implementation,
+                       policy) -> AuditConfig | None:
+    """:func:`run_audit`'s arguments checked before any work, each error naming its
+    parameter; the config under ``policy`` when one is given."""
+    check_bool(progress, "progress")
+    _check_objects(subject, implementation)
+    if policy is None:
+        return cfg
+    if not isinstance(policy, AuditPolicy):
+        raise TypeError(f"policy must be an audit.policy.AuditPolicy, got "
+                        f"policy={type(policy).__name__}")
+    if subject is not None:
+        raise ValueError("policy applies to a config: a subject runs under its config's "
+                         "policy (make_subject(cfg.with_policy(policy))), got both "
+                         "subject= and policy=")
+    if cfg is None and plan is not None:
+        cfg = plan.config
+    if cfg is None:
+        raise ValueError("policy needs a config (cfg) to apply to, got cfg=None")
+    return cfg.with_policy(policy)
+
+
+def _check_objects(subject, implementation) -> None:
+    """Refuse, naming the parameter, a ``subject`` or an ``implementation`` of the wrong
+    kind (before any work)."""
+    from audit.interfaces import Subject as SubjectProtocol
+
+    if subject is not None and not isinstance(subject, SubjectProtocol):
+        raise TypeError(f"subject must be an audit subject (audit.pipeline.factory."
+                        f"make_subject(cfg)), got subject={type(subject).__name__}")
+    if implementation is not None and not (callable(implementation)
+                                           and hasattr(implementation, "claim")):
+        raise TypeError(f"implementation must be an implementation (callable as impl(data, "
+                        f"rng), with a claim: audit.model.implementation."
+                        f"CallableImplementation or an adapter's), got implementation="
+                        f"{type(implementation).__name__}")
 
 
 def _candidate_scorer(cfg: AuditConfig, implementation):
@@ -278,7 +326,7 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
     simultaneously at 1 − alpha (Bonferroni,
     :func:`audit.estimation.tradeoff_points.empirical_tradeoff_points`).
     """
-    from audit.pipeline.model_subject import MAX_RAW_PILOT, ModelSubject
+    from audit.pipeline.model_subject import ModelSubject
     from audit.pipeline.plan import plan_audit
     from audit.simulation.engine import default_edges
 
@@ -288,7 +336,7 @@ def run_tradeoff_audit(cfg: AuditConfig, *, n_thresholds: int = 12, progress: bo
         raise ValueError("run_tradeoff_audit needs a scalar output")
     au = subject.config.audit
     seed_raw, _, seed_main, _ = _streams(au.seed)
-    pilot = subject.draw(min(pilot_size(subject), MAX_RAW_PILOT), seed_raw)
+    pilot = subject.draw(min(pilot_size(subject), subject.pilot_rule.raw_cap), seed_raw)
     score = _fit(load_attack("exact-lr"), pilot, subject.laws)
     statistic = Statistic(score.projection, default_edges(subject.plan.P, subject.plan.Q,
                                                           au.bins))

@@ -4,7 +4,7 @@ audit is run on, by calling the implementation.
 A black box has no output law to rank pairs with (the model's search,
 :func:`audit.model.neighbours.worst_case_pair`, ranks them exactly). Here every candidate of the
 declared families (:func:`audit.model.pair_families.candidate_pairs`) is scored by a short
-implementation audit of its own at confidence :data:`SEARCH_CONFIDENCE` (a lower bound that
+implementation audit of its own at the policy's ``search_confidence`` (a lower bound that
 penalises sparse regions: a ranking score, not a result; its pilot the black-box rule of
 :mod:`audit.policy` on the candidate's calls), on random streams no other part of the
 audit uses (:func:`search_key`). The calls go where the ranking is in doubt, by successive
@@ -38,13 +38,11 @@ from audit.enums import AuditMode
 from audit.model.pair_families import Candidate, candidate_pairs
 from audit.pipeline.config import AuditConfig, PairConfig
 from audit.pipeline.search_config import ETA, schedule
-from audit.policy import DEFAULT_POLICY
+from audit.policy import DEFAULT_POLICY, AuditPolicy
 
-__all__ = ["SEARCH_CONFIDENCE", "search_key", "pilot_calls", "search_pair", "searched_config",
+__all__ = ["search_key", "pilot_calls", "search_pair", "searched_config",
            "first_candidate_config", "SearchOutcome", "SearchReport", "CandidateScore"]
 
-#: The confidence of the candidates' scores (``AuditPolicy.search_confidence``).
-SEARCH_CONFIDENCE = DEFAULT_POLICY.search_confidence
 #: Mixed into the search streams' keys (no audit stream is keyed by a list containing it).
 _SEARCH_TAG = 0x5EA2C4
 
@@ -59,10 +57,10 @@ def search_key(seed: int, index: int, round_: int = 0) -> int:
     return int((int(state[0]) << 30) ^ int(state[1]))
 
 
-def pilot_calls(calls: int) -> int:
-    """A candidate audit's pilot: the black-box pilot rule on its ``calls``
+def pilot_calls(calls: int, policy: AuditPolicy = DEFAULT_POLICY) -> int:
+    """A candidate audit's pilot: ``policy``'s black-box pilot rule on its ``calls``
     (:meth:`audit.policy.AuditPolicy.pilot_size`)."""
-    return DEFAULT_POLICY.pilot_size(calls, black_box=True)
+    return policy.pilot_size(calls, black_box=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -97,7 +95,9 @@ class SearchReport:
     calls_per_side: int
     seconds: float
     eta: int = ETA
-    confidence: float = SEARCH_CONFIDENCE
+    #: of the candidates' scores (``AuditPolicy.search_confidence`` of the audit's policy,
+    #: set by :func:`search_pair`)
+    confidence: float | None = None
     validity: str = "the chosen pair is audited on fresh calls (a split)"
 
     @property
@@ -138,8 +138,8 @@ def _point(row: dict) -> float:
 def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int, calls: int) -> AuditConfig:
     pair = PairConfig(cand.z.tolist(), cand.z_prime.tolist())
     audit = dataclasses.replace(cfg.audit, trials=calls, seed=key,
-                                pilot_trials=pilot_calls(calls),
-                                confidence=SEARCH_CONFIDENCE, mode=AuditMode.FIXED,
+                                pilot_trials=pilot_calls(calls, cfg.policy),
+                                confidence=cfg.policy.search_confidence, mode=AuditMode.FIXED,
                                 checkpoint=None)
     return dataclasses.replace(cfg, pair=pair, search=None, audit=audit,
                                name=f"{cfg.name} [search: {cand.label}]")
@@ -186,7 +186,8 @@ def search_pair(cfg: AuditConfig, score: Callable[[AuditConfig], CandidateScore]
         r += 1
     best = max(alive, key=lambda i: _rank(rows, i))
     report = SearchReport(tuple(f.value for f in s.families), s.cap, s.calls, tuple(rounds),
-                          tuple(rows), best, calls, time.perf_counter() - t0)
+                          tuple(rows), best, calls, time.perf_counter() - t0,
+                          confidence=cfg.policy.search_confidence)
     return SearchOutcome(cands[best].z, cands[best].z_prime, report)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from audit._validate import check_positive_int, check_table
 from audit.enums import PairFamily
 
-__all__ = ["SearchConfig", "search_from_table", "check_search_setting", "ETA", "schedule",
+__all__ = ["SearchConfig", "search_from_table", "ETA", "schedule",
            "search_cost", "MAX_SEARCH_CALLS", "DEFAULT_FAMILIES"]
 
 #: The families searched when ``[search]`` names none (a table of records: values and NA).
@@ -147,10 +147,3 @@ def search_from_table(table: object) -> SearchConfig:
     table = check_table("search", table, _KEYS)
     return SearchConfig(**table)
 
-
-def check_search_setting(search: SearchConfig, *, pair: bool) -> None:
-    """Refuse a config that names two pair sources: ``[search]`` and ``[pair]`` (a given pair
-    skips the search). What a searched pair cannot run with is its part's answer
-    (:class:`audit.pipeline.parts.SearchedPair`)."""
-    if pair:
-        raise ValueError("[search] and [pair] are exclusive: a given pair skips the search")

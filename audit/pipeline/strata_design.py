@@ -28,7 +28,6 @@ import numpy as np
 from audit.enums import Direction, Selection, SideDesign, StrataSides
 from audit.estimation import policy
 from audit.estimation import strata as st
-from audit.estimation.regions import PILOT_GUARD_ALPHA
 from audit.estimation.strata_designs import choose_side_designs
 from audit.estimation.strata_regions import (
     rate_regions,
@@ -51,7 +50,8 @@ MAX_RATE_COUNTERS = 2**24
 class StrataGrid:
     """The grid a stratified audit bounds and the levels it bounds at: ``weights[side][g, m]``
     the weight of stratum m at rate g on that side; ``trials`` calls per side per rate;
-    ``alpha_side`` each side's level at each look; ``strata`` the ``[strata]`` table."""
+    ``alpha_side`` each side's level at each look; ``strata`` the ``[strata]`` table;
+    ``guard_alpha`` the pilot's guard (the audit's ``AuditPolicy.guard_alpha``)."""
 
     rates: np.ndarray
     weights: tuple
@@ -61,6 +61,7 @@ class StrataGrid:
     delta: float
     seed: int
     strata: object
+    guard_alpha: float
 
     @property
     def n_rates(self) -> int:
@@ -186,11 +187,11 @@ def _pick_regions(grid: StrataGrid, options: list, rows: slice, seen: dict, rest
             seen[id(stat)] = _on_score(grid, score, stat, rest, labels)
         hist, bin_scores, pooled = seen[id(stat)]
         picks = rate_regions(hist[0], hist[1], bin_scores, w0, w1, grid.delta,
-                             guard_alpha=PILOT_GUARD_ALPHA, also=(pooled,),
+                             guard_alpha=grid.guard_alpha, also=(pooled,),
                              trials=grid.trials, alpha_side=grid.alpha_side)
         value = 0.0 if len(options) == 1 else sum(region_prediction(
             r, bin_scores, hist[0], hist[1], w0, w1, grid.trials, grid.alpha_side,
-            grid.delta, PILOT_GUARD_ALPHA)[i] for i, r in enumerate(picks))
+            grid.delta, grid.guard_alpha)[i] for i, r in enumerate(picks))
         if best is None or value > best[0]:
             best = (value, picks, hist, bin_scores, (score, stat))
     return best[1:]
@@ -248,7 +249,7 @@ def _one_region(grid: StrataGrid, picks, hist, bin_scores):
     for region in dict.fromkeys(picks):  # (distinct, in order)
         pred = region_prediction(region, bin_scores, hist[0], hist[1], grid.weights[0],
                                  grid.weights[1], grid.trials, grid.alpha_side, grid.delta,
-                                 PILOT_GUARD_ALPHA)
+                                 grid.guard_alpha)
         total = float(np.sum(np.clip(pred, 0.0, None)))
         if total > value:
             best, value = region, total

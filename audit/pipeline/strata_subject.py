@@ -68,7 +68,6 @@ from audit.pipeline.strata_design import (
     spread,
 )
 from audit.pipeline.subject import FittedPilot, Monitor
-from audit.policy import DEFAULT_POLICY
 from audit.statistics import Statistic
 
 __all__ = ["StratifiedImplementationSubject"]
@@ -143,15 +142,16 @@ class StratifiedImplementationSubject(ImplementationSubject):
     def pilot_rule(self):
         """The pilot of as many separate audits as the grid has rates (within the memory
         bound of the raw pilot)."""
-        return DEFAULT_POLICY.pilot_rule(black_box=True, settings=len(self.rates),
-                                         most=self._most_pilot_calls())
+        return self.config.policy.pilot_rule(black_box=True, settings=len(self.rates),
+                                             most=self._most_pilot_calls())
 
     @property
     def grid(self) -> StrataGrid:
         """The rates, the strata's weights and the levels the design is chosen at."""
         au = self.config.audit
         return StrataGrid(self.rates, (self.weights(0), self.weights(1)), au.trials,
-                          au.alpha, self.alpha_side, self.delta, au.seed, self.config.strata)
+                          au.alpha, self.alpha_side, self.delta, au.seed, self.config.strata,
+                          self.config.policy.guard_alpha)
 
     def data(self, side: int) -> np.ndarray:
         return self.plan.z if side == 0 else self.plan.z_prime

@@ -144,8 +144,10 @@ def _check_laws(P: object, Q: object, statistic: object) -> tuple[Law, Law]:
                          f"statistic={statistic!r}")
     proj = statistic.projection
     if not isinstance(proj, ENGINE_PROJECTIONS):  # the others, a user's own included
-        raise ValueError(f"a {type(proj).__name__} statistic is counted only by black-box "
-                         "(implementation) audits, not by the engine")
+        raise ValueError(f"statistic.projection must be one of "
+                         f"{', '.join(c.__name__ for c in ENGINE_PROJECTIONS)} (what the kernels "
+                         f"count; Statistic.counts counts any other in numpy), got a "
+                         f"{type(proj).__name__}")
     if isinstance(proj, OutputValue) and not P.is_scalar:
         raise ValueError(
             f"an OutputValue statistic needs scalar outputs, got dim={P.dim}; use an "

@@ -130,5 +130,6 @@ def test_rejects_bad_parameters(bad):
 def test_the_engine_refuses_black_box_projections():
     P = Mixture([1.0], [[0.0, 0.0]], "laplace", 1.0)
     stat = Statistic(CategoryIndex([[0.0, 0.0]]), [0.0, 1.0])
-    with pytest.raises(ValueError, match="counted only by black-box"):
+    with pytest.raises(ValueError, match=r"statistic.projection must be one of .*got a "
+                                         r"CategoryIndex"):
         run_histograms(P, P, stat, 100, 0)

@@ -88,7 +88,7 @@ def test_choose_region_and_fixed_bound_agree_with_the_region_functions():
     direct = regions.select_region_on_pilot(counts.counts_p, counts.counts_q,
                                             score.per_bin(statistic.edges), 0.0,
                                             guard="predicted",
-                                            pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                            pilot_alpha=DEFAULT_POLICY.guard_alpha,
                                             trials=10, alpha=0.05)
     assert region == direct and region.direction is Direction.Z_VS_ZPRIME
     main = type("C", (), {"counts_p": statistic.counts(rng.normal(1.0, 1.0, 20_000)),
@@ -110,7 +110,7 @@ def test_grid_thresholds_are_pilot_quantiles_of_the_score():
     pilot = Pilot(np.arange(100.0), np.arange(100.0) + 0.5)
     score = DensityRatio().fit(pilot)
     th = policy.grid_thresholds(score, pilot)
-    assert th.size <= policy.GRID_QUANTILES and np.all(np.diff(th) > 0)
+    assert th.size <= DEFAULT_POLICY.grid_quantiles and np.all(np.diff(th) > 0)
     assert isinstance(score.projection, OutputValue)
 
 
@@ -146,6 +146,6 @@ def test_choose_region_offered_both_rules_picks_the_joint_one_where_predicted_st
     direct = regions.select_region_on_pilot(counts.counts_p, counts.counts_q,
                                             score.per_bin(statistic.edges), 0.0,
                                             guard="predicted",
-                                            pilot_alpha=regions.PILOT_GUARD_ALPHA,
+                                            pilot_alpha=DEFAULT_POLICY.guard_alpha,
                                             trials=10_000, alpha=0.05, rules=rules)
     assert region == direct and region.rule is BoundRule.JOINT

@@ -96,7 +96,7 @@ def test_listed_pairs_are_kept_as_given():
     ({"families": []}, "non-empty list without repeats"),
     ({"families": ["nan", "nan"]}, "non-empty list without repeats"),
     ({"families": ["everything"]}, "search.families must be one of"),
-    ({"families": ["tester"], "n": 3}, "scenario.n must be 1"),
+    ({"families": ["tester"], "n": 3}, "n must be 1, got n=3"),
     ({"families": ["list"]}, "search.pairs must be given exactly when"),
     ({"cap": 0}, "search.cap must be"),
     ({"cap": 5000}, r"search.cap must be in \[1, 1000\]"),

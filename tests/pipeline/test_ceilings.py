@@ -51,3 +51,15 @@ def test_a_claim_exceeded_by_a_fixed_bound_is_refuted():
     v = Violation(CeilingKind.CLAIM, 1.5, 1.0)
     assert v.describe() == ("eps_lower=1.5 > claimed epsilon=1: the implementation's claim is "
                             "refuted")
+
+
+def test_the_claim_reports_its_batch_check_as_a_typed_record():
+    from audit.model.batch_check import TESTS, BatchCheck
+    from audit.pipeline.ceilings import ClaimReport
+
+    refused = BatchCheck("lib:sum", {t: 0.0 for t in TESTS}, 1e-6, 400, 400, 1.5)
+    claim = ClaimReport(1.0, 0.0, "the adapter's claim", "lib:sum", refused)
+    assert claim.batch_check is refused and not claim.batch_check.passed  # read as fields
+    assert claim.to_dict()["batch_check"] == refused.to_dict()  # the JSON as before
+    assert claim.to_dict()["batch_check"]["failed"] == list(TESTS)
+    assert "batch_check" not in ClaimReport(1.0, 0.0, "", "lib:sum").to_dict()

@@ -8,7 +8,7 @@ import pytest
 from attacks import ExactLikelihoodRatio
 from audit.enums import CeilingKind
 from audit.pipeline.config import config_from_dict
-from audit.pipeline.model_subject import PILOT_RULE, ModelSubject
+from audit.pipeline.model_subject import ModelSubject
 from audit.pipeline.plan import plan_audit
 from audit.simulation import engine
 from tests.conftest import audit_doc
@@ -40,10 +40,11 @@ def test_draws_and_counts_are_the_engines(subject):
     counts = subject.count(stat, 3000, 11)
     ref = engine.run_histograms(subject.plan.P, subject.plan.Q, stat, 3000, 11)
     assert np.array_equal(counts.counts_p, ref.counts_p) and counts.trials == 3000
-    with pytest.raises(ValueError, match="whole budget"):
+    with pytest.raises(ValueError, match="monitor must be None"):
         subject.count(stat, 10, 1, monitor=object())
 
 
 def test_pilot_rule_and_rate(subject):
-    assert PILOT_RULE.default_size(10**9) == 10**7 and PILOT_RULE.default_size(10) == 10**5
+    rule = subject.pilot_rule
+    assert rule.default_size(10**9) == 10**7 and rule.default_size(10) == 10**5
     assert subject.rate() > 1e5 and subject.workers(8) == 1 and subject.unit == "draws"

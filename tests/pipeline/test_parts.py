@@ -111,62 +111,150 @@ def test_a_registered_design_runs_through_the_command_line(registered, tmp_path)
     assert len(proc.stderr.strip().splitlines()) == 1
 
 
+# --------------------------------------------------------------------------- refusals
+#: What a refusal of a combination is, read from its message: a ``raise`` whose literal text
+#: names two different parts of an audit. The parts are those ``audit.pipeline.parts``
+#: combines: the target kind (the model, an implementation, a black box), each pair source
+#: (``[pair]``, ``[search]``), each built-in design (``[releases]``, ``[strata]``, the
+#: sequential/selection design of ``audit.mode``/``audit.selection``), the attack, the
+#: backend (``audit.backend``, the engine) and the setting (``scenario.*``,
+#: ``missingness.*``, its noise among them). Keys that set a size or a value only
+#: (``audit.trials``, ``audit.seed``, ...) are no part: a message naming ``strata.floor`` and
+#: ``audit.trials`` is a range, not a combination.
+PART_WORDS = {
+    "target": r"\bmodel audit|\bthe model\b|\ban implementation\b|\bimplementation audit"
+              r"|\bblack[- ]box|\bwhite-box|\[implementation\]|\bimplementation\.[a-z_]+",
+    "pair": r"\[pair\]|\bpair\.(z|z_prime)\b",
+    "search": r"\[search\]|\bsearch\.[a-z_]+",
+    "releases": r"\[releases\]|\breleases\.[a-z_]+",
+    "strata": r"\[strata\]|\bstrata\.[a-z_]+",
+    "design": r"\baudit\.(mode|selection)\b",
+    "attack": r"\baudit\.attack\b",
+    "backend": r"\baudit\.backend\b|\bthe engine\b",
+    "setting": r"\bscenario\.[a-z_]+|\bmissingness\.[a-z_]+",
+    "delta": r"\baudit\.delta\b",
+}
+#: Refusals naming two parts that are no part's answer, each with why: limits of the model's
+#: plan, known only once the worst-case pair gives the laws (refused while planning, before
+#: any draw). A new refusal outside the parts fails the scan until it moves into a
+#: ``supports`` or is listed here with its reason.
+NOT_PARTS_ANSWERS = {
+    ("audit/pipeline/plan.py", "_worst_case_pair"):
+        "k Gaussian releases at sigma/sqrt(k) whose pair the search cannot resolve: known "
+        "once the pair search ran",
+    ("audit/pipeline/repeated.py", "laws"):
+        "the k-release law's size (components × k × dim) is known once the pair's laws are",
+}
+
+
+def _message(node) -> str:
+    import ast
+
+    return " ".join(n.value for n in ast.walk(node)
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str))
+
+
+def _combination_refusals(root: Path) -> dict:
+    """``(module path, enclosing function) -> [(line, parts named, message)]`` of every raise
+    under ``root/audit`` whose message names two parts (:data:`PART_WORDS`), outside
+    ``audit/pipeline/parts.py`` (the parts' answers are returned there, or by the
+    ``*_reason``/``*_refusal`` functions they call, never raised)."""
+    import ast
+    import re
+
+    words = {part: re.compile(rx) for part, rx in PART_WORDS.items()}
+    found: dict = {}
+    for path in sorted((root / "audit").rglob("*.py")):
+        rel = path.relative_to(root).as_posix()
+        if rel == "audit/pipeline/parts.py":
+            continue
+
+        def visit(node, func: str, rel: str = rel) -> None:
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                func = node.name  # a raise is listed under its innermost function
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                msg = _message(node.exc)
+                named = tuple(sorted(p for p, rx in words.items() if rx.search(msg)))
+                if len(named) >= 2:
+                    found.setdefault((rel, func), []).append((node.lineno, named, msg))
+            for child in ast.iter_child_nodes(node):
+                visit(child, func, rel)
+
+        visit(ast.parse(path.read_text(encoding="utf-8")), "<module>")
+    return found
+
+
+def test_no_refusal_of_a_combination_outside_the_parts():
+    found = _combination_refusals(ROOT)
+    outside = {k: v for k, v in found.items() if k not in NOT_PARTS_ANSWERS}
+    assert not outside, "refusals of a combination outside supports(): " + "; ".join(
+        f"{path}:{line} in {func} names {', '.join(named)}: {msg[:80]!r}"
+        for (path, func), hits in outside.items() for line, named, msg in hits)
+    # every listed exception still exists (the list cannot outlive what it excuses)
+    assert set(NOT_PARTS_ANSWERS) <= set(found), set(NOT_PARTS_ANSWERS) - set(found)
+
+
+def test_the_scan_finds_a_refusal_of_a_combination(tmp_path):
+    # the scan can fail: a refusal like those moved into the parts, written in a module
+    mod = tmp_path / "audit" / "pipeline" / "somewhere.py"
+    mod.parent.mkdir(parents=True)
+    mod.write_text("def f(cfg):\n    if cfg.audit.mode == 'sequential':\n"
+                   "        raise ValueError(f\"a model audit runs its whole budget: "
+                   "audit.mode='sequential' needs {cfg}\")\n"
+                   "    raise ValueError('strata.floor exceeds audit.trials')\n")
+    (tmp_path / "audit" / "pipeline" / "parts.py").write_text(
+        "def g():\n    raise ValueError('[strata] with [releases] needs a black box')\n")
+    found = _combination_refusals(tmp_path)
+    assert list(found) == [("audit/pipeline/somewhere.py", "f")]
+    assert [named for _, named, _ in found["audit/pipeline/somewhere.py", "f"]] == [
+        ("design", "target")]
+
+
 @pytest.mark.parametrize(("doc", "black_box", "part", "needle"), [
-    (_model(audit={"mode": "sequential"}), False, pt.SequentialDesign,
-     "audit.mode='sequential' tests an implementation's claim"),
-    (_implementation(audit={"mode": "sequential", "selection": "grid"}), True,
-     pt.SequentialDesign, "audit.selection must be 'pilot' or 'auto'"),
-    (_model(search={"families": ["corners"], "calls": 200}), False, pt.SearchedPair,
-     "[search] searches the pair of a black box"),
-    (_model(strata={"rates": [0.0, 0.2]}), False, pt.StratifiedDesign,
-     "[strata] stratifies the masks of an implementation audit"),
-    (_implementation(strata={"rates": [0.0, 0.5]}), True, pt.StratifiedDesign,
-     "strata.rates must hold the config's missingness.rate=0.2"),
-    (_implementation(strata={"rates": [0.0, 0.2]}, releases={"count": 2, "masks": "fresh"}),
-     True, pt.StratifiedDesign, "with [releases] it needs releases.masks='shared'"),
-    (_implementation(audit={"backend": "cuda"}), True, pt.ImplementationTarget,
-     "audit.backend = 'cuda' applies to white-box audits"),
-    (_implementation(audit={"attack": "exact-lr"}), True, pt.ImplementationTarget,
-     "audit.attack must be a black-box attack (additive, auto"),
-    (_model(audit={"attack": "density-ratio", "selection": "model"}), False, pt.ModelTarget,
-     "audit.selection='model' needs a white-box attack"),
-    (_model(releases={"count": 20_000, "masks": "fresh"}), False, pt.RepeatedDesign,
-     "releases.count must be at most"),
-    (_model(pair={"z": [[1.0], [0.0], [0.0]], "z_prime": [[-1.0], [0.0], [0.0]]}), False,
-     pt.GivenPair, "[pair] gives the neighbours of an implementation audit"),
-    (_implementation(audit={"delta": 1e-6}), True, pt.ImplementationTarget,
-     "audit.delta sets the δ of the model's audited claim"),
+    # each refusal moved into a part (issue 41): the answer, and the loader or the factory
+    # refusing with it before any work
+    (_model(audit={"attack": "knn"}), False, pt.ModelTarget,
+     "a model audit counts its runs with the engine"),
+    (_model(audit={"attack": "auto"}), False, pt.ModelTarget,
+     "audit.attack='auto' scores with projections"),
+    (_implementation(releases={"count": 10_001}), True, pt.RepeatedDesign,
+     "releases.count must be at most 10000 for an implementation audit"),
+    (_implementation(pair={"z": [[1.0], [0.0], [0.0]], "z_prime": [[-1.0], [0.0], [0.0]]},
+                     search={"families": ["corners"]}), True, pt.GivenPair,
+     "[search] and [pair] are exclusive"),
+    (_implementation(search={"families": ["tester"]}), True, pt.SearchedPair,
+     "scenario.n must be 1, got n=3"),
 ])
-def test_every_refusal_of_a_combination_is_a_supports_answer(doc, black_box, part, needle):
-    # build the config's parts without the loader's check, then ask each part
+def test_moved_refusals_are_supports_answers(doc, black_box, part, needle):
+    from unittest import mock
+
     merged = {**doc, "audit": {**_model()["audit"], **doc.get("audit", {})}}
     if "implementation" in doc:
         merged["audit"]["trials"] = 2_000
-    cfg = _unchecked(merged)
+    with mock.patch("audit.pipeline.parts.check_config"):
+        cfg = config_from_dict(merged)
     parts = pt.parts_of(cfg, black_box=black_box)
     answers = {type(p).__name__: p.supports(parts)
                for p in (parts.target, parts.pairs, *parts.designs)}
     assert needle in (answers[part.__name__] or ""), answers
-    # and the loader or the factory refuses with exactly that answer, before any work
-    with pytest.raises(ValueError) as err:
-        _load_and_build(merged, black_box)
+    # refused with that answer, before any plan or draw
+    with mock.patch("audit.pipeline.factory.plan_audit", side_effect=AssertionError("work")), \
+            pytest.raises(ValueError) as err:
+        run_audit(config_from_dict(merged), implementation=_impl() if black_box and
+                  "implementation" not in doc else None)
     assert needle in str(err.value)
 
 
-def _unchecked(doc: dict):
-    """A config built with the parts' check disabled (the answers are asked directly)."""
-    from unittest import mock
-
-    with mock.patch("audit.pipeline.parts.check_config"):
-        return config_from_dict(doc)
-
-
-def _load_and_build(doc: dict, black_box: bool):
-    from audit.pipeline.factory import make_subject
-
-    cfg = config_from_dict(doc)
-    return make_subject(cfg, implementation=_impl() if black_box and
-                        "implementation" not in doc else None)
+def test_a_knn_model_audit_is_refused_on_the_command_line_before_any_work(tmp_path):
+    cfg = tmp_path / "knn.toml"
+    cfg.write_text('[scenario]\nmechanism = "laplace"\nepsilon = 1.0\nquery = "sum"\nd = 2\n'
+                   'n = 3\n[missingness]\nkind = "mcar-iid"\nrate = 0.2\n'
+                   '[audit]\ntrials = 20000\nseed = 3\nattack = "knn"\n')
+    proc = subprocess.run([sys.executable, "-m", "audit", "run", str(cfg), "--no-progress"],
+                          cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 2, proc.stderr
+    assert proc.stderr.startswith("error: a model audit counts its runs with the engine")
+    assert len(proc.stderr.strip().splitlines()) == 1
 
 
 def _impl():
@@ -174,6 +262,32 @@ def _impl():
 
     return CallableImplementation(lambda data, rng: noisy_sum(data, rng, bound=1.0, scale=2.0),
                                   Claim(1.0, 0.0, "noisy sum"), name="noisy sum")
+
+
+def test_engine_counted_attacks_score_with_engine_projections():
+    # what ModelTarget reads: an attack that says the engine counts its scores returns only
+    # engine projections (scalar, vector, few values, non-finite outputs)
+    import numpy as np
+
+    from audit.protocols import Pilot, available_attacks, engine_attacks, load_attack
+    from audit.statistics import ENGINE_PROJECTIONS
+
+    rng = np.random.default_rng(0)
+    pilots = [Pilot(rng.laplace(size=400), rng.laplace(0.5, size=400)),
+              Pilot(rng.laplace(size=(400, 3)), rng.laplace(0.5, size=(400, 3))),
+              Pilot(rng.integers(0, 3, 400).astype(float), rng.integers(0, 4, 400) * 1.0),
+              Pilot(np.where(rng.random((400, 2)) < 0.2, np.nan, rng.normal(size=(400, 2))),
+                    rng.normal(1.0, size=(400, 2)))]
+    names = engine_attacks()
+    assert {"density-ratio", "logistic", "threshold", "exact-lr"} <= set(names)
+    assert not {"knn", "additive", "isotonic", "kvector", "categorical", "auto"} & set(names)
+    for name in names:
+        attack = load_attack(name)
+        if attack.white_box:
+            continue
+        for pilot in pilots:
+            assert isinstance(attack.fit(pilot).projection, ENGINE_PROJECTIONS), name
+    assert set(names) < set(available_attacks())
 
 
 def test_a_wrapped_stratified_subject_is_still_one_for_the_runner():

@@ -16,12 +16,12 @@ import pytest
 from scipy.stats import binom
 
 from audit.enums import BoundRule
-from audit.estimation import policy as estimation_policy
 from audit.model.implementation import CallableImplementation, Claim
 from audit.pipeline.config import ImplementationConfig, config_from_dict
 from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.poisson import count_poissonised, poisson_calls, poissonisable
 from audit.pipeline.runner import _streams, run_audit
+from audit.policy import DEFAULT_POLICY
 from audit.statistics import Statistic
 
 ALPHA = 0.05
@@ -138,7 +138,7 @@ def test_an_audit_at_delta_zero_is_bounded_jointly_on_poisson_calls_reproducibly
     assert again.eps_lower == res.eps_lower and again.witness == w
 
 
-def test_the_two_intervals_stay_where_the_joint_bound_is_not_offered(monkeypatch):
+def test_the_two_intervals_stay_where_the_joint_bound_is_not_offered():
     impl = _impl(_shifted)
     # δ > 0 and sequential mode: the two intervals on exactly ``trials`` calls per side
     for cfg, claimed in ((_config(4_000, 9, "density-ratio", delta=1e-6),
@@ -148,9 +148,8 @@ def test_the_two_intervals_stay_where_the_joint_bound_is_not_offered(monkeypatch
         assert w.get("rule", "two-intervals") == "two-intervals"
         assert w.get("n_p", 4_000) == w.get("n_q", 4_000) == 4_000
     # the policy's switch off: the audit the runner gave before the joint bound
-    off = dataclasses.replace(estimation_policy.DEFAULT_POLICY, black_box_joint_bound=False)
-    monkeypatch.setattr(estimation_policy, "DEFAULT_POLICY", off)
-    res = run_audit(_config(4_000, 9, "density-ratio"), implementation=impl)
+    off = dataclasses.replace(DEFAULT_POLICY, black_box_joint_bound=False)
+    res = run_audit(_config(4_000, 9, "density-ratio"), implementation=impl, policy=off)
     assert res.witness["rule"] == "two-intervals"
     assert res.witness["n_p"] == res.witness["n_q"] == 4_000
 

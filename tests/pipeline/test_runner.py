@@ -218,3 +218,26 @@ def test_run_audit_takes_a_document_or_a_path_and_refuses_anything_else(tmp_path
     assert run_audit(str(path)).trials == 20_000
     with pytest.raises(TypeError, match="cfg must be an AuditConfig, a config document"):
         run_audit(42)
+
+
+_MODEL_DOC = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1,
+                           "n": 3},
+              "missingness": {"kind": "mcar-iid", "rate": 0.2}, "audit": {"trials": 2_000}}
+
+
+@pytest.mark.parametrize(("param", "value", "kind", "needle"), [
+    ("cfg", 3, TypeError, r"cfg must be an AuditConfig"),
+    ("subject", "x", TypeError, r"subject must be an audit subject .*got subject=str"),
+    ("implementation", "x", TypeError, r"implementation must be an implementation"),
+    ("plan", "x", ValueError, r"plan must be an AuditPlan"),
+    ("progress", "yes", ValueError, r"progress must be a bool"),
+    ("policy", "x", TypeError, r"policy must be an audit.policy.AuditPolicy"),
+])
+def test_run_audit_refuses_a_wrong_argument_naming_it(param, value, kind, needle):
+    from unittest import mock
+
+    kwargs = {"cfg": _MODEL_DOC, param: value}
+    # before any work: no plan is built
+    with mock.patch("audit.pipeline.factory.plan_audit", side_effect=AssertionError("work")), \
+            pytest.raises(kind, match=needle):
+        run_audit(**kwargs)

@@ -7,8 +7,6 @@ import pytest
 from audit.enums import PairFamily
 from audit.pipeline.search_config import (
     DEFAULT_FAMILIES,
-    SearchConfig,
-    check_search_setting,
     search_from_table,
 )
 
@@ -36,7 +34,16 @@ def test_bad_values_name_the_key(table, needle):
 
 
 def test_two_pair_sources_are_refused():
-    # what a searched pair cannot run with otherwise is its part's answer (test_parts.py)
-    with pytest.raises(ValueError, match="exclusive"):
-        check_search_setting(SearchConfig(families=DEFAULT_FAMILIES), pair=True)
-    check_search_setting(SearchConfig(families=DEFAULT_FAMILIES), pair=False)
+    # the given pair's answer (audit.pipeline.parts.GivenPair): the loader refuses both tables
+    from audit.pipeline.config import config_from_dict
+
+    doc = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1, "n": 2},
+           "missingness": {"kind": "mcar-iid", "rate": 0.2},
+           "pair": {"z": [[1.0], [0.0]], "z_prime": [[-1.0], [0.0]]},
+           "search": {"families": ["corners"]}}
+    with pytest.raises(ValueError, match=r"^\[search\] and \[pair\] are exclusive"):
+        config_from_dict(doc)
+    doc["implementation"] = {"target": "tests.adapters.example_mechanisms:noisy_sum",
+                             "epsilon": 1.0, "params": {"bound": 1.0, "scale": 2.0}}
+    with pytest.raises(ValueError, match=r"^\[search\] and \[pair\] are exclusive"):
+        config_from_dict(doc)

@@ -16,6 +16,7 @@ from audit.pipeline.strata_design import (
     resample,
     spread,
 )
+from audit.policy import DEFAULT_POLICY
 from audit.protocols import Pilot
 
 RATES = [0.3, 0.5, 0.7]
@@ -24,7 +25,7 @@ RATES = [0.3, 0.5, 0.7]
 def _grid(own: bool = True, rates=RATES, n_open: int = 10) -> StrataGrid:
     w = stratum_weights(n_open, rates)
     return StrataGrid(np.asarray(rates), (w, w), 1000, 0.05, 0.0125, 0.0, 7,
-                      SimpleNamespace(own_scores=own))
+                      SimpleNamespace(own_scores=own), DEFAULT_POLICY.guard_alpha)
 
 
 def test_the_pilot_spreads_a_quarter_evenly_and_the_rest_by_the_grids_mean_weight():
