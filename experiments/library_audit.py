@@ -60,8 +60,8 @@ adapter modules ``audit.adapters.diffprivlib``, ``.opendp`` and ``.pipelinedp``)
     on 2 cores, environment cached: 3,000 calls per side and rate in 109 s, ε_lower 0.84,
     0.79, 0.60, 0.39, 0.23, 0 against the exact 1, 0.90, 0.70, 0.50, 0.30, 0.10 at π = 0 …
     0.9: it keeps its claim; its batched form is now checked per audit too, 35–52 s more:
-    ``audit.adapters.tumult.BATCH_CHECK``). Neither runs at smoke size, so the default tests build no
-    environment.
+    ``audit.adapters.tumult.BATCH_CHECK``). Neither runs at smoke size, so the default tests
+    build no environment.
 
 Stratification: every target is audited by mask stratum (``[strata]``, docs/THEORY.md §8.5):
 one run gives ε_lower at every π of :data:`RATES`, with the calls (pilot and main run) of six

@@ -47,8 +47,8 @@ from audit.estimation.binomial import (
 )
 from audit.estimation.witness import field_values, register_bound
 from audit.mixture import Mixture
-from audit.statistics import quantise_scores
 from audit.policy import DEFAULT_POLICY
+from audit.ties import quantise_scores
 
 __all__ = [
     "Direction",

@@ -16,7 +16,7 @@ import numpy as np
 
 from audit._validate import check_positive_int
 from audit.estimation.binomial import check_alpha
-from audit.statistics import quantise_scores
+from audit.ties import quantise_scores
 
 __all__ = ["MAX_LOOKS", "look_calls", "over_looks"]
 

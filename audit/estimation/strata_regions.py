@@ -29,7 +29,7 @@ from audit.estimation.binomial import (
 )
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
-from audit.statistics import quantise_scores
+from audit.ties import quantise_scores
 
 __all__ = ["rate_regions", "predicted_eps", "region_prediction", "stratum_frequencies"]
 

@@ -43,7 +43,8 @@ from pathlib import Path
 import numpy as np
 
 from audit.laws import Law
-from audit.statistics import Statistic, binning_edges
+from audit.statistics import Statistic
+from audit.ties import binning_edges
 
 __all__ = ["CODE_TAG", "CUDA_CODE_TAG", "CheckpointWarning", "CheckpointWriteError",
            "code_tag", "run_hash", "check_directory", "ChunkStore", "save_arrays",
