@@ -2,10 +2,10 @@
 import numpy as np
 import pytest
 
+from audit import statistics
 from audit.enums import NoiseKind
 from audit.mixture import Mixture
 from audit.simulation import kernels
-from audit import statistics
 from audit.simulation.rng import derive_key
 from audit.statistics import ENGINE_PROJECTIONS, PROJECTIONS, Statistic, histogram
 
