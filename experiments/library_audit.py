@@ -582,13 +582,4 @@ def draw(doc: dict, fig) -> None:
             ax.set_ylabel("ε")
         ax.set_title(f"{_title(target)}\n" + textwrap.fill(settings[target], 40), fontsize=8.5)
         ax.grid(alpha=0.3)
-    if nrow * ncol > len(targets):  # the legend in the first free cell of the grid
-        seen: dict = {}
-        for ax in axes:
-            for h, lab in zip(*ax.get_legend_handles_labels(), strict=True):
-                seen.setdefault(lab, h)
-        grid.flat[len(targets)].legend(list(seen.values()),
-                                       [textwrap.fill(lab, 34) for lab in seen], loc="center",
-                                       fontsize=8, frameon=False)
-    else:
-        legend_below(fig, ncol=4)
+    legend_below(fig, ncol=4)

@@ -29,7 +29,6 @@ from audit.estimation.binomial import (
 )
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
-from audit.ties import quantise_scores
 
 __all__ = ["rate_regions", "predicted_eps", "region_prediction", "stratum_frequencies"]
 
@@ -65,7 +64,6 @@ def _ranked(num, n_num, den, n_den, n_bins, delta: float, guard_alpha: float) ->
                           cp_upper_array(den * n_den, n_den, a), delta)
     # the plug-in as a ranking: the denominator at least one pseudo-call
     plug = eps_plug_in(num, 1.0, np.maximum(den, 1.0 / n_den), 1.0, delta, undefined=-np.inf)
-    eps, plug = quantise_scores(eps), quantise_scores(plug)  # ties CPU-independent
     return [int(np.lexsort((-n_bins, plug[:, g], eps[:, g]))[-1]) for g in range(eps.shape[1])]
 
 
@@ -119,9 +117,9 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
         return region_prediction(region, sc, cp_, cq_, weights_p, weights_q, trials,
                                  alpha_side, delta, guard_alpha)
 
-    own = quantise_scores(np.array([predicted(r)[g] for g, r in enumerate(picks)]))
+    own = np.array([predicted(r)[g] for g, r in enumerate(picks)])
     for other in also:
-        theirs = quantise_scores(predicted(other))
+        theirs = predicted(other)
         gain = theirs > own
         own = np.where(gain, theirs, own)
         picks = [other if gain[g] else r for g, r in enumerate(picks)]

@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[2]
 #: script writing ``results/opendp_issues.md``, deliberately outside the suite;
 #: ``releases_persistent``: the ``releases`` experiment's persistence curve)
 HELPERS = {"common", "plotting", "report", "suite", "cli_report", "cli_suite", "opendp_issues",
-           "nan_regression", "releases_persistent"}
+           "nan_regression", "releases_persistent", "library_targets", "releases_setup"}
 
 
 def _env() -> dict:
