@@ -277,6 +277,10 @@ def _plan(args: argparse.Namespace) -> int:
 def _worst_line(row: dict) -> str:
     """The worst-case row, printed under the theorem rows."""
     pair = "none (over the whole domain)" if row["pair"] is None else " vs ".join(row["pair"])
+    if not row["exact"]:  # a bracket: each end's own pair, labelled
+        upper = row.get("upper_pair")
+        pair = (f"upper end {' vs '.join(upper)}" if upper else
+                "upper end none (an envelope of every candidate pair)") + f", lower end {pair}"
     kind = (f"exact, error {_fmt(row['error'])}" if row["exact"] else
             f"an upper bound; the worst candidate pair gives {_fmt(row['lower'])}")
     return (f"{row['name']} ({row['reference']}): epsilon = {_fmt(row['epsilon'])} at delta = "

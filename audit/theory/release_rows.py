@@ -133,4 +133,27 @@ def release_rows(pt, base_row_type, releases: int, masks: MaskRegime,
     first = row("base mechanism, k releases (no missingness)", "composition",
                 base.epsilon, td, base.rule)
     rows, comps = (_shared_rows if masks is MaskRegime.SHARED else _fresh_rows)(pt, k, td, row)
+    if pt.laplace and td > 0.0:  # every Laplace row: ε(δ) ≤ ε(0)
+        pure = release_rows(pt, base_row_type, k, masks, 0.0)[0]
+        return _delta_monotone_cap([first, *rows], pure), comps
     return [first, *rows], comps
+
+
+def _delta_monotone_cap(rows: list, pure: list) -> list:
+    """Each row at δ > 0 capped at a δ = 0 bound of the same mechanism: an (ε, 0)-DP mechanism
+    is (ε, δ)-DP, so no valid ε(δ) need exceed ε(0). The first row (no missingness) is capped
+    at its own δ = 0 value; every other row (the mechanism with missingness, or a set of its
+    pairs) at the smallest δ = 0 value of those rows (``pure``: the same rows at δ = 0)."""
+    at_zero = {r.name: r.epsilon for r in pure if r.epsilon is not None}
+    mechanism = min((r.epsilon for r in pure[1:] if r.epsilon is not None), default=math.inf)
+    out = []
+    for i, r in enumerate(rows):
+        cap = at_zero.get(r.name, math.inf) if i == 0 else min(
+            at_zero.get(r.name, math.inf), mechanism)
+        if r.epsilon is None or r.epsilon <= cap:
+            out.append(r)
+            continue
+        rule = f"{r.rule}; capped at the delta = 0 value {cap:.6g} (eps non-increasing in delta)"
+        error = None if r.error is None else max(0.0, r.error - (r.epsilon - cap))
+        out.append(replace(r, epsilon=cap, note=rule, rule=rule, error=error))
+    return out

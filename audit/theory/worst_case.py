@@ -15,9 +15,11 @@ over c, c′ ∈ [lo, hi] ∪ {NA} is reached at c, c′ ∈ {lo, hi, NA}. So th
 setting is the worst of at most three pairs, each computed exactly (to its numerical error):
 
 - shared masks, Gaussian (any k), and any one release (k = 1): **exact**;
-- shared masks, Laplace, k > 1: no one-dimensional statistic; a certified **upper bound** by
-  advanced joint convexity ([BBG18] Theorem 2) over the whole domain, and the worst pair with
-  the missing record as the lower end (they meet when ``na_value`` is outside (lo, hi));
+- shared masks, Laplace, k > 1: no one-dimensional statistic; at δ = 0 **exact** (a
+  certified branch and bound over outputs and pairs, :mod:`audit.theory.laplace_shared`); at
+  δ > 0 a certified **upper bound** by advanced joint convexity ([BBG18] Theorem 2) over the
+  whole domain, capped at the δ = 0 value, and the worst pair with the missing record as the
+  lower end (they meet when ``na_value`` is outside (lo, hi));
 - fresh masks, k > 1: the **upper bound** is the k-fold composition of a pair dominating the
   per-γ envelope of the candidate pairs (the domain's envelope, by the lemma), the lower end
   the worst candidate pair with both orders composed separately (exact for that pair).
@@ -27,7 +29,8 @@ setting is the worst of at most three pairs, each computed exactly (to its numer
   exact at r ∈ {0, 1}, a bracket in between where the two do not meet.
 
 Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes
-(the row's reference "exact worst case"), else labelled "worst case (bracket)".
+(the row's reference "exact worst case"), else labelled "worst case (bracket)". Every Laplace
+result at δ > 0 is capped at the same setting's δ = 0 upper end (ε is non-increasing in δ).
 
 References
 ----------
@@ -185,8 +188,9 @@ class WorstCase:
     lower bound, the ε of a pair of the setting (``pair``; its numerical bracket's low end);
     ``error`` = ``epsilon`` − ``lower``; ``exact`` says whether the two meet within the
     numerical tolerance (:func:`tolerance`), i.e. ``epsilon`` is the setting's worst case and
-    ``pair`` attains it; ``method`` how each end was computed; ``covers`` what ``epsilon``
-    bounds. :meth:`to_dict` names the row ``REFERENCE`` ("exact worst case") when it is exact
+    ``pair`` attains it; ``upper_pair`` the pair the upper end's argument names (where the
+    bracket does not close and the upper end is not an envelope); ``method`` how each end was
+    computed; ``covers`` what ``epsilon`` bounds. :meth:`to_dict` names the row ``REFERENCE`` ("exact worst case") when it is exact
     and ``BRACKET_REFERENCE`` ("worst case (bracket)") when it is not.
     """
 
@@ -195,6 +199,9 @@ class WorstCase:
     pair: tuple[str, str] | None
     method: str
     covers: str
+    #: the pair the upper end's argument comes from, where it names one (a bracket that does
+    #: not close: ``pair`` is the lower end's); None where the upper end is an envelope
+    upper_pair: tuple[str, str] | None = None
 
     @property
     def error(self) -> float:
@@ -213,6 +220,7 @@ class WorstCase:
                 "epsilon": self.epsilon, "error": self.error, "lower": self.lower,
                 "exact": self.exact,
                 "pair": None if self.pair is None else list(self.pair),
+                "upper_pair": None if self.upper_pair is None else list(self.upper_pair),
                 "method": self.method, "covers": self.covers}
 
 
@@ -266,12 +274,26 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
                          f"delta > 0 (a PLD composition), got releases={k}")
     one_d = k == 1 or (setting.masks is MaskRegime.SHARED and setting.noise is NoiseKind.GAUSSIAN)
     if one_d:
-        return _corners(setting, d)
-    if setting.masks is MaskRegime.SHARED:
-        return _laplace_shared_upper(setting, d)
-    if d == 0.0:
+        found = _corners(setting, d)
+    elif setting.masks is MaskRegime.SHARED:
+        found = _laplace_shared(setting, d)
+    elif d == 0.0:
         return _fresh_pure(setting)
-    return _fresh(setting, d)
+    else:
+        found = _fresh(setting, d)
+    if setting.noise is NoiseKind.LAPLACE and d > 0.0:
+        return _delta_monotone_cap(found, worst_case(setting, 0.0))
+    return found
+
+
+def _delta_monotone_cap(found: WorstCase, pure: WorstCase) -> WorstCase:
+    """Every Laplace row at δ > 0 capped at the same setting's δ = 0 upper end: an (ε, 0)-DP
+    mechanism is (ε, δ)-DP, so ε(δ) ≤ ε(0) (the lower end, certified, stays below)."""
+    if found.epsilon <= pure.epsilon:
+        return found
+    return replace(found, epsilon=max(pure.epsilon, found.lower), upper_pair=pure.pair,
+                   method=f"{found.method}; capped at the delta = 0 value {pure.epsilon:.6g} "
+                          "(epsilon is non-increasing in delta)")
 
 
 def _fresh_pure(setting: Setting) -> WorstCase:
@@ -320,8 +342,8 @@ def _corners(setting: Setting, delta: float) -> WorstCase:
 
 
 def _ordered(pair: tuple[str, str]) -> tuple[str, str]:
-    order = {"hi": 0, "lo": 1, "NA": 2}
-    return tuple(sorted(pair, key=order.__getitem__))  # type: ignore[return-value]
+    order = {"hi": 0, "lo": 1, "NA": 2}  # then an inner record ("c=0.5")
+    return tuple(sorted(pair, key=lambda n: order.get(n, 3)))  # type: ignore[return-value]
 
 
 def fresh_pair(setting: Setting, a: str, b: str, delta: float) -> tuple[float, float]:
@@ -387,23 +409,35 @@ def _laplace_profile(mu: float, k: int, h: float):
     return lambda e: float(pld.get_delta_for_epsilon(e))
 
 
-def _laplace_shared_upper(setting: Setting, delta: float) -> WorstCase:
-    """Advanced joint convexity ([BBG18] Theorem 2) then joint convexity, at every pair:
+def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
+    """k Laplace releases from one table (docs/THEORY.md §10.3). At δ = 0 the exact value:
+    the supremum over outputs in R^k and over every pair of the domain and the missing record
+    of the log density ratio, certified by a branch and bound
+    (:func:`audit.theory.laplace_shared.laplace_shared_pure`). At δ > 0 a bracket: above,
+    advanced joint convexity ([BBG18] Theorem 2) then joint convexity, at every pair:
     D_{γ'}(P_c ‖ P_c′) = q D_γ(N_c ‖ (1 − β)N_na + βN_c′) ≤ q[(1 − β)δ_1(ε) + βδ_2(ε)],
     γ = 1 + (γ' − 1)/q, β = γ'/γ, δ_1 and δ_2 the k-fold Laplace profiles at the largest
     shifts |c − na| (μ₁) and max(|c − c′|, μ₁) (μ₂: a pair with the missing record moves
-    by |c − na|) of the domain. Lower end: the worst pair with the missing record (exact by
-    its one-dimensional loss, :func:`audit.theory.pair.releases.record_level_pair_epsilon`)."""
+    by |c − na|) of the domain (:func:`worst_case` caps it at the δ = 0 value); below, the
+    worst pair with the missing record (exact by its one-dimensional loss,
+    :func:`audit.theory.pair.releases.record_level_pair_epsilon`)."""
+    from audit.theory.laplace_shared import laplace_shared_pure
+
     lo, hi = setting.domain
-    q, k, b = setting.observation, setting.releases, setting.scale
-    mu1 = max(abs(hi - setting.na_value), abs(lo - setting.na_value)) / b
+    q, k, b, m = setting.observation, setting.releases, setting.scale, setting.na_value
+    covers = "every pair of the domain and the missing record"
+    if delta == 0.0:
+        r = laplace_shared_pure(lo, hi, m, q, b, k)
+        a, nc, ncp = r.counts
+        return WorstCase(r.epsilon, r.lower, _ordered(r.pair),
+                         "exact at delta = 0: the largest log density ratio over R^k and every "
+                         "pair, certified by branch and bound (its worst output: "
+                         f"{nc} releases at {r.pair[0]}, {ncp} at {r.pair[1]}, {a} at the NA "
+                         "reading)", covers)
+    mu1 = max(abs(hi - m), abs(lo - m)) / b
     mu2 = max((hi - lo) / b, mu1)
     lower, pair = _missing_record_lower(setting, delta)
-    method = "advanced joint convexity over the domain ([BBG18] Thm 2)"
-    covers = "every pair of the domain and the missing record"
     top = log1p_c_expm1(k * mu2, q)
-    if delta == 0.0:
-        return WorstCase(top, min(lower, top), pair, method + " at delta = 0", covers)
     d1 = _laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
     d2 = _laplace_profile(mu2, k, DISCRETIZATION)
 
@@ -418,8 +452,13 @@ def _laplace_shared_upper(setting: Setting, delta: float) -> WorstCase:
         upper = top
     else:
         upper = brentq(excess, 0.0, top, xtol=1e-10)
-    # ε is non-increasing in δ: never above the δ = 0 value
-    return WorstCase(max(min(upper, top), lower), lower, pair, method, covers)
+    far = "hi" if abs(hi - m) >= abs(lo - m) else "lo"
+    na = "NA" if "NA" in setting.candidates() else ("lo" if m == lo else "hi")
+    # the pair whose shift is the bound's μ₂ (the domain's largest move)
+    argument = ("hi", "lo") if hi - lo >= mu1 * b else _ordered((far, na))
+    return WorstCase(max(min(upper, top), lower), lower, pair,
+                     "advanced joint convexity over the domain ([BBG18] Thm 2)", covers,
+                     upper_pair=argument)
 
 
 def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple | None]:

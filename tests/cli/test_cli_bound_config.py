@@ -3,6 +3,8 @@ exact worst case (docs/THEORY.md §10), and the refusals of options that would b
 
 from __future__ import annotations
 
+import json
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -140,3 +142,37 @@ def test_extremes_are_refused_by_the_key_the_user_wrote(args, match):
                          text=True, timeout=60)
     assert res.returncode == 2 and match in res.stderr and "Traceback" not in res.stderr
     assert "Warning" not in res.stderr
+
+
+_ISSUE_44 = dict(extra="domain = [-1.0, 1.0]\nna_value = 0.0", miss="p_star = 0.05",
+                 releases='\n[releases]\ncount = 10\nmasks = "shared"\n')
+
+
+def test_laplace_shared_with_na_inside_is_exact_at_delta_zero(capsys, tmp_path):
+    """Issue 44's setting (b = 1, [−1, 1], NA 0, q = 0.05, k = 10): the bracket
+    [7.005, 17.004] is now the exact 7.056 (every release at hi against lo)."""
+    path = _setting(tmp_path, **_ISSUE_44)
+    Path(path).write_text(Path(path).read_text().replace("epsilon = 1.0", "epsilon = 2.0"))
+    data = _main_json(capsys, "--config", path, "--target-delta", "0")
+    row = next(r for r in data["bounds"] if r["reference"] == "exact worst case")
+    exact = math.log((0.95 + 0.05 * math.exp(10)) / (0.95 + 0.05 * math.exp(-10)))
+    assert row["pair"] == ["hi", "lo"] and row["epsilon"] == pytest.approx(exact, abs=1e-9)
+
+
+def test_an_open_bracket_prints_each_ends_pair(tmp_path):
+    """A bracket that does not close names the upper end's pair (the domain's move hi vs lo),
+    not only the lower end's (the record against the missing record)."""
+    path = _setting(tmp_path, **_ISSUE_44)
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+                          "--target-delta", "1e-5"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=120)
+    assert res.returncode == 0, res.stderr
+    line = next(x for x in res.stdout.splitlines() if x.startswith("worst case"))
+    assert "worst pair: upper end hi vs lo, lower end lo vs NA;" in line
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+                          "--target-delta", "1e-5", "--json"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120)
+    row = next(r for r in json.loads(res.stdout)["bounds"]
+               if r["reference"] == "worst case (bracket)")
+    assert row["upper_pair"] == ["hi", "lo"] and row["pair"] == ["lo", "NA"]
+    assert row["lower"] < row["epsilon"]

@@ -57,3 +57,34 @@ def test_release_rows_gaussian_rules_and_regimes():
     assert direction.epsilon < pld.epsilon and "covers pairs where one record" in direction.rule
     assert all(r.epsilon >= pld.epsilon for r in rows[1:] if r is not direction)
     assert "CLT" in comps[0].name
+
+
+@pytest.mark.parametrize("masks,k,extra", [
+    ("shared", 10, {}), ("fresh", 10, {}), ("shared", 3, {"rho": 0.5, "d": 10}),
+    ("fresh", 4, {"scalar_output": False})])
+def test_every_laplace_row_is_non_increasing_in_delta(masks, k, extra):
+    """Issue 44: `bound --mechanism laplace --epsilon 1 --p-star 0.2 --releases 10 --masks
+    shared --target-delta 1e-9` printed 10.001 and 8.39174, above the δ = 0 values 10 and
+    8.39074 (a PLD rounds up). An (ε, 0)-DP mechanism is (ε, δ)-DP: every row capped."""
+    deltas = [0.0, 1e-12, 1e-9, 1e-5, 1e-2]
+    tables = [bound_table(1.0, None, 0.2, "laplace", releases=k, masks=masks,
+                          target_delta=d, **extra) for d in deltas]
+    names = {r.name for t in tables for r in t.bounds}
+    assert len(names) >= 3
+    for name in names:  # a row present at δ = 0 and δ > 0 (the direction row: δ > 0 only)
+        values = [r.epsilon for t in tables for r in t.bounds if r.name == name]
+        finite = [v for v in values if v is not None]
+        assert all(a >= b for a, b in zip(finite, finite[1:])), (name, values)
+    if masks == "shared" and k == 10 and not extra:
+        by = {r.name: r.epsilon for r in tables[2].bounds}
+        assert by["base mechanism, k releases (no missingness)"] == pytest.approx(10.0)
+        assert by["f-DP of the composition under missingness"] == pytest.approx(
+            math.log1p(0.2 * math.expm1(10.0)))
+        assert "capped at the delta = 0 value" in tables[2].bounds[0].rule
+
+
+def test_the_cap_leaves_a_row_below_its_delta_zero_value_alone():
+    # a large δ puts the PLD rows far below the pure value: no cap, no note
+    t = bound_table(1.0, None, 0.2, "laplace", releases=10, masks="shared", target_delta=0.1)
+    for r in t.bounds:
+        assert r.epsilon < 10.0 and "capped" not in r.rule

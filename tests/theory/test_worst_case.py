@@ -201,7 +201,13 @@ def test_laplace_shared_upper_bound_is_above_every_computable_pair():
         # and it is below the theorem row (substitution sensitivity 2 per release)
         theorem = math.log1p(q * math.expm1(k * 2 / b))
         assert w.epsilon < theorem
-    assert worst_case(setting, 0.0).epsilon == pytest.approx(math.log1p(q * math.expm1(k)))
+        assert w.upper_pair == ("hi", "lo")  # the upper end's argument: the domain's move
+    # δ = 0 is exact (§10.3): every release at hi against lo, (1−q+qe^{k/b})/(1−q+qe^{−k/b})
+    pure = worst_case(setting, 0.0)
+    assert pure.exact and pure.pair == ("hi", "lo")
+    assert pure.epsilon == pytest.approx(
+        math.log((1 - q + q * math.exp(k / b)) / (1 - q + q * math.exp(-k / b))), rel=1e-12)
+    assert pure.epsilon < math.log1p(q * math.expm1(k))  # the former upper end (AJC at δ = 0)
 
 
 @pytest.mark.parametrize("m,q,k,delta,exact", [
@@ -278,8 +284,9 @@ def test_gaussian_shared_worst_case_against_quadrature_over_the_issue_range(q, k
 def test_a_billion_releases_need_no_k_vector_and_bad_ones_are_refused_by_name():
     # Laplace at δ = 0: the closed forms, with no array of k entries (it allocated 24 GB)
     w = worst_case(Setting("laplace", 2.0, (-1.0, 1.0), 0.0, 0.1, 10**9), 0.0)
-    assert w.epsilon == pytest.approx(10**9 + math.log(0.1))  # ln(1 + q(e^{k·2/2} − 1))
-    assert w.lower == pytest.approx(10**9 / 2 + math.log(0.1))  # (hi, NA): shift 1 of 2
+    # exact (§10.3): every release at hi against lo, ln((1 − q + q e^{k/2})/(1 − q)) here
+    assert w.exact and w.pair == ("hi", "lo")
+    assert w.epsilon == pytest.approx(10**9 / 2 + math.log(0.1) - math.log(0.9), abs=1e-6)
     # Gaussian from one table: one release at σ/√k, whose pair leaves the float range
     with pytest.raises(ValueError, match="releases must be fewer .* got releases=1000000000"):
         worst_case(Setting("gaussian", SIGMA_1, (-1.0, 1.0), 0.0, 0.1, 10**9), 1e-5)

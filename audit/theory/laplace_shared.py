@@ -1,0 +1,206 @@
+"""The exact ε at δ = 0 of k Laplace releases from one table (docs/THEORY.md §10.3, **derived
+in this project**): a certified bracket, any k.
+
+The record contributes c ∈ [lo, hi] when observed and m (``na``) when missing (an all-missing
+record: its law is the one at c = m). With L_v(x) = Σ_i |x_i − v|/b, the k releases' density
+at x ∈ R^k is, up to (2b)^{−k}, (1 − q)e^{−L_m(x)} + q e^{−L_c(x)}, so
+
+    ln p_c(x)/p_c′(x) = φ(u) − φ(w),   u = L_m − L_c,  w = L_m − L_c′,  φ(z) = ln(1 − q + q e^z).
+
+**Reductions** (each proved in §10.3):
+
+1. *The denominator's record is a corner*: at fixed x, φ(w) decreases in L_c′(x), a convex
+   function of c′, so the worst c′ ∈ [lo, hi] is lo or hi; with the missing record,
+   c′ ∈ {lo, hi, m}. The numerator's c ranges over [lo, hi] ∪ {m}.
+2. *Each release sits at a breakpoint*: along one coordinate x_i, (u, w) moves on a polyline
+   whose segments have directions (±1, 0), (0, ±1), (1, 1)·s or (1, −1)·s. φ is increasing and
+   convex, so along each segment φ(u) − φ(w) is monotone (the first three: φ′ is increasing,
+   so φ′(u + s) − φ′(w + s) keeps the sign of u − w) or convex (the last): its largest value
+   is at an end. Hence the supremum over R^k is attained with every x_i ∈ {m, c, c′}, and by
+   symmetry it depends only on the counts (a, n_c, n_c′) of releases at m, c, c′ (a + n_c +
+   n_c′ = k).
+3. *Two counts suffice*: moving one release between two adjacent breakpoints moves (u, w)
+   along one segment direction, on which the value is quasi-convex, so a maximiser has a zero
+   count; the counts (t, k − t) lie on one of the three edges of the count triangle.
+
+What is left is a supremum over c in an interval and an integer t ∈ [0, k] on each edge, for
+each c′ ∈ {lo, hi, m}. On a box [c₁, c₂] × [t₁, t₂] inside one piece of c (no breakpoint m
+inside), u and w are bilinear in (c, t), so they reach their extremes at the box's corners and
+φ(max u) − φ(min w) bounds the value on the box. A branch and bound splits the boxes whose
+bound exceeds the best point value found (an actual pair and an actual output x, so a lower
+bound) by more than the target, and the largest bound of any box is the certified upper end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from audit._validate import check_count, check_interval, check_positive, check_probability
+
+__all__ = ["SharedPure", "laplace_shared_pure"]
+
+#: most rounds of box splitting (each halves every live box in both directions)
+MAX_ROUNDS = 80
+#: most live boxes in one round (beyond, the bracket is returned as it stands)
+MAX_BOXES = 400_000
+
+
+@dataclass(frozen=True)
+class SharedPure:
+    """ε at δ = 0 in [``lower``, ``epsilon``]: ``epsilon`` certified above every pair of the
+    domain and the missing record, ``lower`` the value of the pair ``pair`` = (numerator,
+    denominator) at the output with ``counts`` = (releases at m, at c, at c′)."""
+
+    epsilon: float
+    lower: float
+    pair: tuple[str, str]
+    counts: tuple[int, int, int]
+    boxes: int
+
+
+def _phi(z: np.ndarray, q: float) -> np.ndarray:
+    """ln(1 − q + q e^z), overflow-free."""
+    if q == 1.0:
+        return z
+    return np.logaddexp(math.log1p(-q), math.log(q) + z)
+
+
+def _counts(t, edge, k):
+    """(a, n_c, n_c′) on edge 0 (a = 0), 1 (n_c = 0) or 2 (n_c′ = 0) at parameter t."""
+    a = np.where(edge == 0, 0.0, t)
+    nc = np.where(edge == 0, t, np.where(edge == 1, 0.0, k - t))
+    ncp = np.where(edge == 2, 0.0, k - t)
+    return a, nc, ncp
+
+
+def _uw(c, t, cp, edge, na, k, b):
+    """(u, w) with a, n_c, n_c′ releases at m, c, c′ (module docstring)."""
+    a, nc, ncp = _counts(t, edge, k)
+    dcm, dcc, dpm = np.abs(c - na), np.abs(c - cp), np.abs(cp - na)
+    l_m = (nc * dcm + ncp * dpm) / b
+    l_c = (a * dcm + ncp * dcc) / b
+    l_cp = (a * dpm + nc * dcc) / b
+    return l_m - l_c, l_m - l_cp
+
+
+def _initial_boxes(lo: float, hi: float, na: float, k: int) -> dict[str, np.ndarray]:
+    """Every (c′, piece of c, edge) as a box covering t ∈ [0, k]."""
+    pieces = [(lo, na), (na, hi)] if lo < na < hi else [(lo, hi)]
+    if not lo <= na <= hi:
+        pieces.append((na, na))  # the missing record read outside the domain
+    rows = [(c1, c2, cp, e) for cp in sorted({lo, hi, na}) for c1, c2 in pieces
+            for e in (0, 1, 2)]
+    c1, c2, cp, e = (np.array(col, dtype=float) for col in zip(*rows))
+    n = len(rows)
+    return {"c1": c1, "c2": c2, "t1": np.zeros(n), "t2": np.full(n, float(k)), "cp": cp,
+            "edge": e.astype(int)}
+
+
+def _bound(box, na, k, b, q) -> np.ndarray:
+    """φ(max u) − φ(min w) over each box's four corners (u, w bilinear on a piece)."""
+    us, ws = [], []
+    for c in (box["c1"], box["c2"]):
+        for t in (box["t1"], box["t2"]):
+            u, w = _uw(c, t, box["cp"], box["edge"], na, k, b)
+            us.append(u)
+            ws.append(w)
+    return _phi(np.max(us, axis=0), q) - _phi(np.min(ws, axis=0), q)
+
+
+def _points(box, na, k, b, q):
+    """Values at actual (c, x): each box's corners and its centre (t rounded both ways)."""
+    cm = 0.5 * (box["c1"] + box["c2"])
+    tm = 0.5 * (box["t1"] + box["t2"])
+    best = (-math.inf, None)
+    for c, t in ((box["c1"], box["t1"]), (box["c2"], box["t2"]), (box["c1"], box["t2"]),
+                 (box["c2"], box["t1"]), (cm, np.floor(tm)), (cm, np.ceil(tm))):
+        u, w = _uw(c, t, box["cp"], box["edge"], na, k, b)
+        v = _phi(u, q) - _phi(w, q)
+        i = int(np.argmax(v))
+        if v[i] > best[0]:
+            a, nc, ncp = _counts(t[i], box["edge"][i], k)
+            best = (float(v[i]), (float(c[i]), float(box["cp"][i]),
+                                  (int(a), int(nc), int(ncp))))
+    return best
+
+
+def _split(box) -> dict[str, np.ndarray]:
+    """Each box halved in c (unless a point) and in its integer t range (unless one t)."""
+    out = box
+    cm = 0.5 * (box["c1"] + box["c2"])
+    wide = box["c2"] > box["c1"]
+    left = {**out, "c2": np.where(wide, cm, out["c2"])}
+    right = {key: val[wide] for key, val in out.items()}
+    right["c1"] = cm[wide]
+    out = {key: np.concatenate([left[key], right[key]]) for key in out}
+    tm = np.floor(0.5 * (out["t1"] + out["t2"]))
+    wide = out["t2"] > out["t1"]
+    low = {**out, "t2": np.where(wide, tm, out["t2"])}
+    high = {key: val[wide] for key, val in out.items()}
+    high["t1"] = tm[wide] + 1.0
+    return {key: np.concatenate([low[key], high[key]]) for key in out}
+
+
+def _name(v: float, lo: float, hi: float, na: float) -> str:
+    if v == lo:
+        return "lo"
+    if v == hi:
+        return "hi"
+    return "NA" if v == na else f"c={v:.6g}"
+
+
+def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: int, *,
+                        rel_tol: float = 1e-4, abs_tol: float = 1e-6) -> SharedPure:
+    """The ε at δ = 0 of k Laplace(b) releases of a sum from one table, the record in
+    [``lo``, ``hi``] observed with probability ``q`` and read as ``na`` when missing,
+    bracketed to within max(``abs_tol``, ``rel_tol``·ε) (module docstring).
+
+    Raises
+    ------
+    ValueError
+        On lo ≥ hi or a non-finite end, a non-finite ``na``, q ∉ (0, 1], b ≤ 0, k < 1, or a
+        tolerance ≤ 0.
+
+    Examples
+    --------
+    The count-like setting (domain [0, 1], NA read as 0) is the remove pair, ln(1 + q(e^{k/b}
+    − 1)) in closed form:
+
+    >>> r = laplace_shared_pure(0.0, 1.0, 0.0, 0.2, 1.0, 10)
+    >>> round(r.epsilon, 4), round(math.log1p(0.2 * math.expm1(10)), 4), r.pair
+    (8.3907, 8.3907, ('hi', 'lo'))
+    """
+    lo, hi = check_interval((lo, hi), "domain")
+    if not math.isfinite(float(na)):
+        raise ValueError(f"na must be finite, got na={na!r}")
+    q = check_probability(q, "q")
+    if q == 0.0:
+        raise ValueError(f"q must be in (0, 1], got q={q!r}")
+    b, k = check_positive(b, "b"), check_count(k, "k")
+    rel_tol, abs_tol = check_positive(rel_tol, "rel_tol"), check_positive(abs_tol, "abs_tol")
+    na = float(na)
+    box = _initial_boxes(lo, hi, na, k)
+    lower, arg = _points(box, na, k, b, q)
+    done, seen = -math.inf, len(box["c1"])
+    for _ in range(MAX_ROUNDS):
+        up = _bound(box, na, k, b, q)
+        gap = max(abs_tol, rel_tol * abs(lower))
+        keep = up > lower + gap
+        if np.any(~keep):
+            done = max(done, float(np.max(up[~keep])))
+        if not np.any(keep) or 4 * int(np.sum(keep)) > MAX_BOXES:
+            break
+        box = _split({key: val[keep] for key, val in box.items()})
+        seen += len(box["c1"])
+        value, where = _points(box, na, k, b, q)
+        if value > lower:
+            lower, arg = value, where
+    live = _bound(box, na, k, b, q) if len(box["c1"]) else np.array([-math.inf])
+    # the point values are floats: a few ulps of slack on the certified end
+    upper = max(done, float(np.max(live)), lower) + 4 * np.finfo(float).eps * (1 + abs(lower))
+    c, cp, counts = arg
+    return SharedPure(upper, lower, (_name(c, lo, hi, na), _name(cp, lo, hi, na)), counts,
+                      seen)

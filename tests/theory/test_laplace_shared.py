@@ -1,0 +1,114 @@
+"""The exact ε at δ = 0 of k Laplace releases from one table (audit.theory.laplace_shared,
+docs/THEORY.md §10.3), against computations that use none of its reductions."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize
+
+from audit.theory.laplace_shared import laplace_shared_pure
+from audit.theory.worst_case import Setting, worst_case
+
+
+def _log_density(x: np.ndarray, c: float | None, na: float, q: float, b: float) -> np.ndarray:
+    """ln of the k releases' density (up to (2b)^−k) at the rows of x: the record at c, or
+    missing (c None), directly from the mixture (1 − q) Lap^k(na) + q Lap^k(c)."""
+    lm = -np.abs(x - na).sum(axis=-1) / b
+    if c is None:
+        return lm
+    lc = -np.abs(x - c).sum(axis=-1) / b
+    return lc if q == 1.0 else np.logaddexp(math.log1p(-q) + lm, math.log(q) + lc)
+
+
+# (lo, hi, na, q, b): NA inside, at an end, outside; q small, large and 1
+SETTINGS = [(-1.0, 1.0, 0.0, 0.05, 1.0), (0.0, 1.0, 0.3, 0.5, 0.5), (0.0, 1.0, 0.0, 0.2, 1.0),
+            (0.0, 1.0, 1.5, 0.7, 0.5), (-1.0, 1.0, 0.5, 1.0, 2.0), (0.0, 1.0, 0.85, 0.01, 0.2)]
+
+
+@pytest.mark.parametrize("lo,hi,na,q,b", SETTINGS)
+def test_two_releases_against_a_dense_grid_of_outputs_and_records(lo, hi, na, q, b):
+    """k = 2: the largest log ratio over a 0.05 grid of outputs in R² and every pair of
+    records on a 0.05 grid of the domain (and the missing record), both orders: never above the
+    certified upper end, and within 1 % of it (the grid holds the maximiser's points)."""
+    r = laplace_shared_pure(lo, hi, na, q, b, 2)
+    step = 0.05
+    pts = np.arange(min(lo, na) - 1.0, max(hi, na) + 1.0 + step / 2, step)
+    x = np.stack(np.meshgrid(pts, pts), axis=-1).reshape(-1, 2)
+    records = [None, *np.arange(lo, hi + step / 2, step)]
+    dens = np.array([_log_density(x, c, na, q, b) for c in records])
+    grid = max(float(np.max(dens[i] - dens[j])) for i in range(len(records))
+               for j in range(len(records)))
+    assert grid <= r.epsilon + 1e-9
+    assert r.epsilon <= 1.01 * grid + 1e-9 and r.lower <= r.epsilon
+
+
+@pytest.mark.parametrize("k", [3, 8])
+def test_every_output_count_and_inner_record_stays_below_the_upper_end(k):
+    """Every count of releases at (na, c, c′) (not only the two-count edges) and records c on a
+    fine grid of the domain: the brute force never exceeds the certified upper end, and its
+    largest value is the upper end within 1 %."""
+    lo, hi, na, q, b = 0.0, 1.0, 0.3, 0.2, 0.7
+    r = laplace_shared_pure(lo, hi, na, q, b, k)
+    best = -math.inf
+    for c in [na, *np.linspace(lo, hi, 201)]:
+        for cp in (lo, hi, na):
+            for a in range(k + 1):
+                for nc in range(k + 1 - a):
+                    x = np.array([na] * a + [c] * nc + [cp] * (k - a - nc))
+                    v = float(_log_density(x, c, na, q, b) - _log_density(x, cp, na, q, b))
+                    best = max(best, v)
+    assert best <= r.epsilon + 1e-9 and r.epsilon <= 1.01 * best
+
+
+@pytest.mark.parametrize("lo,hi,na,q,b,k", [(-1.0, 1.0, 0.0, 0.3, 1.0, 4),
+                                            (0.0, 1.0, 0.6, 0.1, 0.3, 6)])
+def test_an_optimiser_over_outputs_and_both_records_never_beats_the_upper_end(lo, hi, na, q, b,
+                                                                             k):
+    """Nelder–Mead from 200 seeded random starts over (x ∈ R^k, c, c′ ∈ [lo, hi]): no point
+    above the certified end, and the best within 1 % of it."""
+    r = laplace_shared_pure(lo, hi, na, q, b, k)
+    rng = np.random.default_rng(44)
+
+    def neg(z):
+        c, cp = np.clip(z[-2:], lo, hi)
+        x = z[:-2]
+        return -float(_log_density(x, c, na, q, b) - _log_density(x, cp, na, q, b))
+
+    best = -math.inf
+    for _ in range(200):
+        z0 = np.concatenate([rng.uniform(lo - 1, hi + 1, k), rng.uniform(lo, hi, 2)])
+        res = optimize.minimize(neg, z0, method="Nelder-Mead",
+                                options={"maxiter": 4000, "xatol": 1e-9, "fatol": 1e-12})
+        best = max(best, -res.fun)
+    assert best <= r.epsilon + 1e-9
+    assert r.epsilon <= 1.01 * best
+
+
+def test_the_issue_setting_and_the_count_like_closed_form():
+    # issue 44: [7.005, 17.004] around an exact 7.056 (domain [−1, 1], NA 0, b = 1, q = 0.05,
+    # k = 10): every release at hi against lo
+    w = worst_case(Setting("laplace", 1.0, (-1.0, 1.0), 0.0, 0.05, 10), 0.0)
+    exact = math.log((0.95 + 0.05 * math.exp(10)) / (0.95 + 0.05 * math.exp(-10)))
+    assert w.exact and w.pair == ("hi", "lo") and w.upper_pair is None
+    assert exact - 1e-12 <= w.epsilon <= exact + 1e-9 and round(exact, 3) == 7.056
+    # the count-like domain (NA read as 0 = lo): the remove pair, ln(1 + q(e^{k/b} − 1)) (§9.5)
+    r = laplace_shared_pure(0.0, 1.0, 0.0, 0.3, 0.5, 7)
+    assert r.epsilon == pytest.approx(math.log1p(0.3 * math.expm1(14.0)), rel=1e-12)
+
+
+def test_many_releases_need_no_k_vector():
+    r = laplace_shared_pure(0.0, 1.0, 0.4, 0.1, 1.0, 10**12)
+    assert r.epsilon - r.lower <= 1e-4 * r.lower and r.counts[1] == 10**12
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"lo": 1.0}, "domain"), ({"hi": math.inf}, "domain"), ({"na": math.nan}, "na"),
+    ({"q": 0.0}, "q must be in"), ({"q": 1.5}, "q"), ({"b": 0.0}, "b"), ({"k": 0}, "k"),
+    ({"rel_tol": 0.0}, "rel_tol")])
+def test_bad_parameters_are_refused_by_name(kwargs, match):
+    base = {"lo": 0.0, "hi": 1.0, "na": 0.5, "q": 0.5, "b": 1.0, "k": 3}
+    with pytest.raises(ValueError, match=match):
+        laplace_shared_pure(**{**base, **kwargs})
