@@ -93,7 +93,7 @@ def _initial_boxes(lo: float, hi: float, na: float, k: int) -> dict[str, np.ndar
         pieces.append((na, na))  # the missing record read outside the domain
     rows = [(c1, c2, cp, e) for cp in sorted({lo, hi, na}) for c1, c2 in pieces
             for e in (0, 1, 2)]
-    c1, c2, cp, e = (np.array(col, dtype=float) for col in zip(*rows))
+    c1, c2, cp, e = (np.array(col, dtype=float) for col in zip(*rows, strict=True))
     n = len(rows)
     return {"c1": c1, "c2": c2, "t1": np.zeros(n), "t2": np.full(n, float(k)), "cp": cp,
             "edge": e.astype(int)}

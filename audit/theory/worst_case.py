@@ -190,8 +190,9 @@ class WorstCase:
     numerical tolerance (:func:`tolerance`), i.e. ``epsilon`` is the setting's worst case and
     ``pair`` attains it; ``upper_pair`` the pair the upper end's argument names (where the
     bracket does not close and the upper end is not an envelope); ``method`` how each end was
-    computed; ``covers`` what ``epsilon`` bounds. :meth:`to_dict` names the row ``REFERENCE`` ("exact worst case") when it is exact
-    and ``BRACKET_REFERENCE`` ("worst case (bracket)") when it is not.
+    computed; ``covers`` what ``epsilon`` bounds. :meth:`to_dict` names the row ``REFERENCE``
+    ("exact worst case") when it is exact and ``BRACKET_REFERENCE`` ("worst case (bracket)")
+    when it is not.
     """
 
     epsilon: float
