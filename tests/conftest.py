@@ -84,19 +84,26 @@ def _toml_value(v) -> str:
     return repr(v)
 
 
-@pytest.fixture(scope="session")
-def isolated_cache(tmp_path_factory):
-    """The cache of isolated environments for the ``isolated`` tests: the one
-    ``MISSINGNESS_AUDIT_CACHE`` names if it is set (environments reused across runs), else a
-    folder of this session (each environment built once per session)."""
-    from audit.adapters.isolation.environments import CACHE_ENV, cache_root
+@pytest.fixture(scope="session", autouse=True)
+def session_cache(tmp_path_factory):
+    """The auditor's cache (isolated environments, batch checks) for the whole session: the
+    one ``MISSINGNESS_AUDIT_CACHE`` names if it is set (environments reused across runs),
+    else a folder of this session, so that no test writes into the user's own cache."""
+    from audit.cache import CACHE_ENV, cache_root
 
     if os.environ.get(CACHE_ENV):
         yield cache_root()
         return
-    path = tmp_path_factory.mktemp("isolated-cache")
+    path = tmp_path_factory.mktemp("audit-cache")
     os.environ[CACHE_ENV] = str(path)
     try:
         yield path
     finally:
-        del os.environ[CACHE_ENV]
+        os.environ.pop(CACHE_ENV, None)
+
+
+@pytest.fixture(scope="session")
+def isolated_cache(session_cache):
+    """The cache of isolated environments for the ``isolated`` tests (:func:`session_cache`:
+    each environment built once per session, or reused from ``MISSINGNESS_AUDIT_CACHE``)."""
+    return session_cache

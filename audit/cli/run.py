@@ -87,7 +87,8 @@ def format_result(result) -> str:
         if check.passed:  # (a BatchCheck: audit.model.batch_check)
             lines.append(f"  batched    releases of one call checked independent at alpha = "
                          f"{check.alpha:g} ({check.releases:,} batched, "
-                         f"{check.unbatched:,} unbatched, {check.seconds:.1f} s)")
+                         f"{check.unbatched:,} unbatched, {check.seconds:.1f} s"
+                         f"{'; cached from an earlier run' if check.cached else ''})")
         else:
             lines.append(f"  batched    refused ({', '.join(check.failed)}): one call per "
                          f"dataset")

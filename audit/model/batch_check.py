@@ -43,6 +43,21 @@ Cost: ``calls · per_call + unbatched`` = 800 releases by default (PipelineDP's 
 values: about 0.25 s; on 100 × 3 values, where its batched form is one call per dataset
 anyway, about 2.5 s), once per target and dataset shape in a process.
 
+Cached on disk: a result is also written to the cache (:func:`audit.cache.cache_root`,
+``batch-checks/<key>.json``; an isolated target's in its built environment's folder,
+``envs/<key>/batch-checks/``, removed with it), and a later process auditing the same target
+reads it instead of checking again (the result says so: ``cached`` is True, in the JSON's
+``claim.batch_check`` and the command line's summary). The key is a digest of the target
+(name, parameters, claim, whose note names the library's version), the dataset's shape, the
+rule, the code (:func:`code_identity`: the digest of the source of every module the
+implementation's functions come from and the installed version of the distribution named like
+its package; an
+isolated target's environment key, library-side module and stated versions) and this
+module's own source: a change of any of them is a new key, and the check runs again. The
+check draws from a fixed seed, so a seeded library's cached result is the one a rerun gives.
+Files are written atomically; one that cannot be read or does not match its key is ignored
+and written again; a cache that cannot be written only costs the saving.
+
 References
 ----------
 Kendall, M. G. (1938). A new measure of rank correlation. Biometrika 30, 81–93.
@@ -54,18 +69,24 @@ Fisher, R. A. (1932). Statistical Methods for Research Workers, 4th ed., §21.1.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import hashlib
+import inspect
 import json
+import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 
+from audit.cache import cache_root, read_json, write_json_atomic
 from audit.model.implementation import CallableImplementation
 from audit.policy import DEFAULT_POLICY, BatchCheckRule
 
 __all__ = ["BatchCheck", "BatchRefused", "check_batch", "checked", "clear_cache",
-           "TESTS"]
+           "code_identity", "cache_file", "TESTS"]
 
 #: The three tests, in the order :attr:`BatchCheck.p_values` lists them.
 TESTS = ("correlation", "permutation", "law")
@@ -85,7 +106,8 @@ class BatchCheck:
     ``nan_free`` is False when some release on the complete dataset was NaN (no test ran: the
     check fails; ±inf are ordered values like any other, e.g. OpenDP's mean over a noisy
     count of 0). ``releases`` batched and ``unbatched`` calls were made in
-    ``seconds``.
+    ``seconds``. ``cached`` is True when this result was read from the cache on disk (the
+    check ran in an earlier process; ``seconds`` is what it took then).
     """
 
     name: str
@@ -95,6 +117,7 @@ class BatchCheck:
     unbatched: int
     seconds: float
     nan_free: bool = True
+    cached: bool = False
 
     @property
     def failed(self) -> tuple[str, ...]:
@@ -113,9 +136,10 @@ class BatchCheck:
                     f"dataset was NaN; the releases of one call cannot be checked")
         tests = ", ".join(f"{t} p = {self.p_values[t]:.2g}" for t in TESTS)
         verdict = "independent" if self.passed else f"refused ({', '.join(self.failed)})"
+        cached = "; cached from an earlier run" if self.cached else ""
         return (f"{self.name}: batched releases {verdict} at α = {self.alpha:g} "
                 f"({tests}; {self.releases} batched, {self.unbatched} unbatched releases, "
-                f"{self.seconds:.2f} s)")
+                f"{self.seconds:.2f} s{cached})")
 
     def to_dict(self) -> dict:
         return {**dataclasses.asdict(self), "passed": self.passed,
@@ -208,12 +232,150 @@ def _key(impl, shape: tuple, rule: BatchCheckRule) -> str:
                       sort_keys=True, default=plain)
 
 
+#: bumped when the cached file's layout changes
+_SCHEMA = 1
+
+
+@functools.lru_cache(maxsize=256)
+def _file_digest(path: str, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def _source_digest(path: str | None) -> str:
+    try:
+        st = Path(path).stat()
+        return _file_digest(str(path), st.st_mtime_ns, st.st_size)
+    except (OSError, TypeError):
+        return ""
+
+
+@functools.lru_cache(maxsize=64)
+def _version(module_name: str) -> str:
+    """The installed version of the distribution named like the module's top-level package
+    (``pipeline_dp`` → pipeline-dp; '' when none is: ``packages_distributions`` would find the
+    others but reads every installed distribution, a third of a second)."""
+    from importlib import metadata
+
+    try:
+        return metadata.version(module_name.partition(".")[0])
+    except (metadata.PackageNotFoundError, ValueError):
+        return ""
+
+
+def _code_objects(impl) -> list:
+    """The implementation (unless a plain wrapper of callables), its functions and the
+    callables their closures hold (a user's function inside an adapter's wrapper)."""
+    out = [] if isinstance(impl, CallableImplementation) else [impl]
+    for f in (getattr(impl, "func", None), getattr(impl, "batch_func", None)):
+        if f is None:
+            continue
+        out.append(f)
+        for cell in getattr(f, "__closure__", None) or ():
+            try:
+                value = cell.cell_contents
+            except ValueError:  # an empty cell
+                continue
+            if callable(value):
+                out.append(value)
+    return out
+
+
+def code_identity(impl) -> dict | None:
+    """What a cached check depends on besides the target, the shape and the rule.
+
+    The implementation's own ``cache_identity()`` where it has one (an isolated target:
+    its environment key, library-side module and stated versions; None: not cacheable on
+    disk); else, for each module its code comes from (the implementation's class, its
+    functions and the callables their closures hold), the digest of the module's source file
+    and the installed version of the distribution named like its top-level package.
+    """
+    own = getattr(impl, "cache_identity", None)
+    if callable(own):
+        return own()
+    modules = {}
+    for obj in _code_objects(impl):
+        name = getattr(obj, "__module__", None) or type(obj).__module__
+        if not isinstance(name, str) or name in modules:
+            continue
+        module = sys.modules.get(name) or inspect.getmodule(obj)
+        modules[name] = {"source": _source_digest(getattr(module, "__file__", None)),
+                         "distribution": _version(name)}
+    return {"modules": modules}
+
+
+def _material(impl, shape: tuple, rule: BatchCheckRule, identity: dict) -> str:
+    return json.dumps({"schema": _SCHEMA, "target": _key(impl, shape, rule),
+                       "code": identity, "check": _source_digest(__file__)},
+                      sort_keys=True, default=str)
+
+
+def cache_file(impl, shape: tuple, rule: BatchCheckRule) -> tuple[Path, str] | None:
+    """(the file that caches the check of ``impl`` on datasets of ``shape`` under ``rule``,
+    the key it must hold), or None when the implementation is not cacheable on disk."""
+    identity = code_identity(impl)
+    if identity is None:
+        return None
+    if hasattr(impl, "batch_check_folder"):  # an isolated target: its environment's folder
+        folder = impl.batch_check_folder
+    else:
+        folder = cache_root() / "batch-checks"
+    if folder is None:
+        return None
+    material = _material(impl, shape, rule, identity)
+    return Path(folder) / f"{hashlib.sha256(material.encode()).hexdigest()[:32]}.json", material
+
+
+def _load(path: Path, material: str) -> BatchCheck | None:
+    """The cached check in ``path`` if it holds ``material``'s result, else None."""
+    doc = read_json(path)
+    if doc is None or doc.get("schema") != _SCHEMA or doc.get("key") != material:
+        return None
+    fields = {f.name for f in dataclasses.fields(BatchCheck)} - {"cached"}
+    result = doc.get("result")
+    if not isinstance(result, dict) or set(result) != fields:
+        return None
+    try:
+        found = BatchCheck(**result, cached=True)
+    except TypeError:
+        return None
+    p_values = found.p_values if isinstance(found.p_values, dict) else {}
+    if found.nan_free and not all(isinstance(p_values.get(t), float) for t in TESTS):
+        return None
+    return found
+
+
+def _save(path: Path, material: str, result: BatchCheck) -> None:
+    doc = {"schema": _SCHEMA, "key": material,
+           "written": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "result": {k: v for k, v in dataclasses.asdict(result).items() if k != "cached"}}
+    try:
+        write_json_atomic(path, doc)
+    except OSError:  # a read-only or full cache: the check is still valid, only not kept
+        pass
+
+
+def _cached_check(impl, data, rule: BatchCheckRule) -> BatchCheck:
+    """The check, from this process's cache, else the disk's, else run (and kept in both)."""
+    key = _key(impl, np.shape(data), rule)
+    if key in _CACHE:
+        return _CACHE[key]
+    where = cache_file(impl, np.shape(data), rule)
+    result = None if where is None else _load(*where)
+    if result is None:
+        result = check_batch(impl, data, rule=rule)
+        if where is not None:
+            _save(*where, result)
+    _CACHE[key] = result
+    return result
+
+
 def checked(impl, data, *, rule: BatchCheckRule | None = None):
     """``impl`` itself, or, when its batched form makes several releases in one call and fails
     :func:`check_batch` on ``data``, ``impl`` without its batched form (with a
     :class:`BatchRefused` warning). The check runs once per target (name, parameters, claim),
-    dataset shape and rule in a process; an implementation that does not state
-    ``batch_in_one_call`` is returned as it is, unchecked. Without ``rule``, the
+    dataset shape and rule in a process, and its result is cached on disk for later
+    processes (module docstring; ``cached`` says it was read there); an implementation that
+    does not state ``batch_in_one_call`` is returned as it is, unchecked. Without ``rule``, the
     implementation's own ``batch_check_rule`` (where its unbatched calls are too dear for the
     policy's sizes: Tumult's are Spark jobs), else the policy's.
 
@@ -225,10 +387,7 @@ def checked(impl, data, *, rule: BatchCheckRule | None = None):
         return impl, None
     if rule is None:
         rule = getattr(impl, "batch_check_rule", None) or DEFAULT_POLICY.batch_check
-    key = _key(impl, np.shape(data), rule)
-    if key not in _CACHE:
-        _CACHE[key] = check_batch(impl, data, rule=rule)
-    result = _CACHE[key]
+    result = _cached_check(impl, data, rule)
     if result.passed:
         return impl, result
     warnings.warn(f"{result.describe()}: the audit calls it once per dataset", BatchRefused,
@@ -240,5 +399,5 @@ def checked(impl, data, *, rule: BatchCheckRule | None = None):
 
 
 def clear_cache() -> None:
-    """Forget every check made in this process (tests)."""
+    """Forget every check made in this process (tests); the cache on disk stays."""
     _CACHE.clear()

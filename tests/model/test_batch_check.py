@@ -44,7 +44,11 @@ def _impl(batch, name=None, *, in_one_call=True):
 
 
 @pytest.fixture(autouse=True)
-def _fresh_cache():
+def _fresh_cache(tmp_path, monkeypatch):
+    """An empty cache for each test, in this process and on disk."""
+    from audit.cache import CACHE_ENV
+
+    monkeypatch.setenv(CACHE_ENV, str(tmp_path / "cache"))
     batch_check.clear_cache()
     yield
     batch_check.clear_cache()

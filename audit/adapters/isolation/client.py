@@ -331,6 +331,25 @@ class IsolatedImplementation:
             self.adopt(worker)
         return worker
 
+    def cache_identity(self) -> dict | None:
+        """What the batch check's cached result depends on besides the target, its
+        parameters and the check's rule (:mod:`audit.model.batch_check`): the environment's
+        key (its pinned requirements, the interpreter), the library-side module's digest and
+        what the library stated (its version); None when the environment is not built here
+        (no cache on disk)."""
+        built = environments.existing(self.environment)
+        if built is None:
+            return None
+        return {"environment": built.path.name, "module_sha256": self.module_sha256,
+                "info": self.info}
+
+    @property
+    def batch_check_folder(self) -> Path | None:
+        """Where the batch check's results are cached: in the built environment's folder
+        (removed with it by ``env remove``); None when it is not built."""
+        built = environments.existing(self.environment)
+        return None if built is None else built.path / "batch-checks"
+
     def batch(self, datasets: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         """The releases of ``datasets`` (m, n, d): (m,) or (m, dim)."""
         seed = int(rng.integers(2**63))

@@ -37,11 +37,11 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["CACHE_ENV", "BUILD_TIMEOUT", "DESCRIPTION", "Environment", "BuiltEnvironment",
-           "cache_root", "find_python", "ensure", "built", "remove"]
+from audit.cache import CACHE_ENV, cache_root
 
-#: the environment variable that moves the cache (tests point it at a temporary folder)
-CACHE_ENV = "MISSINGNESS_AUDIT_CACHE"
+__all__ = ["CACHE_ENV", "BUILD_TIMEOUT", "DESCRIPTION", "Environment", "BuiltEnvironment",
+           "cache_root", "find_python", "ensure", "existing", "built", "remove"]
+
 #: seconds one build may take (creating the venv and installing the requirements)
 BUILD_TIMEOUT = 1800.0
 #: the file written last into a built environment: its description (JSON)
@@ -102,16 +102,6 @@ class BuiltEnvironment:
     def python(self) -> Path:
         """The environment's interpreter."""
         return self.path / "bin" / "python"
-
-
-def cache_root() -> Path:
-    """Where environments live: ``$MISSINGNESS_AUDIT_CACHE``, else
-    ``$XDG_CACHE_HOME/missingness-audit``, else ``~/.cache/missingness-audit``."""
-    own = os.environ.get(CACHE_ENV)
-    if own:
-        return Path(own).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base).expanduser() / "missingness-audit"
 
 
 def _candidates(version: str) -> list[str]:
@@ -243,6 +233,16 @@ def ensure(environment: Environment) -> BuiltEnvironment:
         finally:
             shutil.rmtree(folder, ignore_errors=True)
     return BuiltEnvironment(path, description)
+
+
+def existing(environment: Environment) -> BuiltEnvironment | None:
+    """The environment if it is built in the cache, else None (never builds; None too when
+    its Python version is not on this machine)."""
+    try:
+        key = environment.key()
+    except ValueError:
+        return None
+    return _read(cache_root() / "envs" / key)
 
 
 def built() -> list[BuiltEnvironment]:
