@@ -49,8 +49,18 @@ def _command_modules():
         yield ep.load()
 
 
+def _installed_version() -> str | None:
+    """The installed distribution's version, or None when the package is run from a source tree
+    that was never installed (its entry points, and so ``suite`` and ``report``, are missing)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("missingness-audit")
+    except PackageNotFoundError:
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from importlib.metadata import version
 
     parser = _Parser(
         prog="python -m audit",
@@ -58,7 +68,7 @@ def build_parser() -> argparse.ArgumentParser:
                     "commands are installed as the `missingness-audit` script.",
     )
     parser.add_argument("--version", action="version",
-                        version=f"missingness-audit {version('missingness-audit')}")
+                        version=f"missingness-audit {_installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
@@ -102,6 +112,11 @@ def one_line_warnings() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if _installed_version() is None:
+        print("error: missingness-audit is not installed (its commands are found through the "
+              "package's entry points): run `python3 -m pip install -e .` in the checkout first",
+              file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
     _own_interrupts()
