@@ -15,15 +15,9 @@ import signal
 import threading
 from collections.abc import Iterator
 
+from audit.simulation.processes import Terminated
+
 __all__ = ["Terminated", "own_signals", "exit_status"]
-
-
-class Terminated(SystemExit):
-    """SIGTERM, raised in the main thread. A ``SystemExit`` of status 143: code that does not
-    know it (a library, a worker pool) unwinds as on ``sys.exit``."""
-
-    def __init__(self) -> None:
-        super().__init__(128 + signal.SIGTERM)
 
 
 def _terminate(signum, frame) -> None:

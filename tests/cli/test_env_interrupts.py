@@ -1,4 +1,4 @@
-"""``python -m audit env build`` stopped mid-build, for real: a fake ``uv`` on the PATH (the
+"""``python -m audit env build`` (and a ``run`` that builds on first use) stopped mid-build, for
 builder prefers uv to pip) creates the venv at once and then "installs" slowly, with a child
 of its own, so no network and no library build is needed. SIGTERM and Ctrl-C end the
 installer's whole process group, remove the partial folder and the lock, and print one line;
@@ -61,10 +61,15 @@ def fake_uv(tmp_path):
     return env, tmp_path / "cache" / "envs", tmp_path / "pids"
 
 
-def _build(env: dict, slow: Path | None = None) -> subprocess.Popen:
+BUILD = ("env", "build", "dpmm")
+#: a run of an isolated target whose environment is not built yet: it builds on first use
+RUN = ("run", str(ROOT / "experiments" / "configs" / "smartnoise_sum.toml"), "--no-progress")
+
+
+def _build(env: dict, slow: Path | None = None, argv=BUILD) -> subprocess.Popen:
     if slow is not None:
         env = {**env, "FAKE_UV_SLOW": str(slow)}
-    return subprocess.Popen([sys.executable, "-m", "audit", "env", "build", "dpmm"], env=env,
+    return subprocess.Popen([sys.executable, "-m", "audit", *argv], env=env,
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True)
 
@@ -99,11 +104,14 @@ def _kill(pids) -> None:
             pass
 
 
-@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)],
-                         ids=["sigterm", "ctrl-c"])
-def test_a_stopped_build_ends_pip_and_leaves_nothing(fake_uv, sig, code):
+@pytest.mark.parametrize(("argv", "sig", "code", "line"), [
+    (BUILD, signal.SIGTERM, 143, "interrupted: the build of 'dpmm' was stopped; pip was ended"),
+    (BUILD, signal.SIGINT, 130, "interrupted: the build of 'dpmm' was stopped; pip was ended"),
+    (RUN, signal.SIGTERM, 143, "interrupted: run stopped before it finished"),
+], ids=["sigterm", "ctrl-c", "sigterm-run-building-on-first-use"])
+def test_a_stopped_build_ends_pip_and_leaves_nothing(fake_uv, argv, sig, code, line):
     env, folder, pids = fake_uv
-    proc = _build(env, pids)
+    proc = _build(env, pids, argv)
     installer = []
     try:
         installer = _installer(proc, pids)
@@ -113,7 +121,7 @@ def test_a_stopped_build_ends_pip_and_leaves_nothing(fake_uv, sig, code):
         out, err = proc.communicate(timeout=30)
         assert proc.returncode == code, err
         assert out == "" and err.count("\n") == 1 and "Traceback" not in err
-        assert err.startswith("interrupted: the build of 'dpmm' was stopped; pip was ended")
+        assert err.startswith(line)
         assert sorted(p.name for p in folder.iterdir()) == []  # no .build-*, no lock
         assert all(_gone(pid) for pid in installer), "the installer or its child survived"
     finally:
@@ -121,9 +129,10 @@ def test_a_stopped_build_ends_pip_and_leaves_nothing(fake_uv, sig, code):
         if proc.poll() is None:
             proc.kill()
             proc.communicate(timeout=10)
-    done = subprocess.run([sys.executable, "-m", "audit", "env", "build", "dpmm"], env=env,
+    name = "dpmm" if argv == BUILD else "smartnoise-sql"
+    done = subprocess.run([sys.executable, "-m", "audit", "env", "build", name], env=env,
                           cwd=ROOT, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0 and done.stdout.startswith("dpmm: built at "), done.stderr
+    assert done.returncode == 0 and done.stdout.startswith(f"{name}: built at "), done.stderr
     assert [p.name for p in folder.iterdir()] == [Path(done.stdout.split()[3]).name]
 
 
