@@ -1,9 +1,9 @@
-"""``python -m audit env build`` (and a ``run`` that builds on first use) stopped mid-build, for
-builder prefers uv to pip) creates the venv at once and then "installs" slowly, with a child
-of its own, so no network and no library build is needed. SIGTERM and Ctrl-C end the
-installer's whole process group, remove the partial folder and the lock, and print one line;
-a builder killed outright (SIGKILL) takes its installer with it (Linux) and leaves a lock and a
-folder that the next build takes over and removes."""
+"""``python -m audit env build`` (and a ``run`` that builds on first use) stopped mid-build,
+for real: a fake ``uv`` on the PATH (the builder prefers uv to pip) creates the venv at once
+and then "installs" slowly, with a child of its own, so no network and no library build is
+needed. SIGTERM and Ctrl-C end the installer's whole process group, remove the partial folder
+and the lock, and print one line; a builder killed outright (SIGKILL) takes its installer with
+it (Linux) and leaves a lock and a folder that the next build takes over and removes."""
 
 from __future__ import annotations
 
