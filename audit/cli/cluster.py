@@ -7,13 +7,15 @@ this process alone ends the run, closes the client and the cluster, and prints o
 - The workers ignore SIGINT (:func:`dask_setup`, their preload): else each prints a
   KeyboardInterrupt traceback. This process does not ignore it while the cluster starts (the
   workers cannot inherit an ignored SIGINT without this process losing a Ctrl-C pressed
-  meanwhile: the run then went on, and looked hung).
+  meanwhile: the run then went on, and looked hung); a stop asked for while the cluster
+  starts waits until it has started, then closes it.
 - The cluster's processes write their standard error into a pipe that a thread of this
-  process copies to its own, line by line, until the run is stopped: from the signal on, it
-  is drained and dropped, for workers that lose their scheduler while the cluster closes
+  process copies to its own (half a second late), until the run is stopped: from the signal
+  on, it is drained and dropped, for workers that lose their scheduler while the cluster closes
   print tracebacks (a heartbeat failing, a client's ``__del__`` at exit) that say nothing
-  about the audit. What a worker's failure means for the audit comes back through dask (a
-  task's exception, a worker that died: exit 3).
+  about the audit, nor does the traceback of a worker that got the Ctrl-C before its preload
+  ran (held half a second, it is dropped too). What a worker's failure means for the audit
+  comes back through dask (a task's exception, a worker that died: exit 3).
 """
 
 from __future__ import annotations
@@ -34,22 +36,33 @@ def dask_setup(worker) -> None:
         signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
+#: seconds the copy holds what the cluster's processes write before passing it on: a worker
+#: hit by the same Ctrl-C as this process may print before this process's handler has run
+HOLD_S = 0.5
+
+
 class _Forwarder:
-    """A pipe for child processes' standard error, copied to ours while :attr:`on` is set."""
+    """A pipe for child processes' standard error, copied to ours (:data:`HOLD_S` late) until
+    :attr:`stopped` is set; from then on drained and dropped."""
 
     def __init__(self) -> None:
         self.read, self.write = os.pipe()
         self.target = os.dup(sys.stderr.fileno())
-        self.on = threading.Event()
-        self.on.set()
+        self.stopped = threading.Event()
         threading.Thread(target=self._pump, name="audit-dask-stderr", daemon=True).start()
 
     def _pump(self) -> None:
-        with open(self.read, "rb") as source:
-            for line in source:  # ends when every process holding the pipe is gone
-                if self.on.is_set():
-                    with contextlib.suppress(OSError):
-                        os.write(self.target, line)
+        while True:
+            try:
+                data = os.read(self.read, 1 << 16)
+            except OSError:
+                return
+            if not data:  # every process holding the pipe is gone
+                os.close(self.read)
+                return
+            if not self.stopped.wait(HOLD_S):
+                with contextlib.suppress(OSError):
+                    os.write(self.target, data)
 
     @contextlib.contextmanager
     def as_stderr(self) -> Iterator[None]:
@@ -79,7 +92,7 @@ class _Forwarder:
         self.previous = saved
 
         def handler(signum, frame):
-            self.on.clear()
+            self.stopped.set()
             if self.deferring:
                 self.pending = self.pending or signum
             else:
@@ -139,5 +152,5 @@ def local_cluster(workers: int) -> Iterator[None]:
                 forwarder.raise_deferred()
                 yield
         except BaseException:
-            forwarder.on.clear()
+            forwarder.stopped.set()
             raise
