@@ -30,8 +30,9 @@ one :class:`ResourceCapWarning` when a request exceeded the CPUs; a command line
 Workers never outlive the run's process
 ---------------------------------------
 An exception or Ctrl-C (KeyboardInterrupt) inside :func:`joblib_results` makes joblib kill its
-loky workers; SIGTERM is turned into ``SystemExit`` for the duration of the loop
-(:func:`sigterm_raises`), so it takes the same path; and every loky worker watches its parent
+loky workers; SIGTERM is turned into :class:`Terminated` (a ``SystemExit``) for the duration
+of the loop (:func:`sigterm_raises`; the command line does it for the whole command), so it
+takes the same path; and every loky worker watches its parent
 (:func:`watch_parent`) and exits when the parent is gone, which also covers SIGKILL and
 workers left idle in joblib's reusable pool.
 """
