@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 
 from audit.cli.arguments import integer
+from audit.cli.interrupts import Terminated, exit_status, own_signals
 
 __all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main", "integer",
            "one_line_warnings"]
@@ -77,17 +78,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _own_interrupts() -> None:
-    """Ctrl-C raises KeyboardInterrupt even when the parent ignored SIGINT (a background job of
-    a non-interactive shell, ``(trap '' INT; ...)``): every command answers it with exit 130
-    and one ``interrupted:`` line. Only the main thread can set a handler (a command run from
-    a thread keeps the one it has)."""
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-
-
 #: Distinct warnings the command line prints at most (the others are not shown).
 MAX_WARNING_LINES = 50
 
@@ -119,15 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     parser = build_parser()
     args = parser.parse_args(argv)
-    _own_interrupts()
     try:
-        with one_line_warnings():
+        with own_signals(), one_line_warnings():
             return int(args._handler(args))
     except BrokenPipeError:  # stdout closed early (``... | head``): no traceback
         # Point stdout at /dev/null so that the interpreter's final flush cannot raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
-    except KeyboardInterrupt:  # a command without its own handler (``bound``): no traceback
+    except (KeyboardInterrupt, Terminated) as exc:  # a command without its own handler
         print(f"interrupted: {args.command} stopped before it finished; nothing was written",
               file=sys.stderr)
-        return 128 + signal.SIGINT
+        return exit_status(exc)
