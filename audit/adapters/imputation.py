@@ -43,7 +43,10 @@ docs/THEORY.md §11 and :mod:`audit.theory.imputation`.
 **What a NaN does.** Every target replaces it by a value computed from the other records
 (``NanSemantics.IMPUTES_FROM_DATA``): scikit-learn 1.6, ``sklearn/impute/_base.py`` (the
 column statistics, ``_dense_fit``, and their use in ``transform``), ``_knn.py``,
-``_iterative.py``. A column with no observed entry is kept (``keep_empty_features=True``) and
+``_iterative.py``; ``hot_deck`` and ``private_mean`` find the missing entries with
+scikit-learn's own ``_get_mask`` (``sklearn/utils/_mask.py:23-25``, ``np.isnan``, what its
+imputers use) and fill them here (``_hot_deck_columns``, ``_private_mean_columns``). A column
+with no observed entry is kept (``keep_empty_features=True``) and
 filled with 0 by ``SimpleImputer``; ``hot_deck`` and ``private_mean`` fill it with the middle
 of the bounds (plus μ̃'s noise for ``private_mean``).
 
@@ -97,31 +100,45 @@ def _sklearn_column(imputer, x: np.ndarray, column: int, lo: float,
     return np.clip(filled[:, column], lo, hi)
 
 
-def _hot_deck_column(col: np.ndarray, lo: float, hi: float, rng) -> np.ndarray:
-    out = np.clip(col, lo, hi)
-    miss = np.isnan(out)
-    obs = out[~miss]
-    if obs.size == 0:
-        return np.full(col.shape, 0.5 * (lo + hi))
-    out[miss] = obs[rng.integers(obs.size, size=int(miss.sum()))]
-    return out
+def _missing(cols: np.ndarray) -> np.ndarray:
+    """Where ``cols`` is missing, found as scikit-learn's imputers find it (``_get_mask``)."""
+    mask = _common.require("sklearn.utils._mask", DISTRIBUTION, f"{LIBRARY}:hot_deck")
+    return mask._get_mask(cols, np.nan)
 
 
-def _private_mean_column(col: np.ndarray, lo: float, hi: float, eps_imp: float, count: str,
-                         rng) -> np.ndarray:
-    out = np.clip(col, lo, hi)
-    miss = np.isnan(out)
-    obs = out[~miss]
-    k, w = obs.size, hi - lo
+def _hot_deck_columns(cols: np.ndarray, lo: float, hi: float, rng) -> np.ndarray:
+    """Random hot-deck of each row of ``cols`` (t, n): every NaN a uniform draw, independently,
+    among the row's observed entries (the middle of the bounds where none is)."""
+    out = np.clip(cols, lo, hi)
+    miss = _missing(out)
+    k = (~miss).sum(axis=1)
+    # the observed entries first, in order, so that a uniform index below k picks a donor
+    order = np.argsort(miss, axis=1, kind="stable")
+    donors = np.take_along_axis(out, order, axis=1)
+    pick = np.floor(rng.random(out.shape) * np.maximum(k, 1)[:, None]).astype(np.intp)
+    drawn = np.take_along_axis(donors, pick, axis=1)
+    drawn[k == 0] = 0.5 * (lo + hi)
+    return np.where(miss, drawn, out)
+
+
+def _private_mean_columns(cols: np.ndarray, lo: float, hi: float, eps_imp: float, count: str,
+                          rng) -> np.ndarray:
+    """Each row of ``cols`` (t, n) with its NaN replaced by its own DP mean (module
+    docstring: ``count`` "noisy" or "public")."""
+    out = np.clip(cols, lo, hi)
+    miss = _missing(out)
+    k = (~miss).sum(axis=1)
+    total = np.where(miss, 0.0, out).sum(axis=1)
+    w, t = hi - lo, cols.shape[0]
     if count == "public":
-        mid = obs.mean() if k else 0.5 * (lo + hi)
-        mu = mid + rng.laplace(0.0, w / (max(k, 1) * eps_imp))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mid = np.where(k > 0, total / np.maximum(k, 1), 0.5 * (lo + hi))
+        mu = mid + rng.laplace(0.0, 1.0, size=t) * w / (np.maximum(k, 1) * eps_imp)
     else:
-        total = obs.sum() + rng.laplace(0.0, 2.0 * w / eps_imp)
-        noisy_k = k + rng.laplace(0.0, 2.0 / eps_imp)
-        mu = float(np.clip(total / max(1.0, noisy_k), lo, hi))
-    out[miss] = mu
-    return out
+        noisy_total = total + rng.laplace(0.0, 2.0 * w / eps_imp, size=t)
+        noisy_k = k + rng.laplace(0.0, 2.0 / eps_imp, size=t)
+        mu = np.clip(noisy_total / np.maximum(1.0, noisy_k), lo, hi)
+    return np.where(miss, mu[:, None], out)
 
 
 def _check_own(target: str, function: str, p: dict) -> dict:
@@ -160,27 +177,29 @@ def _column(target: str, value: object, d: int | None = None) -> int:
 
 def _column_maker(function: str, p: dict, column: int, lo: float, hi: float,
                   eps_imp: float):
-    """``filled(x, rng)``: the imputed column of one table, clipped to the bounds (read-only
-    where cached)."""
+    """``filled(xs, rng)``: the imputed column of each table of the stack ``xs`` (t, n, d),
+    clipped to the bounds, as an array (t, n)."""
     if function == "hot_deck":
-        return lambda x, rng: _hot_deck_column(x[:, column], lo, hi, rng)
+        return lambda xs, rng: _hot_deck_columns(xs[:, :, column], lo, hi, rng)
     if function == "private_mean":
-        return lambda x, rng: _private_mean_column(x[:, column], lo, hi, eps_imp, p["count"],
-                                                   rng)
+        return lambda xs, rng: _private_mean_columns(xs[:, :, column], lo, hi, eps_imp,
+                                                     p["count"], rng)
     imputer = _sklearn_imputer(function, p)
     cache: OrderedDict[bytes, np.ndarray] = OrderedDict()
 
-    def filled(x: np.ndarray, rng) -> np.ndarray:
+    def one(x: np.ndarray) -> np.ndarray:
         key = x.shape[1].to_bytes(4, "little") + x.tobytes()
         if key in cache:
             cache.move_to_end(key)
             return cache[key]
         value = _sklearn_column(imputer, x, column, lo, hi)
-        value.setflags(write=False)
         cache[key] = value
         if len(cache) > CACHE_SIZE:
             cache.popitem(last=False)
         return value
+
+    def filled(xs: np.ndarray, rng) -> np.ndarray:
+        return np.stack([one(x) for x in xs]) if len(xs) else np.empty(xs.shape[:2])
 
     return filled
 
@@ -212,20 +231,18 @@ def make(function: str, *, epsilon: float, delta: float,
                                    random_state=int(rng.integers(2**32)),
                                    accountant=accountant()))
 
-    def one(data, rng: np.random.Generator) -> np.ndarray:
-        x = _common.as_data(target, data)
-        _column(target, column, x.shape[1])
-        return filled(x, rng)
+    def columns(xs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        _column(target, column, xs.shape[2])
+        return filled(xs, rng)
 
     def release(data, rng: np.random.Generator) -> float:
-        col = one(data, rng)
+        col = columns(_common.as_data(target, data)[None], rng)[0]
         if dp_sum is not None:
             return dp_sum(col, rng)
         return float(col.sum() + rng.laplace(0.0, scale))
 
     def batch(datasets, rng: np.random.Generator) -> np.ndarray:
-        xs = _common.as_stack(target, datasets)
-        sums = np.array([one(x, rng).sum() for x in xs])
+        sums = columns(_common.as_stack(target, datasets), rng).sum(axis=1)
         return sums + rng.laplace(0.0, scale, size=sums.shape)
 
     note = (f"{function} imputation (scikit-learn {_common.version(DISTRIBUTION)}) then a "
@@ -262,11 +279,11 @@ _OWN = {
                   "a BayesianRidge prediction from the other features, refitted in rounds",
                   f"{_SK}/_iterative.py:463"),
     "hot_deck": ((), "a uniform draw among the observed entries (random hot-deck)",
-                 "audit/adapters/imputation.py:95-102"),
+                 "sklearn/utils/_mask.py:23-25"),
     "private_mean": ((Parameter("impute_share", 0.5, "the share of ε spent on the DP mean"),
                       Parameter("count", "noisy", "'noisy' (fully DP) or 'public' (k public)")),
                      "a DP mean with its own share of ε; the claim is the total",
-                     "audit/adapters/imputation.py:105-120"),
+                     "sklearn/utils/_mask.py:23-25"),
 }
 _PUBLIC = Example("public-count", {"bounds": [-1.0, 1.0], "count": "public"},
                   doc="μ̃ = mean_obs + Laplace, the count public: exact ε known")
