@@ -35,7 +35,8 @@ range [−1, 1] while m other records are missing (left: missing in the table, M
 masked by a MAR mechanism reading an observed covariate). Dashed lines: the exact ε of the
 pair from docs/THEORY.md §11 (mean n/(n − m); median and most frequent up to 1 + m; KNN
 1 + m/min(5, n − m); hot-deck a mixture). The grey line is the claimed ε; the black line the
-private imputer (a DP mean at ε/2, the sum at ε/2), which stays below it.
+private imputer (a DP mean at ε/2, the sum at ε/2), which stays below it. The dotted line is
+the largest ε_lower the calls per side can show: points on it are limited by the budget.
 """
 #: (imputer, how the pair's other observed records are set: the median and the most frequent
 #: value need them split between the ends so that record 0 tips them)
@@ -84,7 +85,18 @@ def run(size: str = "default", seed: int = 12, jobs: int = 1, progress: bool = F
                              "claim_refuted": bool(res.eps_lower > res.eps_claim),
                              "above_pair": bool(exact is not None and res.eps_lower > exact)})
     return record(NAME, TITLE, size, seed, n=N_RECORDS, bound=BOUND, rows=rows,
+                  budget_ceiling=budget_ceiling(TRIALS[size], rows[0]["confidence"]),
                   findings=findings(rows))
+
+
+def budget_ceiling(calls: float, confidence: float) -> float:
+    """About the largest ε_lower ``calls`` per side can show: every call of one side in the
+    region and none of the other, under the δ = 0 joint bound the audits use
+    (:func:`audit.estimation.binomial.eps_joint_from_counts`); a run's Poisson number of calls
+    moves it by about ±1/√calls."""
+    from audit.estimation.binomial import eps_joint_from_counts
+
+    return float(eps_joint_from_counts(calls, 0, 1.0 - confidence))
 
 
 def _fmt(v) -> str:
@@ -116,7 +128,7 @@ def draw(doc: dict, fig) -> None:
     rows = doc["rows"]
     fig.set_size_inches(10, 4.6)
     axes = fig.subplots(1, len(MASKS), sharey=True)
-    top = max(max(r["eps_lower"] for r in rows),
+    top = max(max(r["eps_lower"] for r in rows), doc["budget_ceiling"],
               max((r["eps_pair"] or 0.0) for r in rows if r["eps_pair"] is not None
                   and r["eps_pair"] <= 12)) * 1.1
     for ax, mask in zip(axes, MASKS, strict=True):
@@ -133,6 +145,9 @@ def draw(doc: dict, fig) -> None:
                 ax.plot(x, np.minimum(exact, top * 0.98), ls="--", lw=1.0,
                         color=COLORS[imputer], alpha=0.8, zorder=3)
         ax.axhline(rows[0]["eps_claim"], color="0.45", lw=1.4, label="claimed ε = 1")
+        ax.axhline(doc["budget_ceiling"], color="0.45", lw=1.0, ls=":",
+                   label=f"about the most {rows[0]['trials']:,} calls per side can show")
+        ax.plot([], [], ls="--", color="0.3", lw=1.0, label="exact ε of the pair (§11)")
         ax.set_xscale("log", base=2)
         ax.set_xticks(list(M_VALUES))
         ax.set_xticklabels([str(m) for m in M_VALUES])
@@ -141,5 +156,5 @@ def draw(doc: dict, fig) -> None:
                       "mar": "masked by a MAR mechanism (mar-pivot)"}[mask], fontsize=10)
         ax.set_ylim(0, top)
         ax.grid(alpha=0.3)
-    axes[0].set_ylabel("ε (dashed: exact ε of the pair, clipped at the top)")
+    axes[0].set_ylabel("ε (an exact ε above the panel is clipped at its top)")
     legend_below(fig, axes[:1], ncol=4)
