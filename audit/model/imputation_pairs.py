@@ -1,8 +1,10 @@
 """The pair that hurts an imputer: the differing record's value changes the imputed value of
 the m incomplete records (docs/THEORY.md §11).
 
-Records have d = 2 features: column 0 the value, in [−B, B], which the release sums, and
-column 1 an always-observed covariate, which KNN and iterative imputers read. The layout:
+Records have d features (2 by default): column 0 the value, in [−B, B], which the release
+sums; column 1 an always-observed covariate, which KNN and iterative imputers read; any further
+columns 0. With d = 1 there is no covariate (KNN imputation then falls back to the mean). The
+layout:
 
 - record 0, the differing record: (+B, 0.5) in z, (−B, 0.5) in z′, observed on both sides:
   an extreme observed value on each side;
@@ -44,8 +46,8 @@ def _others(count: int, bound: float, others: str) -> np.ndarray:
 
 
 def imputation_pair(n: int, m: int, bound: float = 1.0, *, others: str = "zero",
-                    mask: str = "mcar") -> tuple[np.ndarray, np.ndarray]:
-    """The pair (z, z′), each of shape (n, 2) (module docstring).
+                    mask: str = "mcar", d: int = 2) -> tuple[np.ndarray, np.ndarray]:
+    """The pair (z, z′), each of shape (n, d) (module docstring).
 
     Parameters
     ----------
@@ -59,7 +61,9 @@ def imputation_pair(n: int, m: int, bound: float = 1.0, *, others: str = "zero",
         The values of the other observed records.
     mask : {"mcar", "mar"}
         "mcar": the m values NA in the pair; "mar": 0 in the pair, masked by the MAR
-        mechanism of :func:`mar_mask_params`.
+        mechanism of :func:`mar_mask_params` (which needs d ≥ 2).
+    d : int
+        Features, d ≥ 1.
 
     Raises
     ------
@@ -81,11 +85,16 @@ def imputation_pair(n: int, m: int, bound: float = 1.0, *, others: str = "zero",
         raise ValueError(f"others must be one of {OTHERS}, got others={others!r}")
     if mask not in MASKS:
         raise ValueError(f"mask must be one of {MASKS}, got mask={mask!r}")
-    z = np.empty((n, 2))
-    z[0] = (bound, 0.5)
-    z[1:m + 1] = (np.nan if mask == "mcar" else 0.0, 1.0)
+    d = check_positive_int(d, "d")
+    if mask == "mar" and d < 2:
+        raise ValueError(f"d must be at least 2 with mask='mar' (the mask reads the "
+                         f"covariate, column 1), got d={d}")
+    z = np.zeros((n, d))
+    z[0, 0] = bound
+    z[1:m + 1, 0] = np.nan if mask == "mcar" else 0.0
     z[m + 1:, 0] = _others(n - m - 1, bound, others)
-    z[m + 1:, 1] = -1.0
+    if d >= 2:
+        z[:, 1] = np.concatenate([[0.5], np.ones(m), -np.ones(n - m - 1)])
     z_prime = z.copy()
     z_prime[0, 0] = -bound
     return z, z_prime
