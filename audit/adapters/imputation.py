@@ -29,7 +29,8 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
     NA included, and, given μ̃ ∈ [lo, hi], the filled sum has sensitivity W, so the release is
     ε-DP by composition. ``count="public"``: μ̃ = mean_obs + Laplace(W/(k·sε)), unclipped: DP
     only for substitutions that keep which entries are missing (k public; a record becoming NA
-    changes the noise's scale, which no finite ε covers), the exact ε of a pair of that kind
+    changes the noise's scale m·W/(k·sε), and where that scale is the larger one on a side the
+    tails differ and no finite ε covers the pair), the exact ε of a pair of that kind
     being n·|Δx|/k / max(mW/(k·sε), W/((1 − s)ε)) (docs/THEORY.md §11.4): the null study's
     known truth.
 
