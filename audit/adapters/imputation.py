@@ -32,7 +32,10 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
     changes the noise's scale m·W/(k·sε), and where that scale is the larger one on a side the
     tails differ and no finite ε covers the pair), the exact ε of a pair of that kind
     being n·|Δx|/k / max(mW/(k·sε), W/((1 − s)ε)) (docs/THEORY.md §11.4): the null study's
-    known truth.
+    known truth. ``count="diffprivlib"``: μ̃ = diffprivlib's ``tools.mean`` of the observed
+    values at sε (``LaplaceTruncated`` of sensitivity W/k, truncated to [lo, hi]), seeded from
+    ``rng``: k is public for it too, so the total ε holds for substitutions that keep which
+    entries are missing (given μ̃ ∈ [lo, hi] the filled sum has sensitivity W).
 
 **Claim.** (ε, 0) per substituted record, the release's ε as a user states it, ignoring the
 imputation (for ``private_mean``, the total of the two shares). The relation is the
@@ -76,7 +79,7 @@ SKLEARN = ("mean", "median", "most_frequent", "knn", "iterative")
 #: the imputers drawing from the audit's rng
 RANDOM = ("hot_deck", "private_mean")
 RELEASES = ("laplace", "diffprivlib")
-COUNTS = ("noisy", "public")
+COUNTS = ("noisy", "public", "diffprivlib")
 #: the most tables whose imputed sum is kept
 CACHE_SIZE = 256
 
@@ -125,13 +128,16 @@ def _hot_deck_columns(cols: np.ndarray, lo: float, hi: float, rng) -> np.ndarray
 def _private_mean_columns(cols: np.ndarray, lo: float, hi: float, eps_imp: float, count: str,
                           rng) -> np.ndarray:
     """Each row of ``cols`` (t, n) with its NaN replaced by its own DP mean (module
-    docstring: ``count`` "noisy" or "public")."""
+    docstring: ``count`` "noisy", "public" or "diffprivlib")."""
     out = np.clip(cols, lo, hi)
     miss = _missing(out)
     k = (~miss).sum(axis=1)
     total = np.where(miss, 0.0, out).sum(axis=1)
     w, t = hi - lo, cols.shape[0]
-    if count == "public":
+    if count == "diffprivlib":
+        mu = np.array([_diffprivlib_mean(row[~m], lo, hi, eps_imp, rng)
+                       for row, m in zip(out, miss, strict=True)])
+    elif count == "public":
         with np.errstate(invalid="ignore", divide="ignore"):
             mid = np.where(k > 0, total / np.maximum(k, 1), 0.5 * (lo + hi))
         mu = mid + rng.laplace(0.0, 1.0, size=t) * w / (np.maximum(k, 1) * eps_imp)
@@ -140,6 +146,19 @@ def _private_mean_columns(cols: np.ndarray, lo: float, hi: float, eps_imp: float
         noisy_k = k + rng.laplace(0.0, 2.0 / eps_imp, size=t)
         mu = np.clip(noisy_total / np.maximum(1.0, noisy_k), lo, hi)
     return np.where(miss, mu[:, None], out)
+
+
+def _diffprivlib_mean(obs: np.ndarray, lo: float, hi: float, eps_imp: float, rng) -> float:
+    """diffprivlib's ``tools.mean`` of the observed values at ``eps_imp`` (its
+    ``LaplaceTruncated`` of sensitivity W/k, the output in [lo, hi]), seeded from ``rng``; the
+    middle of the bounds when nothing is observed (diffprivlib's mean of none is NaN)."""
+    if obs.size == 0:
+        return 0.5 * (lo + hi)
+    tools = _common.require("diffprivlib.tools", "diffprivlib", f"{LIBRARY}:private_mean")
+    accountant = _common.require("diffprivlib.accountant", "diffprivlib",
+                                 f"{LIBRARY}:private_mean").BudgetAccountant
+    return float(tools.mean(obs, bounds=(lo, hi), epsilon=eps_imp,
+                            random_state=int(rng.integers(2**32)), accountant=accountant()))
 
 
 def _check_own(target: str, function: str, p: dict) -> dict:
@@ -248,7 +267,7 @@ def make(function: str, *, epsilon: float, delta: float,
 
     note = (f"{function} imputation (scikit-learn {_common.version(DISTRIBUTION)}) then a "
             f"Laplace sum of column {column} over bounds ({lo:g}, {hi:g}) at ε = {eps_rel:g}"
-            + (f" after a DP mean at ε = {share * epsilon:g} ({own['count']} count)"
+            + (f" after a DP mean at ε = {share * epsilon:g} (count={own['count']!r})"
                if function == "private_mean" else "")
             + ": the claim ignores the imputation (audit.adapters.imputation)")
     return CallableImplementation(
@@ -282,12 +301,15 @@ _OWN = {
     "hot_deck": ((), "a uniform draw among the observed entries (random hot-deck)",
                  "sklearn/utils/_mask.py:23-25"),
     "private_mean": ((Parameter("impute_share", 0.5, "the share of ε spent on the DP mean"),
-                      Parameter("count", "noisy", "'noisy' (fully DP) or 'public' (k public)")),
+                      Parameter("count", "noisy", "'noisy' (fully DP), 'public' or "
+                                                  "'diffprivlib' (its mean; k public)")),
                      "a DP mean with its own share of ε; the claim is the total",
                      "sklearn/utils/_mask.py:23-25"),
 }
 _PUBLIC = Example("public-count", {"bounds": [-1.0, 1.0], "count": "public"},
                   doc="μ̃ = mean_obs + Laplace, the count public: exact ε known")
+_DIFFPRIVLIB_MEAN = Example("diffprivlib-mean", {"bounds": [-1.0, 1.0], "count": "diffprivlib"},
+                            doc="μ̃ diffprivlib's tools.mean of the observed values")
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="sklearn", seedable=True,
@@ -297,7 +319,8 @@ ADAPTER = Adapter(
     targets=tuple(
         Target(function, (*_BASE, *own), nan=NanSemantics.IMPUTES_FROM_DATA, summary=summary,
                source=source,
-               examples=(_DEFAULT, _DIFFPRIVLIB, *((_PUBLIC,) if function == "private_mean"
+               examples=(_DEFAULT, _DIFFPRIVLIB, *((_PUBLIC, _DIFFPRIVLIB_MEAN)
+                                                   if function == "private_mean"
                                                    else ())))
         for function, (own, summary, source) in _OWN.items()),
 )

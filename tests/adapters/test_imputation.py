@@ -113,3 +113,18 @@ def test_the_release_can_be_diffprivlib_sum():
     # sides but truncated at ±20, so the mean difference is close to 10, not equal
     assert 9.0 < a - b < 10.5
     assert impl.batch is None
+
+
+def test_the_private_imputer_can_take_diffprivlibs_mean():
+    pytest.importorskip("diffprivlib")
+    rng = np.random.default_rng(2)
+    cols = np.array([[0.5, np.nan, 1.0, np.nan], [np.nan] * 4])
+    out = imp._private_mean_columns(np.repeat(cols, 50, axis=0), -1.0, 1.0, 0.05,
+                                    "diffprivlib", rng)
+    assert (np.abs(out) <= 1.0).all()  # LaplaceTruncated keeps the mean in the bounds
+    assert np.all(out[50:] == 0.0)  # nothing observed: the middle of the bounds
+    np.testing.assert_array_equal(out[:50, [0, 2]], np.repeat(cols[:1, [0, 2]], 50, 0))
+    sharp = imp._private_mean_columns(np.repeat(cols[:1], 50, axis=0), -1.0, 1.0, 5.0,
+                                      "diffprivlib", rng)
+    assert len(np.unique(sharp[:, 1])) > 40  # a fresh draw per table
+    assert abs(np.mean(sharp[:, 1]) - 0.75) < 0.1  # the observed mean, noise scale 0.2
