@@ -67,7 +67,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from audit.adapters import _common
+from audit.adapters import _common, relations
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
 from audit.model.implementation import CallableImplementation, Claim
@@ -237,8 +237,11 @@ def make(function: str, *, epsilon: float, delta: float,
         raise ValueError(f"{target}: the release is a Laplace sum, pure ε-DP; delta must be 0, "
                          f"got delta={delta!r}")
     share = own.get("impute_share", 0.0)
-    eps_rel = (1.0 - share) * epsilon
-    filled = _column_maker(function, p, column, lo, hi, share * epsilon)
+    # the audit's own relation (one entry of the released column per record: diffprivlib's
+    # per-entry relation, for its sum, gives the same budget)
+    eps_lib = relations.to_substitution(ADAPTER.relation, epsilon, 0.0, entries=1).epsilon
+    eps_rel = (1.0 - share) * eps_lib
+    filled = _column_maker(function, p, column, lo, hi, share * eps_lib)
     scale = (hi - lo) / eps_rel
     dp_sum = None
     if own["release"] == "diffprivlib":
@@ -267,7 +270,7 @@ def make(function: str, *, epsilon: float, delta: float,
 
     note = (f"{function} imputation (scikit-learn {_common.version(DISTRIBUTION)}) then a "
             f"Laplace sum of column {column} over bounds ({lo:g}, {hi:g}) at ε = {eps_rel:g}"
-            + (f" after a DP mean at ε = {share * epsilon:g} (count={own['count']!r})"
+            + (f" after a DP mean at ε = {share * eps_lib:g} (count={own['count']!r})"
                if function == "private_mean" else "")
             + ": the claim ignores the imputation (audit.adapters.imputation)")
     return CallableImplementation(
