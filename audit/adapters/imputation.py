@@ -13,7 +13,7 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
 ``x̂`` the imputed table. Parameters:
 
 ``bounds`` (required)
-    (lo, hi), 0 ∈ [lo, hi] not needed; W = hi − lo.
+    (lo, hi), W = hi − lo; the released column is clipped to it.
 ``column`` (default 0)
     The column released.
 ``release`` (default ``"laplace"``)
@@ -25,9 +25,9 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
 ``impute_share`` (``private_mean``, default 0.5), ``count`` (``private_mean``, default ``"noisy"``)
     The share s of ε spent on the imputed value; the release gets (1 − s)ε. ``count="noisy"``:
     μ̃ = clip((Σ_obs x + L₁)/max(1, k + L₂), lo, hi), L₁ ~ Laplace(2W/(sε)) and L₂ ~
-    Laplace(2/(sε)) (k the observed count): sε-DP for every substitution, a record becoming
-    NA included, and, given μ̃ ∈ [lo, hi], the filled sum has sensitivity W, so the release is
-    ε-DP by composition. ``count="public"``: μ̃ = mean_obs + Laplace(W/(k·sε)), unclipped: DP
+    Laplace(2/(sε)) (k the observed count): sε-DP for every substitution (a record becoming
+    NA included when 0 ∈ [lo, hi], where the noisy sum's sensitivity is at most W), and, given
+    μ̃ ∈ [lo, hi], the filled sum has sensitivity W, so the release is ε-DP by composition. ``count="public"``: μ̃ = mean_obs + Laplace(W/(k·sε)), unclipped: DP
     only for substitutions that keep which entries are missing (k public; a record becoming NA
     changes the noise's scale m·W/(k·sε), and where that scale is the larger one on a side the
     tails differ and no finite ε covers the pair), the exact ε of a pair of that kind
