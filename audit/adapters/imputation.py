@@ -23,19 +23,25 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
 ``n_neighbors`` (``knn``, default 5), ``max_iter`` (``iterative``, default 10)
     Passed to scikit-learn.
 ``impute_share`` (``private_mean``, default 0.5), ``count`` (``private_mean``, default ``"noisy"``)
-    The share s of ε spent on the imputed value; the release gets (1 − s)ε. ``count="noisy"``:
-    μ̃ = clip((Σ_obs x + L₁)/max(1, k + L₂), lo, hi), L₁ ~ Laplace(2W/(sε)) and L₂ ~
-    Laplace(2/(sε)) (k the observed count): sε-DP for every substitution (a record becoming
-    NA included when 0 ∈ [lo, hi], where the noisy sum's sensitivity is at most W), and, given
-    μ̃ ∈ [lo, hi], the filled sum has sensitivity W, so the release is ε-DP by composition. ``count="public"``: μ̃ = mean_obs + Laplace(W/(k·sε)), unclipped: DP
-    only for substitutions that keep which entries are missing (k public; a record becoming NA
-    changes the noise's scale m·W/(k·sε), and where that scale is the larger one on a side the
-    tails differ and no finite ε covers the pair), the exact ε of a pair of that kind
-    being n·|Δx|/k / max(mW/(k·sε), W/((1 − s)ε)) (docs/THEORY.md §11.4): the null study's
-    known truth. ``count="diffprivlib"``: μ̃ = diffprivlib's ``tools.mean`` of the observed
-    values at sε (``LaplaceTruncated`` of sensitivity W/k, truncated to [lo, hi]), seeded from
-    ``rng``: k is public for it too, so the total ε holds for substitutions that keep which
-    entries are missing (given μ̃ ∈ [lo, hi] the filled sum has sensitivity W).
+    The share s of ε spent on the imputed value; the release gets (1 − s)ε.
+
+    ``count="noisy"``: μ̃ = clip((Σ_obs x + L₁)/max(1, k + L₂), lo, hi), L₁ ~ Laplace(2W/(sε))
+    and L₂ ~ Laplace(2/(sε)) (k the observed count): sε-DP for every substitution (a record
+    becoming NA included when 0 ∈ [lo, hi], where the noisy sum's sensitivity is at most W);
+    given μ̃ ∈ [lo, hi] the filled sum has sensitivity W, so the release is ε-DP by
+    composition.
+
+    ``count="public"``: μ̃ = mean_obs + Laplace(W/(k·sε)), unclipped: DP only for
+    substitutions that keep which entries are missing (k public; a record becoming NA changes
+    the noise's scale m·W/(k·sε), and where that scale is the larger one on a side the tails
+    differ and no finite ε covers the pair). The exact ε of a pair that keeps the missing set
+    is n·|Δx|/k / max(mW/(k·sε), W/((1 − s)ε)) (docs/THEORY.md §11.4): the null study's
+    known truth.
+
+    ``count="diffprivlib"``: μ̃ = diffprivlib's ``tools.mean`` of the observed values at sε
+    (``LaplaceTruncated`` of sensitivity W/k, truncated to [lo, hi]), seeded from ``rng``: k
+    is public for it too, so the total ε holds for substitutions that keep which entries are
+    missing (given μ̃ ∈ [lo, hi] the filled sum has sensitivity W).
 
 **Claim.** (ε, 0) per substituted record, the release's ε as a user states it, ignoring the
 imputation (for ``private_mean``, the total of the two shares). The relation is the
@@ -50,12 +56,12 @@ column statistics, ``_dense_fit``, and their use in ``transform``), ``_knn.py``,
 ``_iterative.py``; ``hot_deck`` and ``private_mean`` find the missing entries with
 scikit-learn's own ``_get_mask`` (``sklearn/utils/_mask.py:23-25``, ``np.isnan``, what its
 imputers use) and fill them here (``_hot_deck_columns``, ``_private_mean_columns``). A column
-with no observed entry is kept (``keep_empty_features=True``) and
-filled with 0 by ``SimpleImputer``; ``hot_deck`` and ``private_mean`` fill it with the middle
-of the bounds (plus μ̃'s noise for ``private_mean``).
+with no observed entry is kept (``keep_empty_features=True``) and filled with 0 by the
+scikit-learn imputers (measured, 1.6.1); ``hot_deck`` and ``private_mean`` fill it with the
+middle of the bounds (plus μ̃'s noise for ``private_mean``).
 
 **Randomness.** Seedable. The scikit-learn imputers are deterministic functions of the table,
-so the adapter keeps the last imputed sums of up to 256 distinct tables (key: the table's
+so the adapter keeps the imputed columns of the last 256 distinct tables (key: the table's
 bytes) and draws only the noise per call: the same releases, much faster when the masks
 repeat. ``hot_deck`` and ``private_mean`` draw from ``rng`` on every call.
 """
