@@ -30,7 +30,7 @@ LAYERS: dict[str, set[str]] = {
 }
 #: modules at the top of ``audit`` that are entry points for users, over every layer: the lazy
 #: exports, ``python -m audit`` and ``assert_private`` for users' test suites
-FACADE = {"__main__", "testing"}
+FACADE = {"__main__", "testing", "pytest_plugin"}
 #: third-party packages only one layer may import (None: no layer of the core)
 EXCLUSIVE = {"numba": "simulation", "matplotlib": None}
 #: third-party packages a layer is limited to (layers not listed may use any dependency)
