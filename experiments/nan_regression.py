@@ -496,10 +496,11 @@ def audit_findings(out: Path, keys: list[str], seed: int) -> int:
     except ValueError as exc:
         print(f"error: --findings: {exc}", file=sys.stderr)
         return 2
-    doc["findings"] = nan_findings.run(seed=seed, keys=keys or None, isolated=True,
-                                       previous=doc.get("findings"))
-    save_json(doc, out)
-    write_text_atomic(markdown(doc), out.with_suffix(".md"))
+    for f in nan_findings.by_key(keys or None):  # saved after each: a failure loses one
+        doc["findings"] = nan_findings.run(seed=seed, keys=[f.key], isolated=True,
+                                           previous=doc.get("findings"))
+        save_json(doc, out)
+        write_text_atomic(markdown(doc), out.with_suffix(".md"))
     print("\n".join(nan_findings.markdown_lines(doc["findings"])))
     return 0
 

@@ -32,7 +32,7 @@ def test_every_finding_states_its_expectation_cause_and_source_lines():
         "opendp#2944", "opendp#2949", "dpmm:constant-column"]
     for f in nf.FINDINGS:
         _check_source(f.key, f.source)  # path:LINE or path:FIRST-LAST, '; '-separated
-        assert f.expected in ("violates", "keeps") and f.root_cause and f.release
+        assert f.expected in ("violates", "keeps", "borderline") and f.root_cause
         z, z_prime = f.pair()
         assert z.shape == z_prime.shape
         assert (~np.all((z == z_prime) | (np.isnan(z) & np.isnan(z_prime)), axis=1)).sum() == 1
@@ -97,12 +97,12 @@ def test_2949_the_redefined_column_keeps_the_truncation_bounds():
                                  "opendp#2935[clamp]", "opendp#2944", "opendp#2949"])
 def test_the_audit_gives_the_expected_verdict(key):
     """200 calls per side, one run: the violations separate by ≥ 4.5 noise scales (ε_lower ≈
-    2.7-3.6 against claims ≤ 1). The clamp policy's pair has loss exactly ε: at 200 calls the
-    region's ε̂ may pass the margin (borderline), but ε_lower stays below the claim with
-    probability ≥ 99% (the bound's validity)."""
+    2.7-3.6 against claims ≤ 1). The clamp policy's pair has loss exactly ε: the region's ε̂
+    may pass the margin (borderline; 0.93-0.95 in three audits of 4,000 calls), but ε_lower
+    stays at most the claim with probability ≥ 99% (the bound's validity)."""
     f = dataclasses.replace(_finding(key), calls=200, pilot=100, reruns=1)
     r = nf.audit_finding(f, seed=0)
-    if f.expected == "keeps":
+    if f.expected != "violates":
         assert r["verdict"] in ("keeps", "borderline") and r["eps_lower"] <= r["claim"], r
     else:
         assert r["verdict"] == "violates" and r["eps_lower"] > r["claim"] + 1.0, r
@@ -144,6 +144,7 @@ def _row(key: str, verdict: str = "violates", **more_keys) -> dict:
 
 def test_the_markdown_gives_verdict_witness_root_cause_and_source():
     rows = [_row("opendp#2929"), _row("opendp#2935[clamp]", "borderline"),
+            _row("opendp#2949", "keeps"),
             nf.not_reproduced(_finding("opendp#2944"), "FailedFunction(\"Expr is not\n  "
                                                        "recognized\")")]
     lines = nf.markdown_lines(rows)
@@ -153,10 +154,13 @@ def test_the_markdown_gives_verdict_witness_root_cause_and_source():
     assert "**violates**" in first and "rust/src/transformations/impute/mod.rs:40-49" in first
     assert nf.FINDINGS[0].root_cause in first
     clamp = next(x for x in lines if x.startswith("| opendp#2935[clamp] |"))
-    assert "**borderline (expected keeps)**" in clamp
+    assert "**borderline**" in clamp and "(expected" not in clamp
+    unexpected = next(x for x in lines if x.startswith("| opendp#2949 |"))
+    assert "**keeps (expected violates)**" in unexpected
     refused = next(x for x in lines if x.startswith("| opendp#2944 |"))
     assert "**not reproduced on 0.16.0 (expected violates)**" in refused
-    assert "- opendp#2929: eps >= 3.5" in text and "'raised': died 269" in text
+    assert "- opendp#2929: eps >= 3.5" in text
+    assert "'raised' (all runs, pilots included): died 269" in text
     assert 'refused at construction: FailedFunction("Expr is not recognized")' in text
     assert nf.markdown_lines([]) == []
 
