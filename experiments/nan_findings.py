@@ -340,8 +340,8 @@ def markdown_lines(rows: list[dict]) -> list[str]:
     """The findings' table and its witnesses (nothing without rows)."""
     if not rows:
         return []
-    lines = ["", "## Reported findings", "",
-             "Each release as its report writes it, on the pair that shows it (the table's "
+    lines = ["", "**Reported findings**: each release as its report writes it, on the pair "
+             "that shows it (the table's "
              "confidence and verdict rule; `experiments/nan_findings.py`). A call that fails "
              "(raises, or aborts its process) releases the output symbol 'raised', counted "
              "like any other output.", "",

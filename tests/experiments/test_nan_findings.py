@@ -149,7 +149,7 @@ def test_the_markdown_gives_verdict_witness_root_cause_and_source():
                                                        "recognized\")")]
     lines = nf.markdown_lines(rows)
     text = "\n".join(lines)
-    assert "## Reported findings" in text
+    assert "**Reported findings**: each release" in text
     first = next(x for x in lines if x.startswith("| opendp#2929 |"))
     assert "**violates**" in first and "rust/src/transformations/impute/mod.rs:40-49" in first
     assert nf.FINDINGS[0].root_cause in first
