@@ -274,7 +274,9 @@ class PairFamily(Choice):
     feature NA, at each position; ``TESTER``: the DP testers' patterns on a one-record
     dataset whose record is the query vector (adjacency ‖x − x′‖∞ ≤ 1: StatDP, DP-Sniper);
     ``LIST``: the user's pairs; ``TABLE``: the user's own table with one record replaced (by a
-    domain corner, the all-NA record, or itself with another record's NaN pattern).
+    domain corner, the all-NA record, or itself with another record's NaN pattern);
+    ``IMPUTATION``: the pairs that hurt an imputer, an extreme value of record 0 carried into m
+    incomplete records (:mod:`audit.model.imputation_pairs`).
     """
 
     CORNERS = "corners"
@@ -283,6 +285,7 @@ class PairFamily(Choice):
     TESTER = "tester"
     LIST = "list"
     TABLE = "table"
+    IMPUTATION = "imputation"
 
     @classmethod
     def _parameter_name(cls) -> str:

@@ -211,9 +211,9 @@ ATTACK_ENTRY_POINT_GROUP = "audit.attacks"
 
 def available_attacks() -> dict[str, object]:
     """Attacks registered under the ``audit.attacks`` entry-point group, by name."""
-    from importlib.metadata import entry_points
+    from audit._plugins import entry_points_of
 
-    return {ep.name: ep for ep in entry_points(group=ATTACK_ENTRY_POINT_GROUP)}
+    return entry_points_of(ATTACK_ENTRY_POINT_GROUP)
 
 
 def black_box_attacks() -> list[str]:

@@ -26,6 +26,7 @@ from experiments import (
     amplification_vs_rho,
     attack_comparison,
     counterexample,
+    imputation,
     library_audit,
     mar_mnar,
     mcar_iid_looseness,
@@ -49,6 +50,7 @@ EXPERIMENTS = {
         na_position,
         releases,
         tester_benchmark,
+        imputation,
     )
 }
 

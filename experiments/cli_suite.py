@@ -12,6 +12,7 @@ import argparse
 import sys
 
 from audit.cli.arguments import integer
+from audit.cli.interrupts import Terminated, exit_status
 
 __all__ = ["add_parser", "main", "violations"]
 
@@ -100,13 +101,13 @@ def main(args: argparse.Namespace) -> int:
                          only=args.only, jobs=jobs, resume=args.resume,
                          progress=not args.no_progress, checkpoint=args.checkpoint,
                          finished=finished)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:  # Ctrl-C: 130, SIGTERM: 143
         names = ", ".join(p.stem for p in finished) or "none"
         print(f"interrupted: finished experiments kept in {args.results}: {names}; rerun with "
               "--resume to skip them" + (f" (chunks of the unfinished one are in "
                                          f"{args.checkpoint})" if args.checkpoint else ""),
               file=sys.stderr)
-        return 130
+        return exit_status(exc)
     except BrokenPipeError:
         raise  # the reader of stdout went away (``suite | head``): exit 141, not a write error
     except OSError as exc:

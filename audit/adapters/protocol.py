@@ -70,6 +70,9 @@ class NanSemantics(Choice):
         the input domain is declared NaN-free and invocation does not check it: a NaN is
         outside the library's guarantee (the caller's contract), and what it does is the
         library's accident (OpenDP's float noise reads a NaN sum as 0, #2935); never NaN.
+    ``IMPUTES_FROM_DATA``
+        each NaN is replaced by a value computed from the other records (a mean, a median, a
+        donor's value: an imputer), before the release; never NaN.
     ``SETS_DOMAIN``
         whether the data hold a NaN changes what the release can be, before any noise (dpmm:
         a NaN-indicator column exists only when the input has a NaN, so a synthetic NaN is
@@ -84,6 +87,7 @@ class NanSemantics(Choice):
     COUNTED = "counted"
     UNCHECKED = "unchecked"
     SETS_DOMAIN = "sets-domain"
+    IMPUTES_FROM_DATA = "imputes-from-data"
 
     @classmethod
     def _parameter_name(cls) -> str:

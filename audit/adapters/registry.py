@@ -21,6 +21,7 @@ import importlib
 import pkgutil
 from importlib import metadata
 
+from audit._plugins import entry_points_of
 from audit.adapters.protocol import Adapter, Example
 
 __all__ = ["ENTRY_POINT_GROUP", "library_names", "get_adapter", "adapters", "examples",
@@ -31,7 +32,7 @@ ENTRY_POINT_GROUP = "audit.adapters"
 
 
 def _entry_points() -> dict[str, metadata.EntryPoint]:
-    return {ep.name: ep for ep in metadata.entry_points(group=ENTRY_POINT_GROUP)}
+    return entry_points_of(ENTRY_POINT_GROUP)
 
 
 def package_adapters() -> dict[str, Adapter]:

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from importlib.metadata import entry_points
 
 from audit.cli.arguments import integer
+from audit.cli.interrupts import Terminated, exit_status, own_signals
 
 __all__ = ["COMMAND_ENTRY_POINT_GROUP", "build_parser", "main", "integer",
            "one_line_warnings"]
@@ -49,8 +50,18 @@ def _command_modules():
         yield ep.load()
 
 
+def _installed_version() -> str | None:
+    """The installed distribution's version, or None when the package is run from a source tree
+    that was never installed (its entry points, and so ``suite`` and ``report``, are missing)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("missingness-audit")
+    except PackageNotFoundError:
+        return None
+
+
 def build_parser() -> argparse.ArgumentParser:
-    from importlib.metadata import version
 
     parser = _Parser(
         prog="python -m audit",
@@ -58,24 +69,13 @@ def build_parser() -> argparse.ArgumentParser:
                     "commands are installed as the `missingness-audit` script.",
     )
     parser.add_argument("--version", action="version",
-                        version=f"missingness-audit {version('missingness-audit')}")
+                        version=f"missingness-audit {_installed_version()}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     sub.required = True
     for module in _command_modules():
         p = module.add_parser(sub)
         p.set_defaults(_handler=module.main)
     return parser
-
-
-def _own_interrupts() -> None:
-    """Ctrl-C raises KeyboardInterrupt even when the parent ignored SIGINT (a background job of
-    a non-interactive shell, ``(trap '' INT; ...)``): every command answers it with exit 130
-    and one ``interrupted:`` line. Only the main thread can set a handler (a command run from
-    a thread keeps the one it has)."""
-    import threading
-
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 #: Distinct warnings the command line prints at most (the others are not shown).
@@ -102,17 +102,21 @@ def one_line_warnings() -> Iterator[None]:
 
 
 def main(argv: list[str] | None = None) -> int:
+    if _installed_version() is None:
+        print("error: missingness-audit is not installed (its commands are found through the "
+              "package's entry points): run `python3 -m pip install -e .` in the checkout first",
+              file=sys.stderr)
+        return 2
     parser = build_parser()
     args = parser.parse_args(argv)
-    _own_interrupts()
     try:
-        with one_line_warnings():
+        with own_signals(), one_line_warnings():
             return int(args._handler(args))
     except BrokenPipeError:  # stdout closed early (``... | head``): no traceback
         # Point stdout at /dev/null so that the interpreter's final flush cannot raise again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 128 + signal.SIGPIPE
-    except KeyboardInterrupt:  # a command without its own handler (``bound``): no traceback
+    except (KeyboardInterrupt, Terminated) as exc:  # a command without its own handler
         print(f"interrupted: {args.command} stopped before it finished; nothing was written",
               file=sys.stderr)
-        return 128 + signal.SIGINT
+        return exit_status(exc)

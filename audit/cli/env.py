@@ -10,7 +10,8 @@ Example::
 (:mod:`audit.adapters.isolation`). Environments live under ``$MISSINGNESS_AUDIT_CACHE``, else
 ``$XDG_CACHE_HOME/missingness-audit``, else ``~/.cache/missingness-audit`` (``envs/<key>``).
 Errors (an unknown name, a Python version not on this machine, a build that fails) print one
-line ``error: ...`` on stderr and exit with status 2.
+line ``error: ...`` on stderr and exit with status 2. A build stopped by Ctrl-C (130) or SIGTERM
+(143) kills pip, removes its partial folder and lock, and prints one ``interrupted:`` line.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+
+from audit.cli.interrupts import Terminated, exit_status
 
 __all__ = ["add_parser", "main"]
 
@@ -28,7 +31,8 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
         "env", help="list, build or remove the environments of isolated libraries",
         description="The environments of the libraries audited in their own environment "
                     "(each built once from the package registry, cached; see "
-                    "docs/guide/implementations.md). Exit status 2 on an error.")
+                    "docs/guide/implementations.md). Exit status 2 on an error, 130 "
+                    "interrupted (Ctrl-C), 143 terminated (SIGTERM).")
     p.add_argument("action", choices=("list", "build", "remove"),
                    help="list: every isolated library and its environment; build NAME: "
                         "build it now; remove NAME: delete its cached environments")
@@ -85,7 +89,12 @@ def main(args: argparse.Namespace) -> int:
         elif args.action == "build":
             environment = _environment(args.name, "build")
             start = time.monotonic()
-            built = envs.ensure(environment)
+            try:
+                built = envs.ensure(environment)
+            except (KeyboardInterrupt, Terminated) as exc:
+                print(f"interrupted: the build of {args.name!r} was stopped; pip was ended and "
+                      f"its partial environment removed (nothing was kept)", file=sys.stderr)
+                return exit_status(exc)
             print(f"{args.name}: built at {built.path} "
                   f"({built.description.get('build_seconds')} s to build; "
                   f"{time.monotonic() - start:.1f} s now)")

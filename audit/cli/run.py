@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import signal
 import sys
 from pathlib import Path
 
 from audit.cli.arguments import integer
+from audit.cli.interrupts import Terminated, exit_status
 from audit.enums import CeilingKind
 
 __all__ = ["add_parser", "main", "format_result"]
@@ -22,7 +22,9 @@ def add_parser(subparsers) -> argparse.ArgumentParser:
                     "implementation's claim) is violated at the stated confidence, 2 = bad "
                     "input (before any work), 3 = the work failed once started (the "
                     "implementation failed mid-run, a worker died, a file could not be "
-                    "written), 130 = interrupted, 141 = standard output closed early.",
+                    "written), 130 = interrupted (Ctrl-C), 141 = standard output closed "
+                    "early, 143 = terminated (SIGTERM); both stops print one interrupted: "
+                    "line.",
     )
     p.add_argument("config", help="path to the TOML config")
     p.add_argument("--trials", type=integer, help="trials per side (overrides audit.trials; "
@@ -190,26 +192,13 @@ def _reraise_closed_stdout(exc: BaseException) -> None:
 @contextlib.contextmanager
 def _cluster(cfg):
     """For ``audit.backend = "dask"`` from the command line: a local cluster of ``jobs``
-    single-threaded worker processes on loopback, closed with the run."""
+    worker processes (:func:`audit.cli.cluster.local_cluster`), closed with the run."""
     if cfg.audit.backend != "dask":
         yield
         return
-    import logging
+    from audit.cli.cluster import local_cluster
 
-    import distributed
-
-    # the cluster's own log lines (a cancelled task on Ctrl-C, a worker restarting) are not
-    # the audit's: errors only; and its processes start with SIGINT ignored (a Ctrl-C reaches
-    # the whole process group: the workers would each print a KeyboardInterrupt traceback),
-    # so this process alone answers Ctrl-C, ends the run and closes the cluster
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        cluster = distributed.LocalCluster(n_workers=max(cfg.audit.jobs, 1),
-                                           threads_per_worker=1, host="127.0.0.1",
-                                           dashboard_address=":0", silence_logs=logging.ERROR)
-    finally:
-        signal.signal(signal.SIGINT, previous)
-    with cluster, distributed.Client(cluster):
+    with local_cluster(cfg.audit.jobs):
         yield
 
 
@@ -229,9 +218,9 @@ def main(args: argparse.Namespace) -> int:
             progress = not args.no_progress and sys.stderr.isatty()
             result = (run_audit(cfg, progress=progress) if subject is None else
                       run_audit(subject=subject, progress=progress))
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Terminated) as exc:  # Ctrl-C: 130, SIGTERM: 143
         print(_interrupted(cfg), file=sys.stderr)
-        return 130
+        return exit_status(exc)
     except (ValueError, OSError, RuntimeError, MemoryError) as exc:
         # the work failed once started: the implementation mid-run, a dead worker, a disk
         _reraise_closed_stdout(exc)

@@ -23,7 +23,13 @@ other records 0, one list per :class:`audit.enums.PairFamily`:
   :func:`read_table`): z = T and z′ = T with one record i replaced by the corner +B, the
   corner −B, the all-NA record (for a release that skips NA, what removing the record is), or
   record i with the NaN pattern of another record of T; identical pairs are dropped. The
-  other records are the user's, with their own NA (missing before any mask is drawn).
+  other records are the user's, with their own NA (missing before any mask is drawn);
+- ``imputation``: the pairs that hurt an imputer (:func:`audit.model.imputation_pairs.
+  imputation_pair`, n ≥ 3): record 0 at +B against −B while m records have their value
+  (column 0) NA, m ∈ {1, 2, 4, …} up to n − 2 and n − 1, the other observed records at 0 or
+  split between ±B (so that record 0 tips their median); column 1, when d ≥ 2, a covariate on
+  which record 0 is the incomplete records' nearest donor. Unlike the other families, the
+  other records are not all 0.
 
 Each family is capped at ``cap`` candidates, sampled without replacement by a seeded
 generator when larger, so a search is reproducible and its cost bounded whatever d.
@@ -163,6 +169,22 @@ def _short(v: np.ndarray) -> str:
     return "(" + ", ".join(one(x) for x in v[:6]) + (", ...)" if v.size > 6 else ")")
 
 
+def _imputation_candidates(n: int, d: int, bound: float, cap: int, rng) -> list[Candidate]:
+    from audit.model.imputation_pairs import OTHERS, imputation_pair
+
+    if n < 3:
+        raise ValueError(f"the family 'imputation' needs n >= 3 (a differing record, an "
+                         f"incomplete one and an observed one), got n={n}")
+    ms = sorted({*(2**i for i in range(n.bit_length()) if 2**i <= n - 2), n - 1})
+    out = []
+    for m in ms:
+        for others in OTHERS if n - m - 1 >= 2 else OTHERS[:1]:  # split = zero below 2
+            z, zp = imputation_pair(n, m, bound, others=others, d=d)
+            out.append(Candidate(PairFamily.IMPUTATION, f"m={m} incomplete, others {others}",
+                                 z, zp))
+    return _capped(out, cap, rng)
+
+
 _BUILDERS = {PairFamily.CORNERS: _corner_pairs, PairFamily.NAN: _nan_pairs,
              PairFamily.NAN_POSITION: _nan_position_pairs, PairFamily.TESTER: _tester_pairs}
 
@@ -261,7 +283,8 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
     Raises
     ------
     ValueError
-        On an unknown or repeated family, a bad size, ``tester`` with n > 1, ``list``
+        On an unknown or repeated family, a bad size, ``tester`` with n > 1, ``imputation``
+        with n < 3, ``list``
         without pairs (or pairs without ``list``), or a listed pair of the wrong shape.
     """
     fams = [PairFamily.parse(f, "search.families") for f in families]
@@ -292,6 +315,9 @@ def candidate_pairs(families, n: int, d: int, bound: float, cap: int, seed: int 
             continue
         if fam is PairFamily.TABLE:
             out += _table_pairs(np.asarray(table, dtype=np.float64), B, cap, rng)
+            continue
+        if fam is PairFamily.IMPUTATION:
+            out += _imputation_candidates(n, d, B, cap, rng)
             continue
         for label, a, b in _BUILDERS[fam](d, B, cap, rng):
             out.append(Candidate(fam, label, _dataset(a, n), _dataset(b, n)))

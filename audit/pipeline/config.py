@@ -355,6 +355,8 @@ class AuditConfig:
             out["implementation"] = asdict(self.implementation)
         if self.pair is not None:
             out["pair"] = {"z": self.pair.z, "z_prime": self.pair.z_prime}
+            if self.pair.eps_pair is not None:
+                out["pair"]["eps_pair"] = self.pair.eps_pair
         if self.releases is not None:
             out["releases"] = {k: v for k, v in asdict(self.releases).items()
                                if v is not None}  # persistence: persistent masks only
@@ -404,6 +406,10 @@ def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
         if key not in sc:
             raise ValueError(f"config is missing the key scenario.{key}")
     pair = _pair(data.get("pair"), sc)
+    if pair is not None and pair.eps_pair is not None and implementation is None:
+        raise ValueError("pair.eps_pair declares the exact ε of an implementation's pair; a "
+                         "model audit computes its own: remove it, or audit an "
+                         "[implementation]")
     try:
         scenario = ScenarioConfig(**sc)
     except ValueError as exc:  # named as the user wrote it

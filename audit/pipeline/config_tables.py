@@ -115,10 +115,16 @@ class ReleasesConfig:
 class PairConfig:
     """Explicit neighbouring datasets (instead of the worst-case search): ``z`` and
     ``z_prime`` of shape (n, d), NaN (TOML ``nan``) marking a value already missing (a pair
-    the ``[search]`` chose too: its report is the result's, not the config's)."""
+    the ``[search]`` chose too: its report is the result's, not the config's).
+
+    ``eps_pair`` (implementation audits only) is the exact ε of this pair for the audited
+    implementation when a theory gives it (docs/THEORY.md §11 for imputation): the audit
+    reports it as ``eps_pair`` and checks ε_lower against it like a model audit's exact pair
+    ε; None: no such ceiling."""
 
     z: list
     z_prime: list
+    eps_pair: float | None = None
 
 
 _IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}
@@ -195,7 +201,7 @@ def _pair(table, scenario: dict) -> PairConfig | None:
         return None
     if not isinstance(table, dict):
         raise ValueError(f"[pair] must be a table, got pair={table!r}")
-    _check_keys("pair", table, {"z", "z_prime"})
+    _check_keys("pair", table, {"z", "z_prime", "eps_pair"})
     arrays = {}
     for key in ("z", "z_prime"):
         if key not in table:
@@ -216,4 +222,15 @@ def _pair(table, scenario: dict) -> PairConfig | None:
         if scenario.setdefault(key, value) != value:
             raise ValueError(f"scenario.{key} must match the pair's shape ({n}, {d}), got "
                              f"scenario.{key}={scenario[key]}")
-    return PairConfig(arrays["z"].tolist(), arrays["z_prime"].tolist())
+    return PairConfig(arrays["z"].tolist(), arrays["z_prime"].tolist(),
+                      _declared_eps(table.get("eps_pair")))
+
+
+def _declared_eps(value: object) -> float | None:
+    """``pair.eps_pair`` as a float ≥ 0 (``inf`` allowed), or None when absent."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0.0:
+        raise ValueError(f"pair.eps_pair must be a number in [0, inf], got "
+                         f"pair.eps_pair={value!r}")
+    return float(value)

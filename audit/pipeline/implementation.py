@@ -225,8 +225,13 @@ class ImplementationSubject(PlannedSubject):
     @property
     def ceilings(self) -> tuple[Ceiling, ...]:
         p = self.plan
-        return (Ceiling(CeilingKind.AMPLIFIED_CLAIM, p.eps_amplified, p.theory),
-                Ceiling(CeilingKind.CLAIM, p.claim.epsilon, f"claimed by {self.name}"))
+        out = (Ceiling(CeilingKind.AMPLIFIED_CLAIM, p.eps_amplified, p.theory),
+               Ceiling(CeilingKind.CLAIM, p.claim.epsilon, f"claimed by {self.name}"))
+        pair = self.config.pair
+        if pair is not None and pair.eps_pair is not None:  # a theory's exact ε, declared
+            out = (Ceiling(CeilingKind.PAIR, pair.eps_pair,
+                           "exact ε of the given pair, declared with it (pair.eps_pair)"), *out)
+        return out
 
     @property
     def name(self) -> str:

@@ -31,9 +31,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import metadata
 from typing import Any
 
+from audit._plugins import entry_points_of
 from audit.enums import AuditMode, MaskRegime, PairFamily, Selection
 from audit.interfaces import Design, Part
 
@@ -348,8 +348,8 @@ RESERVED_TABLES = frozenset({"name", "scenario", "missingness", "audit", "implem
 def available_designs() -> dict[str, Callable]:
     """The plug-in designs registered under ``audit.designs``, by config table (entry points
     loaded lazily: a broken plug-in fails only the configs that name its table)."""
-    return {ep.name: ep for ep in metadata.entry_points(group=DESIGN_ENTRY_POINT_GROUP)
-            if ep.name not in RESERVED_TABLES}
+    return {name: ep for name, ep in entry_points_of(DESIGN_ENTRY_POINT_GROUP).items()
+            if name not in RESERVED_TABLES}
 
 
 def design_class(table: str, registered: dict | None = None) -> type:

@@ -161,15 +161,16 @@ def _as_outputs(value: object, m: int, dim: int | None, where: str, name: str) -
 def _call(func, args: tuple, name: str, where: str, in_worker: bool):
     """``func(*args)``, the implementation's failures raised as :class:`ImplementationError`.
 
-    A ``KeyboardInterrupt`` in the calling process is the user's Ctrl-C and propagates; in a
-    worker (a process or a thread of the pool) it can only be the implementation's own.
+    A ``KeyboardInterrupt`` or a :class:`~audit.simulation.processes.Terminated` in the
+    calling process is the user's Ctrl-C or SIGTERM and propagates; in a worker (a process or
+    a thread of the pool) it can only be the implementation's own.
     """
     try:
         return func(*args)
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, processes.Terminated) as exc:
         if not in_worker:
             raise
-        raise ImplementationError(f"implementation {name!r} raised KeyboardInterrupt "
+        raise ImplementationError(f"implementation {name!r} raised {type(exc).__name__} "
                                   f"{where}") from exc
     except BaseException as exc:  # SystemExit (sys.exit) too: never a silent exit
         what = f"called sys.exit({exc.code!r})" if isinstance(exc, SystemExit) else ""

@@ -30,8 +30,9 @@ one :class:`ResourceCapWarning` when a request exceeded the CPUs; a command line
 Workers never outlive the run's process
 ---------------------------------------
 An exception or Ctrl-C (KeyboardInterrupt) inside :func:`joblib_results` makes joblib kill its
-loky workers; SIGTERM is turned into ``SystemExit`` for the duration of the loop
-(:func:`sigterm_raises`), so it takes the same path; and every loky worker watches its parent
+loky workers; SIGTERM is turned into :class:`Terminated` (a ``SystemExit``) for the duration
+of the loop (:func:`sigterm_raises`; the command line does it for the whole command), so it
+takes the same path; and every loky worker watches its parent
 (:func:`watch_parent`) and exits when the parent is gone, which also covers SIGKILL and
 workers left idle in joblib's reusable pool.
 """
@@ -69,6 +70,7 @@ __all__ = [
     "always_sent",
     "joblib_backend",
     "watch_parent",
+    "Terminated",
     "sigterm_raises",
     "joblib_results",
     "WorkerDiedError",
@@ -393,9 +395,19 @@ def watch_parent() -> None:
     threading.Thread(target=watch, name="audit-parent-watch", daemon=True).start()
 
 
+class Terminated(SystemExit):
+    """SIGTERM, raised in the main thread (:func:`sigterm_raises`, and for a whole command by
+    :func:`audit.cli.interrupts.own_signals`). A ``SystemExit`` of status 143: code that does
+    not know it (joblib, a worker pool) unwinds as on ``sys.exit``; the black-box sampler lets
+    it through as it does Ctrl-C, never as the implementation's own ``sys.exit``."""
+
+    def __init__(self) -> None:
+        super().__init__(128 + signal.SIGTERM)
+
+
 @contextlib.contextmanager
 def sigterm_raises() -> Iterator[None]:
-    """Raise SystemExit(128 + SIGTERM) on SIGTERM in the main thread, for the block.
+    """Raise :class:`Terminated` (SystemExit 143) on SIGTERM in the main thread, for the block.
 
     The default SIGTERM action ends the process at once and orphans its workers; an
     exception instead unwinds through joblib, which kills them. A handler the application
@@ -408,7 +420,7 @@ def sigterm_raises() -> Iterator[None]:
         return
 
     def handler(signum, frame):
-        raise SystemExit(128 + signum)
+        raise Terminated
 
     signal.signal(signal.SIGTERM, handler)
     try:

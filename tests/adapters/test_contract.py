@@ -105,6 +105,8 @@ NAN_BEHAVIOUR = {
     NanSemantics.UNCHECKED: ("finite", "finite", "finite"),
     # dpmm: statistics of a synthetic table (its all-NaN table is dpmm's crash, NAN_CRASHES)
     NanSemantics.SETS_DOMAIN: ("finite", "finite", "finite"),
+    # imputers: every NaN filled from the other records; nothing observed: a constant
+    NanSemantics.IMPUTES_FROM_DATA: ("finite", "finite", "finite"),
 }
 
 # diffprivlib (seedable). Sensitivities diffprivlib uses (tools/utils.py): sum hi − lo = 2;
@@ -260,6 +262,15 @@ EXPECTED: dict[str, Expect] = {
     # of the other rows): no closed-form spread
     "dpmm:mst[default]": Expect(None, vector=True, length=2),
     "dpmm:privbayes[default]": Expect(None, vector=True, length=2),
+    # imputation (audit.adapters.imputation): complete data leave nothing to impute, so the
+    # release is the sum plus Laplace noise of scale (hi − lo)/ε = 2, the private imputer's at
+    # the half ε/2 its release keeps; diffprivlib's sum truncates at ±40, far from the
+    # sum of SPREAD_DATA (≈ 0)
+    **{f"imputation:{f}[{e}]": Expect(laplace_std(2.0, 0.5 if f == "private_mean" else 1.0))
+       for f in ("mean", "median", "most_frequent", "knn", "iterative", "hot_deck",
+                 "private_mean") for e in ("default", "diffprivlib")},
+    "imputation:private_mean[public-count]": Expect(laplace_std(2.0, 0.5)),
+    "imputation:private_mean[diffprivlib-mean]": Expect(laplace_std(2.0, 0.5)),
 }
 #: a library that fails on one of the NaN datasets (a crash, not a release), by library and
 #: dataset, with its error: dpmm drops a one-valued column (all NaN is one value) from its

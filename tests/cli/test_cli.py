@@ -113,6 +113,20 @@ def test_version_and_console_script():
     assert out.returncode == 0 and out.stdout.startswith("missingness-audit ")
 
 
+def test_an_uninstalled_checkout_is_told_to_install(monkeypatch, capsys):
+    """Run from a source tree never installed (no distribution metadata, so no ``suite``): one
+    ``error:`` line naming the install command, exit 2, no traceback."""
+    import importlib.metadata
+
+    def missing(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", missing)
+    assert main(["suite"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("error: ") and "pip install -e ." in err
+
+
 def test_stdout_closed_early_exits_141_without_traceback(monkeypatch, capsys):
     """``python -m audit ... | head -1``: the reader went away; status 128 + SIGPIPE, quietly."""
     import audit.cli

@@ -180,3 +180,24 @@ def test_a_table_too_large_is_refused(tmp_path):
     np.save(tmp_path / "big.npy", np.zeros((MAX_TABLE_ENTRIES + 1, 1)))
     with pytest.raises(ValueError, match="at most"):
         read_table(str(tmp_path / "big.npy"))
+
+
+@pytest.mark.parametrize("d", [1, 2, 3])
+def test_the_imputation_family_holds_the_pairs_that_hurt_an_imputer(d):
+    cands = candidate_pairs(["imputation"], 20, d, 1.0, 100)
+    labels = [c.label for c in cands]
+    assert len(set(labels)) == len(labels)
+    ms = sorted({int(c.label.split()[0][2:]) for c in cands})
+    assert ms == [1, 2, 4, 8, 16, 19]
+    for c in cands:
+        assert c.family is PairFamily.IMPUTATION and c.record == 0
+        assert (c.z[0, 0], c.z_prime[0, 0]) == (1.0, -1.0)
+        m = int(c.label.split()[0][2:])
+        assert np.isnan(c.z[:, 0]).sum() == m and not np.isnan(c.z[:, 1:]).any()
+    # capped and sampled like the others
+    assert len(candidate_pairs(["imputation"], 20, d, 1.0, 3)) == 3
+
+
+def test_the_imputation_family_needs_three_records():
+    with pytest.raises(ValueError, match="the family 'imputation' needs n >= 3"):
+        candidate_pairs(["imputation"], 2, 2, 1.0, 10)

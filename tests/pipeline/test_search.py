@@ -161,7 +161,7 @@ def test_a_search_extended_on_zeros_still_audits_on_fresh_calls():
                                   "noise", batch_func=noise)
     exceed, extended = 0, 0
     for seed in range(20):
-        doc = _doc(cap=8, calls=200)
+        doc = _doc(cap=5, calls=200)
         doc["audit"].update(seed=seed, trials=2000)
         res = run_audit(config_from_dict(doc), implementation=impl)
         rounds = res.search.rounds

@@ -26,7 +26,7 @@ from audit.simulation.callables import (
     iter_chunks,
     probe,
 )
-from audit.simulation.processes import ResourceCapWarning
+from audit.simulation.processes import ResourceCapWarning, Terminated
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -408,3 +408,19 @@ def test_black_box_workers_die_with_their_parent(tmp_path, mode, sig):
     with subprocess.Popen([sys.executable, str(script), mode], env=env, cwd=tmp_path,
                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True) as proc:
         _signal_and_check(proc, mode, sig)
+
+
+@pytest.mark.parametrize("stop", [KeyboardInterrupt, Terminated])
+def test_a_stop_in_this_process_is_not_the_implementations_failure(stop):
+    """Ctrl-C or SIGTERM (Terminated) while the calling process runs an implementation's call
+    propagates as itself; raised in a worker, it can only be the implementation's own."""
+    from audit.simulation.callables import ImplementationError, _call
+
+    def release(x):
+        raise stop()
+
+    with pytest.raises(stop):
+        _call(release, (1,), "mech", "(pilot)", in_worker=False)
+    with pytest.raises(ImplementationError, match=f"raised {stop.__name__}"):
+        _call(release, (1,), "mech", "(pilot)", in_worker=True)
+    assert Terminated().code == 143

@@ -9,10 +9,19 @@ downloaded. :func:`ensure` builds the environment once with ``python -m venv`` a
 version and the interpreter (:meth:`Environment.key`).
 
 Concurrent builders do not corrupt it: a builder holds an exclusive lock (``envs/<key>.lock``,
-``fcntl.flock``) while it builds in a temporary folder of ``envs/``, writes the description
-``audit-env.json`` last, and renames the folder to ``envs/<key>`` (atomic on one file system);
-a second builder waits for the lock and finds the environment complete. A folder without its
-description is a failed build and is rebuilt.
+``fcntl.flock``, the holder's PID written in it) while it builds in a temporary folder
+``envs/.build-<key>-*``, writes the description ``audit-env.json`` last, and renames the folder
+to ``envs/<key>`` (atomic on one file system); a second builder waits for the lock and finds
+the environment complete. A folder without its description is a failed build and is rebuilt.
+
+Nothing is left behind by a stopped build. pip (or uv) runs in its own process group, which
+is killed when the builder gets Ctrl-C or SIGTERM (an exception: the command line turns SIGTERM
+into one), and the partial folder and the lock file are removed on the way out. A builder
+killed outright (SIGKILL) cannot clean up, so the next build recovers: the kernel releases a
+dead process's ``flock``, so a lock file naming a dead PID is taken over at once, and the
+``.build-<key>-*`` folders found under the lock are removed. On Linux pip also gets SIGKILL
+when its builder dies (``prctl(PR_SET_DEATHSIG)``); processes pip itself started (a package
+built from source) are not covered by that and end on their own.
 
 Every failure is a ``ValueError`` with one line: a Python version not on this machine (the
 message names it and where it was looked for), pip failing (its last line: no registry
@@ -22,6 +31,7 @@ reachable, no such version), a build past :data:`BUILD_TIMEOUT`.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import fcntl
 import glob
 import hashlib
@@ -29,11 +39,12 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -146,20 +157,61 @@ def find_python(version: str) -> tuple[str, str]:
                      f"Python {version}: the auditor never downloads an interpreter")
 
 
+#: prctl's option: the signal a process gets when its parent dies (linux/prctl.h)
+_PR_SET_DEATHSIG = 1
+
+
+def _die_with_parent() -> Callable[[], None] | None:
+    """A ``preexec_fn`` that makes the child get SIGKILL when this process dies (Linux), None
+    elsewhere. ``prctl`` is looked up here, in the parent: the child between fork and exec only
+    calls it, and exits if its parent already died before the call took effect."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+    prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
+                      ctypes.c_ulong]
+    parent = os.getpid()
+
+    def setup() -> None:
+        prctl(_PR_SET_DEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return setup
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    """SIGKILL ``proc``'s process group (pip and whatever it started), then reap ``proc``.
+    The group is signalled before ``proc`` is reaped, so its id cannot have been reused."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+
+
 def _run(command: list[str], what: str, env: dict | None = None) -> None:
     try:
-        done = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT,
-                              env=env, stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        raise ValueError(f"{what} took more than {BUILD_TIMEOUT:g} s") from None
+        proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                stdin=subprocess.DEVNULL, text=True, env=env,
+                                start_new_session=True, preexec_fn=_die_with_parent())
     except OSError as exc:
         raise ValueError(f"{what} could not start ({exc})") from None
-    if done.returncode != 0:
-        lines = [ln.strip() for ln in (done.stderr + "\n" + done.stdout).splitlines()
+    try:
+        out, err = proc.communicate(timeout=BUILD_TIMEOUT)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        raise ValueError(f"{what} took more than {BUILD_TIMEOUT:g} s") from None
+    except BaseException:  # Ctrl-C, SIGTERM as SystemExit: pip goes first
+        _kill_group(proc)
+        raise
+    if proc.returncode != 0:
+        lines = [ln.strip() for ln in (err + "\n" + out).splitlines()
                  if ln.strip() and "is ignored" not in ln]
         errors = [ln for ln in lines if ln.startswith("ERROR") or "error" in ln.lower()]
         last = (errors or lines or ["(no output)"])[-1]
-        raise ValueError(f"{what} failed (exit {done.returncode}): {last}")
+        raise ValueError(f"{what} failed (exit {proc.returncode}): {last}")
 
 
 def _install(interpreter: str, folder: Path, requirements: tuple[str, ...], name: str) -> None:
@@ -180,12 +232,35 @@ def _install(interpreter: str, folder: Path, requirements: tuple[str, ...], name
 
 @contextlib.contextmanager
 def _locked(path: Path) -> Iterator[None]:
-    with open(path, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+    """Hold the exclusive lock ``path`` for the block; the lock file is removed on the way out.
+
+    The lock is ``flock`` on the file, which the kernel releases when its holder dies: a lock
+    file left by a killed builder (its PID inside) is taken over at once. A waiter that gets
+    the lock on a file its holder has meanwhile removed tries again on the current one, so
+    removing the file is safe. The holder's PID is written in the file (for a person looking).
+    """
+    while True:
+        handle = open(path, "a")  # closed below, on every path
         try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                if os.path.samestat(os.fstat(handle.fileno()), os.stat(path)):
+                    break
+            except FileNotFoundError:
+                pass
+        except BaseException:
+            handle.close()
+            raise
+        handle.close()  # the holder removed the file this one waited on: lock the new one
+    try:
+        os.ftruncate(handle.fileno(), 0)
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(path)  # while still locked: a waiter on it then sees it removed
+        handle.close()  # (which releases the flock)
 
 
 def _read(path: Path) -> BuiltEnvironment | None:
@@ -219,6 +294,8 @@ def ensure(environment: Environment) -> BuiltEnvironment:
             return found
         if path.exists():  # a build that died before its description: start again
             shutil.rmtree(path, ignore_errors=True)
+        for stale in envs.glob(f".build-{key}-*"):  # a builder killed outright left it
+            shutil.rmtree(stale, ignore_errors=True)
         folder = Path(tempfile.mkdtemp(prefix=f".build-{key}-", dir=envs))
         try:
             start = time.monotonic()
@@ -258,7 +335,6 @@ def remove(name: str) -> list[Path]:
     gone = []
     for env in built():
         if env.description.get("name") == name:
-            # the lock file stays: a builder waiting on it must find the same file
             with _locked(env.path.parent / f"{env.path.name}.lock"):
                 shutil.rmtree(env.path)
             gone.append(env.path)
