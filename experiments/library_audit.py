@@ -377,7 +377,8 @@ def _nan_regression() -> dict | None:
             "root_cause", "mcar", "mcar_amplified", "eps_lower_range", "runs")
     return {"calls": doc["calls"], "seed": doc["seed"], "confidence": doc["confidence"],
             "margin": doc["margin"], "reruns": doc.get("reruns", 1),
-            "rows": [{k: r[k] for k in keep if k in r} for r in doc["rows"]]}
+            "rows": [{k: r[k] for k in keep if k in r} for r in doc["rows"]],
+            "findings": doc.get("findings", [])}
 
 
 def report_findings(doc: dict) -> list[str]:

@@ -75,6 +75,13 @@ docs/measurements.md)::
                               # TARGET[EXAMPLE] (e.g. 'tumult:sum[gaussian]'): one example
         [--refresh]           # no audit: adapter metadata (source, cause, ...) and the MCAR
                               # column refreshed (alias --cross-reference)
+        [--findings [KEY ...]]  # the reported findings (experiments/nan_findings.py) named,
+                                # or all, anew; every other row kept
+
+The table's second section, the reported findings (``experiments/nan_findings.py``: OpenDP
+#2929, #2935's three NaN policies, #2944, #2949, dpmm's constant column), is audited by a full
+run (but the isolated dpmm finding, kept from the table) and by ``--findings``; ``--only`` and
+``--refresh`` keep it as it is.
 """
 
 from __future__ import annotations
@@ -89,11 +96,17 @@ from audit.adapters import LibraryDefect, make_implementation, registry
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.results import save_json, write_text_atomic
 from audit.pipeline.runner import run_audit
+from experiments import nan_findings
+from experiments.nan_verdicts import (  # noqa: F401  (re-exported: the table's rule)
+    CONFIDENCE,
+    MARGIN,
+    combined,
+    estimate,
+    verdict,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "results" / "nan_regression.json"
-CONFIDENCE = 0.99
-MARGIN = 0.9
 N_RECORDS = 10
 #: calls per side of each audit
 CALLS = 4000
@@ -120,39 +133,6 @@ ROW_KEYS = ("target", "example", "doc", "nan", "cause", "source", "claim", "delt
 def _bound(params) -> float:
     b = params.get("bounds")
     return max(1.0, *(abs(float(v)) for v in b)) if b is not None else 1.0
-
-
-def estimate(witness: dict) -> float | None:
-    """The verdict's point: the region's ε estimated with Jeffreys' half counts,
-    ln(((k_num + ½)/(n_num + 1) − δ)/((k_den + ½)/(n_den + 1))), NOT a bound (None for a
-    witness without a region's counts).
-
-    The plain plug-in ln((k_num/n_num − δ)/(k_den/n_den)) of a region the attack chose where
-    it found nothing rests on a handful of calls (1 against 3 of 4,000), and it crossed the
-    margin in one of three reruns of python-dp's ``median``, ``min`` and ``percentile`` while
-    every ε_lower was 0. Half a count on each side moves a region of thousands of calls by
-    less than 10⁻³ and keeps a region of a few calls near 0, where it carries no evidence
-    either way; a region of 0 denominator calls is finite, so 5 against 0 reads 2.4, not ∞.
-    """
-    if not isinstance(witness, dict) or witness.get("kind", "region") != "region" \
-            or "k_p" not in witness:
-        return None
-    counts = (witness["k_p"], witness["n_p"], witness["k_q"], witness["n_q"])
-    if witness["direction"] != "z_vs_zprime":
-        counts = counts[2:] + counts[:2]
-    k_num, n_num, k_den, n_den = counts
-    num = (k_num + 0.5) / (n_num + 1) - float(witness.get("delta", 0.0))
-    return math.log(num / ((k_den + 0.5) / (n_den + 1))) if num > 0 else 0.0
-
-
-def verdict(eps_lower: float, eps_estimate: float | None, claim: float) -> str:
-    """``violates`` / ``keeps`` / ``borderline`` (module docstring); ``eps_estimate`` the
-    region's :func:`estimate`."""
-    if eps_lower > claim:
-        return "violates"
-    if eps_estimate is not None and eps_estimate <= MARGIN * claim:
-        return "keeps"
-    return "borderline"
 
 
 def pair_value(params) -> float:
@@ -215,15 +195,6 @@ def cause(summary: str, example) -> str:
     if example.name == "default" or not example.doc:
         return summary
     return f"{summary} ({example.doc})"
-
-
-def combined(verdicts: list[str], nan: str | None = None) -> str:
-    """The verdict of a row audited several times: the runs' common verdict, else
-    ``borderline`` (the runs disagree: the row is not decided); a violation by a NaN the
-    library's declared domain excludes (``nan`` = ``unchecked``) is ``contract``: the claim
-    fails, but outside the guarantee the library states, by the caller's breach."""
-    decided = verdicts[0] if len(set(verdicts)) == 1 else "borderline"
-    return "contract" if decided == "violates" and nan == "unchecked" else decided
 
 
 def root_cause(nan: str, why: str, decided: str) -> str | None:
@@ -413,9 +384,12 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
             if impl is not None:
                 impl.close()
         rows.append(row(t, e, runs))
+    kept_findings = (previous or {}).get("findings", [])
+    found = (nan_findings.run(seed=seed, previous=kept_findings) if only is None
+             else kept_findings)
     return cross_reference({"experiment": "nan_regression", "calls": calls, "seed": seed,
                             "confidence": CONFIDENCE, "margin": MARGIN, "reruns": RERUNS,
-                            "rows": rows})
+                            "rows": rows, "findings": found})
 
 
 def _point(value) -> str:
@@ -494,6 +468,7 @@ def markdown(doc: dict) -> str:
         lines += ["", "Root causes of the violations: " + "; ".join(
             f"{c} ({sum(r.get('root_cause') == c for r in doc['rows'])} rows)"
             for c in causes) + "."]
+    lines += nan_findings.markdown_lines(doc.get("findings", []))
     return "\n".join(lines) + "\n"
 
 
@@ -512,6 +487,24 @@ def read_table(path: Path) -> dict:
     return doc
 
 
+def audit_findings(out: Path, keys: list[str], seed: int) -> int:
+    """``--findings``: the findings ``keys`` (all where empty) audited anew into the table at
+    ``out``, its other rows kept; exit status 2 on an error."""
+    try:
+        doc = read_table(out)
+        nan_findings.by_key(keys or None)
+    except ValueError as exc:
+        print(f"error: --findings: {exc}", file=sys.stderr)
+        return 2
+    for f in nan_findings.by_key(keys or None):  # saved after each: a failure loses one
+        doc["findings"] = nan_findings.run(seed=seed, keys=[f.key], isolated=True,
+                                           previous=doc.get("findings"))
+        save_json(doc, out)
+        write_text_atomic(markdown(doc), out.with_suffix(".md"))
+    print("\n".join(nan_findings.markdown_lines(doc["findings"])))
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--calls", type=int, default=CALLS, help="calls per side per audit")
@@ -527,7 +520,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="audit only these targets (TARGET[EXAMPLE]: that example only) "
                              "anew; every other row is taken from the table at --out (same "
                              "--calls and --seed)")
+    parser.add_argument("--findings", nargs="*", metavar="KEY",
+                        help="audit only the reported findings (experiments/nan_findings.py) "
+                             "named, or all of them, the isolated ones too; every adapter row "
+                             "is taken from the table at --out")
     args = parser.parse_args(argv)
+    if args.findings is not None:
+        return audit_findings(Path(args.out), args.findings, args.seed)
     if args.calls < 100 or args.seed < 0:  # before any call: one line, exit 2
         print(f"error: --calls must be an integer >= 100 and --seed >= 0, got --calls="
               f"{args.calls} --seed={args.seed}", file=sys.stderr)

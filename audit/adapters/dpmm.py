@@ -18,6 +18,12 @@ Parameters:
     {"lower": lo, "upper": hi}})``.
 ``column`` (default 0)
     The dataset column that fills the table's one column ``x`` (one row per record).
+``companion`` (default None)
+    A second dataset column that fills a second table column ``y`` (same bounds), modelled
+    by dpmm beside ``x`` and never released: with it, a constant ``x`` leaves dpmm a column
+    to model (on ``x`` alone a constant table fails, below), so that dpmm's copy of a
+    constant column into every synthetic row is seen (the NaN table's finding
+    ``dpmm:constant-column``, ``experiments/nan_findings.py``). None: the table is ``x``.
 ``rows`` (default :data:`ROWS`)
     Synthetic rows generated per release (``generate(n_records=rows)``).
 ``n_bins`` (default :data:`N_BINS`)
@@ -137,7 +143,13 @@ def _check(target: str, function: str, params: dict | None) -> dict:
     p = _common.check_params(target, params, ADAPTER.target(function).accepted())
     lo, hi = _common.check_bounds(target, p["bounds"])
     column = _common.check_one_column(target, p["column"], "the table has one column")
-    return {"function": function, "bounds": [lo, hi], "column": column,
+    companion = p["companion"]
+    if companion is not None:
+        companion = _common.check_one_column(target, companion, "a second table column")
+        if companion == column:
+            raise ValueError(f"{target}: parameter 'companion' must differ from 'column', got "
+                             f"companion={companion}")
+    return {"function": function, "bounds": [lo, hi], "column": column, "companion": companion,
             "rows": _check_int(target, "rows", p["rows"], 1, MAX_ROWS),
             "n_bins": _check_int(target, "n_bins", p["n_bins"], 2, MAX_BINS),
             "n_iters": _check_int(target, "n_iters", p["n_iters"], 1, MAX_ITERS)}
@@ -169,6 +181,7 @@ def make(function: str, *, epsilon: float, delta: float,
 _PARAMETERS = (
     Parameter("bounds", REQUIRED, "(lo, hi): the column's domain (lower, upper)"),
     Parameter("column", 0, "the dataset column that fills the table"),
+    Parameter("companion", None, "a second dataset column, table column y (never released)"),
     Parameter("rows", ROWS, "synthetic rows per release"),
     Parameter("n_bins", N_BINS, "uniform bins of [lo, hi]"),
     Parameter("n_iters", N_ITERS, "Private-PGM iterations (post-processing)"),

@@ -166,6 +166,17 @@ Polars witnesses come about, were read in 0.16 only, not compared with ``main``.
   only ``FloorDivide | TrueDivide | Divide`` as null-introducing, not ``Modulus``. The same
   free count of ``n % m`` with m = 0 in one row: **claim refuted**, ε_lower = 8.60. The core
   API has no modulo transformation.
+
+Later reports, audited as the NaN table's reported findings (``experiments/nan_findings.py``,
+releases in ``experiments/opendp_issues_more.py``; each reproduced on 0.16.0, lines of its
+sdist): **#2929** (``make_impute_uniform_float`` checks its bounds for NaN and order only,
+impute/mod.rs:40-49, and a NaN row samples Uniform(0, ∞), mod.rs:55-59: rand panics inside an
+FFI call that cannot unwind and the process aborts, an output of its own); **#2935**'s open
+question as three policies for a NaN reaching the noise (float/mod.rs:89-90); **#2944**
+(``cut().to_physical()``: cut declares its categories in break order, expr_cut/mod.rs:69-84,
+to_physical takes known categories as a row-by-row map, expr_to_physical/mod.rs:69-79, Polars
+numbers them in order of appearance); **#2949** (``with_columns`` drops a redefined column's
+margins but keeps the metric's truncation bounds, h_stack/mod.rs:92-98, 104-119).
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ def test_it_declares_its_own_environment_and_relation():
     ({}, 1e-6, "parameter 'bounds' is required"),
     ({"bounds": [-1.0, 1.0], "column": None}, 1e-6, "parameter 'column' must be an integer"),
     ({"bounds": [-1.0, 1.0], "column": -1}, 1e-6, "parameter 'column' must be None or"),
+    ({"bounds": [-1.0, 1.0], "companion": 0}, 1e-6, "parameter 'companion' must differ"),
+    ({"bounds": [-1.0, 1.0], "companion": -1}, 1e-6, "parameter 'column' must be None or"),
     ({"bounds": [-1.0, 1.0], "rows": 0}, 1e-6, r"parameter 'rows' must be an integer in "
                                                 r"\[1, 100000\], got rows=0"),
     ({"bounds": [-1.0, 1.0], "rows": 2.5}, 1e-6, "parameter 'rows' must be an integer"),
@@ -68,7 +70,8 @@ def test_the_budget_is_that_of_one_row_added_or_removed(monkeypatch):
     handed = handed_to_worker(monkeypatch, dm, "dpmm:privbayes", delta=1e-6,
                               params={"bounds": [-2, 3], "column": 1})
     assert handed == {"function": "privbayes", "bounds": [-2.0, 3.0], "column": 1,
-                      "rows": dm.ROWS, "n_bins": dm.N_BINS, "n_iters": dm.N_ITERS,
+                      "companion": None, "rows": dm.ROWS, "n_bins": dm.N_BINS,
+                      "n_iters": dm.N_ITERS,
                       "epsilon": 0.5, "delta": pytest.approx(1e-6 / (1 + math.exp(0.5)))}
 
 

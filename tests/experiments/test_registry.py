@@ -21,9 +21,11 @@ from experiments import EXPERIMENTS
 ROOT = Path(__file__).resolve().parents[2]
 #: modules of ``experiments`` that are not suite experiments (``opendp_issues``: a stand-alone
 #: script writing ``results/opendp_issues.md``, deliberately outside the suite;
-#: ``releases_persistent``: the ``releases`` experiment's persistence curve)
+#: ``releases_persistent``: the ``releases`` experiment's persistence curve; ``nan_findings``,
+#: ``nan_verdicts``, ``opendp_issues_more``: the NaN table's findings, verdict rule, releases)
 HELPERS = {"common", "plotting", "report", "suite", "cli_report", "cli_suite", "opendp_issues",
-           "nan_regression", "releases_persistent", "library_targets", "releases_setup"}
+           "nan_regression", "releases_persistent", "library_targets", "releases_setup",
+           "nan_findings", "nan_verdicts", "opendp_issues_more"}
 
 
 def _env() -> dict:

@@ -28,6 +28,8 @@ import numpy as np
 INFO = {"distribution": "dpmm"}
 #: the column name the dataset's column gets in the DataFrame
 COLUMN = "x"
+#: the name of the second table column (parameter ``companion``), modelled, never released
+COMPANION = "y"
 
 
 def _pipeline(params):
@@ -47,15 +49,20 @@ def make(params):
     template = _pipeline(params)
     lo, hi = (float(v) for v in params["bounds"])
     column = int(params.get("column", 0))
+    companion = params.get("companion")
     rows = int(params["rows"])
     generator = template.gen.generator
 
-    def one(values, seed):
+    def one(record, seed):
         pipe = copy.deepcopy(template)
-        df = pd.DataFrame({COLUMN: np.asarray(values, dtype=np.float64)})
+        columns = {COLUMN: column} if companion is None else {COLUMN: column,
+                                                              COMPANION: int(companion)}
+        df = pd.DataFrame({name: np.asarray(record[:, j], dtype=np.float64)
+                           for name, j in columns.items()})
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            pipe.fit(df, domain={COLUMN: {"lower": lo, "upper": hi}}, random_state=seed)
+            pipe.fit(df, domain={name: {"lower": lo, "upper": hi} for name in columns},
+                     random_state=seed)
             synth = pipe.generate(n_records=rows, random_state=seed)
         x = synth[COLUMN].to_numpy(dtype=np.float64)
         missing = np.isnan(x)
@@ -63,11 +70,12 @@ def make(params):
         return [float(missing.mean()), mean]
 
     def release(datasets, seed):
-        if column >= datasets.shape[2]:
-            raise ValueError(f"parameter 'column' is {column} but the data has "
-                             f"{datasets.shape[2]} columns")
+        for name, j in (("column", column), ("companion", companion)):
+            if j is not None and j >= datasets.shape[2]:
+                raise ValueError(f"parameter {name!r} is {j} but the data has "
+                                 f"{datasets.shape[2]} columns")
         seeds = np.random.SeedSequence(seed).generate_state(len(datasets))
-        return np.array([one(x[:, column], int(s)) for x, s in zip(datasets, seeds, strict=True)],
+        return np.array([one(x, int(s)) for x, s in zip(datasets, seeds, strict=True)],
                         dtype=np.float64)
 
     info = {"dpmm": metadata.version("dpmm"), "opendp": metadata.version("opendp"),
