@@ -15,7 +15,7 @@ import signal
 import threading
 from collections.abc import Iterator
 
-from audit.simulation.processes import Terminated
+from audit.signals import Terminated
 
 __all__ = ["Terminated", "own_signals", "exit_status"]
 

@@ -52,6 +52,7 @@ from numbers import Integral
 
 from audit._validate import check_jobs, spelled_setting
 from audit.enums import Backend
+from audit.signals import Terminated  # re-exported: the sampler raises it
 
 __all__ = [
     "PARENT_POLL_S",
@@ -393,16 +394,6 @@ def watch_parent() -> None:
         os._exit(1)
 
     threading.Thread(target=watch, name="audit-parent-watch", daemon=True).start()
-
-
-class Terminated(SystemExit):
-    """SIGTERM, raised in the main thread (:func:`sigterm_raises`, and for a whole command by
-    :func:`audit.cli.interrupts.own_signals`). A ``SystemExit`` of status 143: code that does
-    not know it (joblib, a worker pool) unwinds as on ``sys.exit``; the black-box sampler lets
-    it through as it does Ctrl-C, never as the implementation's own ``sys.exit``."""
-
-    def __init__(self) -> None:
-        super().__init__(128 + signal.SIGTERM)
 
 
 @contextlib.contextmanager
