@@ -344,7 +344,10 @@ def report_text(docs: dict[str, dict]) -> str:
              "number below traces to one of them (seed, commit, date and package versions "
              "inside; run times too, which this page leaves out so that a rerun of the seeded "
              "experiments on an unchanged tree leaves it unchanged, on any CPU: the commit and "
-             "date are those of the last change to the code). Each figure is "
+             "date are those of the last change to the code; except the audits of libraries "
+             "that draw their own noise and cannot be seeded, OpenDP, PipelineDP, python-dp, "
+             "SmartNoise SQL, Tumult Analytics and dpmm, whose rows move from run to run within "
+             "their confidence). Each figure is "
              "saved as PNG (shown here) and PDF.", "",
              "Definitions, theorems and derivations: [docs/THEORY.md](../docs/THEORY.md) "
              "(§8 says what the audit's numbers mean). Glossary:", "", *GLOSSARY, ""]
