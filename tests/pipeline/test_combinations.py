@@ -11,9 +11,10 @@ Each combination goes through the command line in this process (``python -m audi
 ``main``): a refusal is exit 2 with one ``error:`` line, which the command returns only from
 its preparation (the config, the parts' answers, the subject), before any call or draw; an
 accepted combination runs a tiny audit and exits 0 or 1 with its summary. By default every
-refusal is checked and the accepted combinations are prepared, and a covering subset of them
-(each target × pair source × design, each attack, each noise at least once) runs; ``-m slow``
-runs every accepted combination.
+refusal is checked and a covering subset of the accepted combinations (each target × pair
+source × design, each attack, each noise at least once) runs through the command line;
+``-m slow`` prepares every other accepted combination through the command line and runs each
+to the end.
 """
 
 from __future__ import annotations
@@ -145,6 +146,7 @@ def test_a_refused_combination_is_one_error_line_before_any_work(combination, tm
     assert err.startswith("error: ") and err.count("\n") == 1, err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("combination", [c for c in ACCEPTED if c not in COVERING],
                          ids="-".join)
 def test_an_accepted_combination_is_prepared(combination, tmp_path, capsys, monkeypatch):
