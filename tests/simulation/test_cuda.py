@@ -60,6 +60,8 @@ def simulated(tmp_path_factory) -> dict:
     return json.loads((tmp / "out.json").read_text())
 
 
+@pytest.mark.slow  # 26 s of simulator (the default run keeps tests/cli/test_cli.py's
+# end-to-end simulator run against the CPU result)
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_cuda_counts_equal_the_cpu_counts_chunk_by_chunk(simulated, name):
     r = simulated[name]
@@ -68,6 +70,8 @@ def test_cuda_counts_equal_the_cpu_counts_chunk_by_chunk(simulated, name):
     assert r["identical"], f"{r['draws_in_other_bins']} draws counted in other bins"
 
 
+@pytest.mark.slow  # 26 s of simulator (the default run keeps tests/cli/test_cli.py's
+# end-to-end simulator run against the CPU result)
 def test_the_case_list_covers_the_kernel_paths(simulated):
     """Shared memory and global atomics, every law kind and projection."""
     assert {simulated[n]["shared_memory"] for n in CASES} == {True, False}
@@ -76,6 +80,8 @@ def test_the_case_list_covers_the_kernel_paths(simulated):
     assert {"OutputValue", "ExactLLR", "LinearProjection"} <= {m for _, m in kinds}
 
 
+@pytest.mark.slow  # 26 s of simulator (the default run keeps tests/cli/test_cli.py's
+# end-to-end simulator run against the CPU result)
 def test_the_engine_routes_cuda_runs_and_resumes_their_checkpoints(simulated):
     r = simulated["engine"]
     assert r["identical"] == [True, True]  # a fresh run, then one resumed from 5 of 6 chunks
