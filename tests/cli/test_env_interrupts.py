@@ -20,6 +20,7 @@ import psutil
 import pytest
 
 from audit.adapters.isolation import environments as envs
+from tests.adapters.isolation.test_client import gone
 from tests.conftest import ROOT
 
 #: installs nothing; with $FAKE_UV_SLOW set, writes "its pid, its child's pid" there and
@@ -83,19 +84,6 @@ def _installer(proc: subprocess.Popen, pids: Path) -> list[int]:
     return [int(p) for p in pids.read_text().split()]
 
 
-def _gone(pid: int, wait: float = 5.0) -> bool:
-    """Whether ``pid`` has ended (a zombie not yet reaped counts as ended)."""
-    deadline = time.monotonic() + wait
-    while time.monotonic() < deadline:
-        try:
-            if psutil.Process(pid).status() == psutil.STATUS_ZOMBIE:
-                return True
-        except psutil.NoSuchProcess:
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def _kill(pids) -> None:
     for pid in pids:
         try:
@@ -123,7 +111,7 @@ def test_a_stopped_build_ends_pip_and_leaves_nothing(fake_uv, argv, sig, code, l
         assert out == "" and err.count("\n") == 1 and "Traceback" not in err
         assert err.startswith(line)
         assert sorted(p.name for p in folder.iterdir()) == []  # no .build-*, no lock
-        assert all(_gone(pid) for pid in installer), "the installer or its child survived"
+        assert all(gone(pid) for pid in installer), "the installer or its child survived"
     finally:
         _kill(installer)
         if proc.poll() is None:
@@ -148,7 +136,7 @@ def test_a_builder_killed_outright_is_recovered_by_the_next_build(fake_uv):
         proc.kill()
         proc.communicate(timeout=10)
         if sys.platform.startswith("linux"):
-            assert _gone(installer[0]), "pip outlived its killed builder"
+            assert gone(installer[0]), "pip outlived its killed builder"
         stale = sorted(p.name for p in folder.iterdir())
         assert len(stale) == 2 and stale[0].startswith(".build-") and stale[1].endswith(".lock")
         assert (folder / stale[1]).read_text() == f"{proc.pid}\n"
