@@ -155,10 +155,13 @@ class AuditMode(Choice):
     ``FIXED``: runs its whole budget, then bounds ε with Clopper–Pearson on the declared
     region. ``SEQUENTIAL``: tests the claim after every chunk with an anytime-valid betting
     e-process and stops as soon as the claim is refuted at level α (else at the budget).
+    ``ONLINE``: the same test with no pilot, its regions chosen from the run's own past calls
+    (:mod:`audit.estimation.online`; scalar outputs).
     """
 
     FIXED = "fixed"
     SEQUENTIAL = "sequential"
+    ONLINE = "online"
 
 
 class CeilingKind(Choice):

@@ -17,6 +17,14 @@ nearest donor), a mixture for random hot-deck; the iterative imputer (a regressi
 covariate, record 0 a high-leverage point) has no closed form. The private variant computes
 the imputed value as a DP mean (noisy sum over noisy count, clipped) at half the budget and
 releases the sum at the other half: ε-DP in total, so it must not be refuted.
+
+A third panel keeps mean imputation at m = 16 and varies what follows it (:data:`VARIANTS`):
+the project's Laplace mean and Gaussian sum (δ = 1e-5), diffprivlib's ``tools.mean``,
+OpenDP's Laplace sum and mean (its own generator: those rows are not seeded), and the MAR
+mask at rate 0.5 instead of 1 (M ~ Binomial(16, 0.5) values missing: a mixture whose exact ε
+is docs/THEORY.md §11.5's). Every release is calibrated for ε = 1 ignoring the imputation;
+the libraries' exact ε is at most the project's (truncation and float-rounding allowances
+only add noise), so the project's value is their ceiling.
 """
 
 from __future__ import annotations
@@ -27,16 +35,22 @@ from experiments.common import audit, base, check_size, record, variant
 from experiments.plotting import legend_below
 
 NAME = "imputation"
-TITLE = "Imputation before a Laplace sum: ε_lower against the number of imputed records"
+TITLE = "Imputation before a DP release: ε_lower against the number of imputed records"
 CAPTION = """\
-ε_lower (95 % one-sided Clopper-Pearson) of an imputer followed by a Laplace sum calibrated
+ε_lower (95 % one-sided Clopper-Pearson) of an imputer followed by a DP release calibrated
 for ε = 1 ignoring the imputation, on n = 20 records whose differing record moves across the
-range [−1, 1] while m other records are missing (left: missing in the table, MCAR; right:
-masked by a MAR mechanism reading an observed covariate). Dashed lines: the exact ε of the
-pair from docs/THEORY.md §11 (mean n/(n − m); median and most frequent up to 1 + m; KNN
-1 + m/min(5, n − m); hot-deck a mixture). The grey line is the claimed ε; the black line the
-private imputer (a DP mean at ε/2, the sum at ε/2), which stays below it. The dotted line is
-the largest ε_lower the calls per side can show: points on it are limited by the budget.
+range [−1, 1] while m other records are missing. Left: missing in the table (MCAR); middle:
+masked by a MAR mechanism reading an observed covariate; both before the project's Laplace
+sum. Right: mean imputation at m = 16 before other releases (the project's Laplace sum, the
+left panel's point, and mean; its Gaussian sum at δ = 1e-5; diffprivlib's tools.mean;
+OpenDP's Laplace sum and mean, *: OpenDP's own noise, not seeded) and the Laplace sum under a
+MAR mask of rate 0.5 (8 of the 16 values missing on average). Dashed lines and dashes: the
+exact ε of the pair from docs/THEORY.md §11 (mean n/(n − m); median and most frequent up to
+1 + m; KNN 1 + m/min(5, n − m); hot-deck and the rate-0.5 mask mixtures; the project's value
+is the ceiling of the libraries' releases). The grey line is the claimed ε; the black line
+the private imputer (a DP mean at ε/2, the sum at ε/2), which stays below it. The dotted
+line is the largest ε_lower the calls per side can show: points on it are limited by the
+budget.
 """
 #: (imputer, how the pair's other observed records are set: the median and the most frequent
 #: value need them split between the ends so that record 0 tips them)
@@ -47,27 +61,48 @@ MASKS = ("mcar", "mar")
 N_RECORDS = 20
 BOUND = 1.0
 TRIALS = {"smoke": 300, "default": 3_000, "full": 100_000}
+#: the third panel: mean imputation at m = 16 before other releases, or under a MAR mask of
+#: rate 0.5: (label, release, statistic, δ, MAR rate or None)
+VARIANTS = (("Laplace sum", "laplace", "sum", 0.0, None),
+            ("Laplace mean", "laplace", "mean", 0.0, None),
+            ("Gaussian sum", "gaussian", "sum", 1e-5, None),
+            ("diffprivlib mean", "diffprivlib", "mean", 0.0, None),
+            ("OpenDP sum*", "opendp", "sum", 0.0, None),
+            ("OpenDP mean*", "opendp", "mean", 0.0, None),
+            ("MAR rate 0.5", "laplace", "sum", 0.0, 0.5))
+VARIANT_M = 16
 COLORS = {"mean": "tab:blue", "median": "tab:orange", "most_frequent": "tab:green",
           "knn": "tab:purple", "iterative": "tab:brown", "hot_deck": "tab:pink",
           "private_mean": "k"}
 
 
 def config(imputer: str, others: str, m: int, mask: str, trials: int, seed: int,
-           jobs: int = 1) -> dict:
+           jobs: int = 1, *, release: str = "laplace", statistic: str = "sum",
+           delta: float = 0.0, rate: float = 1.0) -> dict:
     """The audit of one (imputer, m, mask) point: ``experiments/configs/imputation.toml`` with
-    the target, its pair and its missingness replaced."""
+    the target, its pair and its missingness replaced (and, for the third panel, the release,
+    the statistic, δ and the MAR mask's rate)."""
     from audit.model.imputation_pairs import imputation_pair, mar_mask_params
-    from audit.theory.imputation import pair_epsilon
+    from audit.theory.imputation import mean_mar_pair_epsilon, pair_epsilon
 
     z, z_prime = imputation_pair(N_RECORDS, m, BOUND, others=others, mask=mask)
     v = variant(base(NAME), **{"implementation.target": f"imputation:{imputer}",
+                               "implementation.delta": delta,
                                "audit.trials": trials, "audit.seed": seed, "audit.jobs": jobs})
+    if (release, statistic) != ("laplace", "sum"):
+        v["implementation"]["params"] = {**v["implementation"]["params"], "release": release,
+                                         "statistic": statistic}
     v["pair"] = {"z": z.tolist(), "z_prime": z_prime.tolist()}
-    exact = pair_epsilon(imputer, N_RECORDS, m, 2 * BOUND, v["implementation"]["epsilon"])
-    if exact is not None:  # the audit's ceiling (docs/THEORY.md §11.3)
+    eps = v["implementation"]["epsilon"]
+    if rate < 1.0:  # a random MAR mask: mean imputation's mixture (docs/THEORY.md §11.5)
+        exact = (mean_mar_pair_epsilon(N_RECORDS, m, 2 * BOUND, eps, rate)
+                 if (imputer, others, mask, delta) == ("mean", "zero", "mar", 0.0) else None)
+    else:
+        exact = pair_epsilon(imputer, N_RECORDS, m, 2 * BOUND, eps, delta=delta)
+    if exact is not None:  # the audit's ceiling (docs/THEORY.md §11.3, §11.5)
         v["pair"]["eps_pair"] = exact
     if mask == "mar":
-        v["missingness"] = mar_mask_params()
+        v["missingness"] = mar_mask_params(rate)
     return v
 
 
@@ -86,9 +121,30 @@ def run(size: str = "default", seed: int = 12, jobs: int = 1, progress: bool = F
                              "others": others,
                              "claim_refuted": bool(res.eps_lower > res.eps_claim),
                              "above_pair": bool(exact is not None and res.eps_lower > exact)})
+    variants = []
+    for label, release, statistic, delta, rate in VARIANTS:
+        if (release, statistic, rate) == ("laplace", "sum", None):  # the first panel's point
+            first = next(r for r in rows if (r["imputer"], r["m"], r["mask"])
+                         == ("mean", VARIANT_M, "mcar"))
+            variants.append({**first, "variant": label, "release": release,
+                             "statistic": statistic, "rate": None})
+            continue
+        mask = "mcar" if rate is None else "mar"
+        res = audit(config("mean", "zero", VARIANT_M, mask, TRIALS[size], seed + i, jobs,
+                           release=release, statistic=statistic, delta=delta,
+                           rate=1.0 if rate is None else rate),
+                    f"{NAME}[mean, m={VARIANT_M}, {label}]", progress=progress)
+        i += 1
+        exact = res.eps_pair
+        variants.append({**res.to_dict(), "imputer": "mean", "m": VARIANT_M, "mask": mask,
+                         "others": "zero", "variant": label, "release": release,
+                         "statistic": statistic, "rate": rate,
+                         "claim_refuted": bool(res.eps_lower > res.eps_claim),
+                         "above_pair": bool(exact is not None and res.eps_lower > exact)})
     return record(NAME, TITLE, size, seed, n=N_RECORDS, bound=BOUND, rows=rows,
+                  variants=variants,
                   budget_ceiling=budget_ceiling(TRIALS[size], rows[0]["confidence"]),
-                  findings=findings(rows))
+                  findings=findings(rows, variants))
 
 
 def budget_ceiling(calls: float, confidence: float) -> float:
@@ -105,8 +161,9 @@ def _fmt(v) -> str:
     return "n/a" if v is None else f"{v:.3g}"
 
 
-def findings(rows: list[dict]) -> list[str]:
-    """One line per imputer: ε_lower at each m (MCAR, then MAR), the exact ε, the verdict."""
+def findings(rows: list[dict], variants: list[dict] = ()) -> list[str]:
+    """One line per imputer: ε_lower at each m (MCAR, then MAR), the exact ε, the verdict;
+    then one line for the third panel's variants."""
     out = []
     for imputer, _ in IMPUTERS:
         rs = [r for r in rows if r["imputer"] == imputer]
@@ -121,6 +178,11 @@ def findings(rows: list[dict]) -> list[str]:
                  f"(each audit exceeds it with probability ≤ 5 %; above that rate over many "
                  f"runs it would be a bug)" if above else "")
         out.append(f"- {imputer}: ε_lower {points}: {verdict}{extra}.")
+    if variants:
+        parts = "; ".join(f"{v['variant']} {v['eps_lower']:.3g} (exact {_fmt(v['eps_pair'])}"
+                          f"{', refuted' if v['claim_refuted'] else ''})" for v in variants)
+        out.append(f"- mean imputation at m = {VARIANT_M}, other releases and masks "
+                   f"(claim (ε, δ) = (1, δ)): {parts}.")
     return out
 
 
@@ -128,12 +190,14 @@ def draw(doc: dict, fig) -> None:
     import numpy as np
 
     rows = doc["rows"]
-    fig.set_size_inches(10, 4.6)
-    axes = fig.subplots(1, len(MASKS), sharey=True)
+    variants = doc.get("variants", [])
+    fig.set_size_inches(14 if variants else 10, 5.2 if variants else 4.6)
+    axes = fig.subplots(1, len(MASKS) + bool(variants), sharey=True,
+                        width_ratios=[1.0] * len(MASKS) + [1.15] * bool(variants))
     top = max(max(r["eps_lower"] for r in rows), doc["budget_ceiling"],
               max((r["eps_pair"] or 0.0) for r in rows if r["eps_pair"] is not None
                   and r["eps_pair"] <= 12)) * 1.1
-    for ax, mask in zip(axes, MASKS, strict=True):
+    for ax, mask in zip(axes, MASKS, strict=False):
         for imputer, _ in IMPUTERS:
             rs = sorted((r for r in rows if r["imputer"] == imputer and r["mask"] == mask),
                         key=lambda r: r["m"])
@@ -159,4 +223,26 @@ def draw(doc: dict, fig) -> None:
         ax.set_ylim(0, top)
         ax.grid(alpha=0.3)
     axes[0].set_ylabel("ε (an exact ε above the panel is clipped at its top)")
+    if variants:
+        _draw_variants(axes[-1], variants, doc, top)
     legend_below(fig, axes[:1], ncol=4)
+
+
+def _draw_variants(ax, variants: list[dict], doc: dict, top: float) -> None:
+    """The third panel: mean imputation at m = 16 before each release of :data:`VARIANTS`
+    (bars: ε_lower; black ticks: the exact ε, or the project's as the libraries' ceiling)."""
+    x = range(len(variants))
+    ax.bar(x, [v["eps_lower"] for v in variants], color=COLORS["mean"], alpha=0.85,
+           width=0.6, zorder=3)
+    for i, v in enumerate(variants):
+        if v["eps_pair"] is not None:
+            ax.plot([i - 0.35, i + 0.35], [min(v["eps_pair"], top * 0.98)] * 2, color="k",
+                    lw=1.6, ls="--", zorder=4)
+    ax.axhline(variants[0]["eps_claim"], color="0.45", lw=1.4)
+    ax.axhline(doc["budget_ceiling"], color="0.45", lw=1.0, ls=":")
+    ax.set_xticks(list(x))
+    ax.set_xticklabels([v["variant"] for v in variants], rotation=30, ha="right",
+                       rotation_mode="anchor", fontsize=8)
+    ax.set_title(f"mean imputation, m = {VARIANT_M}: other releases", fontsize=10)
+    ax.set_ylim(0, top)
+    ax.grid(alpha=0.3, axis="y")

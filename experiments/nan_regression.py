@@ -311,7 +311,7 @@ def failed_row(target: str, example, defect: LibraryDefect) -> dict:
         "eps_lower": None, "eps_estimate": None, "eps_point": None, "eps_lower_range": None,
         "runs": [], "pair": _pair_text(nan, example.params), "witness": None, "calls": 0,
         "library": adapter.distribution, "version": _version(library),
-        "seedable": adapter.seedable})
+        "seedable": adapter.seeded(example.params)})
 
 
 def _pair_text(nan: str, params) -> str:
@@ -340,7 +340,7 @@ def row(target: str, example, runs: list) -> dict:
             "eps_lower_range": [min(lows), max(lows)], "runs": each,
             "pair": _pair_text(nan, example.params), "witness": res.witness,
             "calls": res.trials, "library": adapter.distribution,
-            "version": _version(library), "seedable": adapter.seedable}
+            "version": _version(library), "seedable": adapter.seeded(example.params)}
 
 
 def named(only, target: str, example: str) -> bool:
@@ -369,7 +369,7 @@ def run(calls: int = CALLS, seed: int = 0, only=None, previous: dict | None = No
             continue
         adapter = registry.get_adapter(t.split(":")[0])
         impl = implementation(t, e) if adapter.isolated else None
-        reruns = 1 if adapter.seedable else RERUNS
+        reruns = 1 if adapter.seeded(e.params) else RERUNS
         n = min(calls, SLOW_CALLS.get(adapter.library, calls))
         try:
             runs = [audit_example(t, e, calls=n, seed=seed + i + 1000 * j, impl=impl)

@@ -75,8 +75,10 @@ def _split(target: object) -> tuple[str, str]:
     return head, tail
 
 
-def seedable(target: str) -> bool:
-    """Whether the same ``rng`` seed reproduces the releases of ``target``.
+def seedable(target: str, params: dict | None = None) -> bool:
+    """Whether the same ``rng`` seed reproduces the releases of ``target`` made with
+    ``params`` (a seedable adapter may hand some releases to a library's own generator:
+    ``Adapter.unseeded``).
 
     A user's callable is taken to be seedable (it is given the ``rng``).
     """
@@ -85,7 +87,7 @@ def seedable(target: str) -> bool:
         return True
     adapter = get_adapter(library)
     adapter.target(function)
-    return adapter.seedable
+    return adapter.seeded(params)
 
 
 def example(target: str, name: str) -> Example:

@@ -1,5 +1,6 @@
-"""Imputation before a DP release: an imputer fills the missing entries, then a Laplace sum of
-one column is released with the noise a user calibrates *ignoring imputation*.
+"""Imputation before a DP release: an imputer fills the missing entries, then a sum or a mean of
+one column is released (the project's Laplace or Gaussian noise, diffprivlib's or OpenDP's
+release) with the noise a user calibrates *ignoring imputation*.
 
 Targets ``imputation:<imputer>``: ``mean``, ``median``, ``most_frequent`` (scikit-learn's
 ``SimpleImputer`` with that strategy), ``knn`` (``KNNImputer``), ``iterative``
@@ -10,16 +11,26 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
 
     S = Σ_i clip(x̂_i[column], lo, hi) + noise,
 
-``x̂`` the imputed table. Parameters:
+``x̂`` the imputed table, or that sum divided by n (``statistic="mean"``; n, the rows of
+the filled table, is public). Parameters:
 
 ``bounds`` (required)
     (lo, hi), W = hi − lo; the released column is clipped to it.
 ``column`` (default 0)
     The column released.
 ``release`` (default ``"laplace"``)
-    ``"laplace"``: Laplace noise of scale W/ε from the audit's ``rng``; ``"diffprivlib"``:
-    diffprivlib's ``tools.sum`` of the imputed column at ε (bounds ``bounds``, its
-    ``LaplaceTruncated`` of sensitivity W, seeded from ``rng``).
+    ``"laplace"``: Laplace noise of scale W/ε from the audit's ``rng`` (δ must be 0);
+    ``"gaussian"``: Gaussian noise of Balle & Wang's analytic σ for sensitivity W at (ε, δ),
+    from ``rng`` (δ in (0, 1)); ``"diffprivlib"``: diffprivlib's ``tools.sum`` or
+    ``tools.mean`` of the imputed column at ε (bounds ``bounds``; its ``LaplaceTruncated``
+    of sensitivity W, or W/n for the mean; δ must be 0), seeded from ``rng``; ``"opendp"``:
+    OpenDP's chain (``audit.adapters.opendp.build_chain``: clamp, sized checked sum or mean,
+    Laplace at δ = 0, Gaussian zCDP converted to (ε, δ) at δ > 0), calibrated by its own
+    privacy map for a substitution (symmetric distance 2), drawing its noise from OpenDP's
+    generator.
+``statistic`` (default ``"sum"``)
+    ``"sum"`` or ``"mean"``: the same noise as the sum, divided by n (a mean over the filled
+    entries has the sum's privacy).
 ``n_neighbors`` (``knn``, default 5), ``max_iter`` (``iterative``, default 10)
     Passed to scikit-learn.
 ``impute_share`` (``private_mean``, default 0.5), ``count`` (``private_mean``, default ``"noisy"``)
@@ -43,8 +54,9 @@ imputer sees the whole (n, d) table (KNN and iterative read the other columns); 
     is public for it too, so the total ε holds for substitutions that keep which entries are
     missing (given μ̃ ∈ [lo, hi] the filled sum has sensitivity W).
 
-**Claim.** (ε, 0) per substituted record, the release's ε as a user states it, ignoring the
-imputation (for ``private_mean``, the total of the two shares). The relation is the
+**Claim.** (ε, δ) per substituted record, the release's (ε, δ) as a user states it, ignoring
+the imputation (for ``private_mean``, ε the total of the two shares; the DP mean is pure, so δ
+is the release's). The relation is the
 substitution of one record (``Relation.SUBSTITUTION``). The non-private imputers break it:
 mean imputation makes the filled sum n·mean_obs (sensitivity nW/k), median imputation moves
 every imputed entry with the substituted value (sensitivity up to W(1 + m)); see
@@ -60,7 +72,9 @@ with no observed entry is kept (``keep_empty_features=True``) and filled with 0 
 scikit-learn imputers (measured, 1.6.1); ``hot_deck`` and ``private_mean`` fill it with the
 middle of the bounds (plus μ̃'s noise for ``private_mean``).
 
-**Randomness.** Seedable. The scikit-learn imputers are deterministic functions of the table,
+**Randomness.** Seedable, except with ``release="opendp"`` (``ADAPTER.unseeded``: OpenDP
+draws from its own generator, so the same seed does not reproduce those releases; the
+imputation's own draws still come from ``rng``). The scikit-learn imputers are deterministic functions of the table,
 so the adapter keeps the imputed columns of the last 256 distinct tables (key: the table's
 bytes) and draws only the noise per call: the same releases, much faster when the masks
 repeat. ``hot_deck`` and ``private_mean`` draw from ``rng`` on every call.
@@ -76,7 +90,9 @@ import numpy as np
 from audit.adapters import _common, relations
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
+from audit.enums import NoiseKind
 from audit.model.implementation import CallableImplementation, Claim
+from audit.noise import NOISES
 
 LIBRARY = "imputation"
 DISTRIBUTION = "scikit-learn"
@@ -84,7 +100,8 @@ DISTRIBUTION = "scikit-learn"
 SKLEARN = ("mean", "median", "most_frequent", "knn", "iterative")
 #: the imputers drawing from the audit's rng
 RANDOM = ("hot_deck", "private_mean")
-RELEASES = ("laplace", "diffprivlib")
+RELEASES = ("laplace", "gaussian", "diffprivlib", "opendp")
+STATISTICS = ("sum", "mean")
 COUNTS = ("noisy", "public", "diffprivlib")
 #: the most tables whose imputed sum is kept
 CACHE_SIZE = 256
@@ -169,7 +186,8 @@ def _diffprivlib_mean(obs: np.ndarray, lo: float, hi: float, eps_imp: float, rng
 
 def _check_own(target: str, function: str, p: dict) -> dict:
     """The checked parameters beyond bounds and column."""
-    own = {"release": _common.check_choice(target, "release", p["release"], RELEASES)}
+    own = {"release": _common.check_choice(target, "release", p["release"], RELEASES),
+           "statistic": _common.check_choice(target, "statistic", p["statistic"], STATISTICS)}
     if function == "knn":
         own["n_neighbors"] = _int_param(target, "n_neighbors", p["n_neighbors"])
     if function == "iterative":
@@ -230,6 +248,94 @@ def _column_maker(function: str, p: dict, column: int, lo: float, hi: float,
     return filled
 
 
+class _OpenDPRelease:
+    """OpenDP's sum or mean of an imputed column (``release="opendp"``): the chain of
+    :func:`audit.adapters.opendp.build_chain` on the n entries (nothing left to impute, a
+    substitution is a symmetric distance of 2), Laplace at δ = 0, Gaussian (zCDP converted to
+    (ε, δ)) at δ > 0, built once per n. Picklable: the compiled chains are not sent."""
+
+    def __init__(self, target: str, statistic: str, epsilon: float, delta: float, lo: float,
+                 hi: float) -> None:
+        self.target, self.statistic = target, statistic
+        self.epsilon, self.delta = epsilon, delta
+        self.params = {"bounds": (lo, hi), "nan": "impute", "constant": 0.5 * (lo + hi),
+                       "noise": NoiseKind.GAUSSIAN if delta > 0 else NoiseKind.LAPLACE,
+                       "column": None, "shape": None}
+        self._chains: dict[int, object] = {}
+
+    def chain(self, n: int):
+        if n not in self._chains:
+            from audit.adapters import opendp
+
+            self._chains[n], _ = opendp.build_chain(
+                self.statistic, epsilon=self.epsilon, delta=self.delta, params=self.params,
+                n=n, d=1)
+        return self._chains[n]
+
+    def __call__(self, col: np.ndarray, rng) -> float:  # rng unused: OpenDP is not seedable
+        return float(self.chain(col.shape[0])(col))
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_chains": {}}
+
+
+def _check_delta(target: str, release: str, delta: float) -> None:
+    if release in ("laplace", "diffprivlib") and delta != 0.0:
+        raise ValueError(f"{target}: release {release!r} is a Laplace release, pure ε-DP; "
+                         f"delta must be 0, got delta={delta!r}")
+    if release == "gaussian" and not 0.0 < delta < 1.0:
+        raise ValueError(f"{target}: release 'gaussian' needs delta in (0, 1), got "
+                         f"delta={delta!r}")
+
+
+def _dp_release(target: str, own: dict, lo: float, hi: float, eps_rel: float, delta: float):
+    """(one, batch, words): ``one(col, rng)`` the release of one imputed column (n,),
+    ``batch(cols, rng)`` that of a stack (t, n) where the noise is the project's own (None
+    otherwise), and what the release is in words."""
+    release, statistic = own["release"], own["statistic"]
+    if release == "opendp":
+        one = _OpenDPRelease(target, statistic, eps_rel, delta, lo, hi)
+        noise = "Gaussian" if delta > 0 else "Laplace"
+        return one, None, f"OpenDP's {noise} {statistic} (its own generator: not seedable)"
+    if release == "diffprivlib":
+        tools = _common.require("diffprivlib.tools", "diffprivlib", target)
+        accountant = _common.require("diffprivlib.accountant", "diffprivlib",
+                                     target).BudgetAccountant
+        function = tools.sum if statistic == "sum" else tools.mean
+
+        def one(col: np.ndarray, rng) -> float:
+            return float(function(col, bounds=(lo, hi), epsilon=eps_rel,
+                                  random_state=int(rng.integers(2**32)),
+                                  accountant=accountant()))
+
+        return one, None, f"diffprivlib's tools.{statistic}"
+    width = hi - lo
+    if release == "gaussian":
+        sigma = NOISES[NoiseKind.GAUSSIAN].calibrate(width, eps_rel, delta, "analytic")
+
+        def draw(rng, size=None):
+            return rng.normal(0.0, sigma, size=size)
+
+        words = f"a Gaussian {statistic} (analytic σ = {sigma:.4g} for sensitivity {width:g})"
+    else:
+        scale = width / eps_rel
+
+        def draw(rng, size=None):
+            return rng.laplace(0.0, scale, size=size)
+
+        words = f"a Laplace {statistic} (scale {scale:.4g})"
+
+    def batch(cols: np.ndarray, rng) -> np.ndarray:
+        sums = cols.sum(axis=1)
+        out = sums + draw(rng, sums.shape)
+        return out if statistic == "sum" else out / cols.shape[1]
+
+    def one(col: np.ndarray, rng) -> float:
+        return float(batch(col[None], rng)[0])
+
+    return one, batch, words
+
+
 def make(function: str, *, epsilon: float, delta: float,
          params: dict | None) -> CallableImplementation:
     """The implementation of ``imputation:<function>`` (see the module docstring)."""
@@ -239,56 +345,43 @@ def make(function: str, *, epsilon: float, delta: float,
     column = _column(target, p["column"])
     own = _check_own(target, function, p)
     p.update(own)
-    if delta != 0.0:
-        raise ValueError(f"{target}: the release is a Laplace sum, pure ε-DP; delta must be 0, "
-                         f"got delta={delta!r}")
+    _check_delta(target, own["release"], delta)
     share = own.get("impute_share", 0.0)
     # the audit's own relation (one entry of the released column per record: diffprivlib's
     # per-entry relation, for its sum, gives the same budget)
     eps_lib = relations.to_substitution(ADAPTER.relation, epsilon, 0.0, entries=1).epsilon
     eps_rel = (1.0 - share) * eps_lib
     filled = _column_maker(function, p, column, lo, hi, share * eps_lib)
-    scale = (hi - lo) / eps_rel
-    dp_sum = None
-    if own["release"] == "diffprivlib":
-        tools = _common.require("diffprivlib.tools", "diffprivlib", target)
-        accountant = _common.require("diffprivlib.accountant", "diffprivlib",
-                                     target).BudgetAccountant
-
-        def dp_sum(col: np.ndarray, rng) -> float:
-            return float(tools.sum(col, bounds=(lo, hi), epsilon=eps_rel,
-                                   random_state=int(rng.integers(2**32)),
-                                   accountant=accountant()))
+    dp_one, dp_batch, words = _dp_release(target, own, lo, hi, eps_rel, delta)
 
     def columns(xs: np.ndarray, rng: np.random.Generator) -> np.ndarray:
         _column(target, column, xs.shape[2])
         return filled(xs, rng)
 
     def release(data, rng: np.random.Generator) -> float:
-        col = columns(_common.as_data(target, data)[None], rng)[0]
-        if dp_sum is not None:
-            return dp_sum(col, rng)
-        return float(col.sum() + rng.laplace(0.0, scale))
+        return dp_one(columns(_common.as_data(target, data)[None], rng)[0], rng)
 
     def batch(datasets, rng: np.random.Generator) -> np.ndarray:
-        sums = columns(_common.as_stack(target, datasets), rng).sum(axis=1)
-        return sums + rng.laplace(0.0, scale, size=sums.shape)
+        return dp_batch(columns(_common.as_stack(target, datasets), rng), rng)
 
-    note = (f"{function} imputation (scikit-learn {_common.version(DISTRIBUTION)}) then a "
-            f"Laplace sum of column {column} over bounds ({lo:g}, {hi:g}) at ε = {eps_rel:g}"
+    note = (f"{function} imputation (scikit-learn {_common.version(DISTRIBUTION)}) then "
+            f"{words} of column {column} over bounds ({lo:g}, {hi:g}) at ε = {eps_rel:g}"
+            + (f", δ = {delta:g}" if delta else "")
             + (f" after a DP mean at ε = {share * eps_lib:g} (count={own['count']!r})"
                if function == "private_mean" else "")
             + ": the claim ignores the imputation (audit.adapters.imputation)")
     return CallableImplementation(
-        func=release, claim=Claim(epsilon, 0.0, note), name=target,
-        batch_func=batch if dp_sum is None else None,
+        func=release, claim=Claim(epsilon, delta, note), name=target,
+        batch_func=batch if dp_batch is not None else None,
         params={"bounds": (lo, hi), "column": column, **own})
 
 
 _BOUNDS = Parameter("bounds", REQUIRED, "(lo, hi): the released column is clipped to it")
 _COLUMN = Parameter("column", 0, "the column released (the imputer sees every column)")
-_RELEASE = Parameter("release", "laplace", "'laplace' (the project's) or 'diffprivlib' (its sum)")
-_BASE = (_BOUNDS, _COLUMN, _RELEASE)
+_RELEASE = Parameter("release", "laplace", "'laplace' or 'gaussian' (the project's noise), "
+                                          "'diffprivlib' or 'opendp' (the library's release)")
+_STATISTIC = Parameter("statistic", "sum", "'sum' or 'mean' (over the n filled entries)")
+_BASE = (_BOUNDS, _COLUMN, _RELEASE, _STATISTIC)
 _DEFAULT = Example("default", {"bounds": [-1.0, 1.0]}, doc="a Laplace sum of column 0")
 _DIFFPRIVLIB = Example("diffprivlib", {"bounds": [-1.0, 1.0], "release": "diffprivlib"},
                        doc="diffprivlib's tools.sum of the imputed column 0")
@@ -322,7 +415,7 @@ _DIFFPRIVLIB_MEAN = Example("diffprivlib-mean", {"bounds": [-1.0, 1.0], "count":
 
 ADAPTER = Adapter(
     library=LIBRARY, distribution=DISTRIBUTION, import_name="sklearn", seedable=True,
-    relation=Relation.SUBSTITUTION, make=make,
+    relation=Relation.SUBSTITUTION, make=make, unseeded=(("release", "opendp"),),
     summary="imputers (scikit-learn, hot-deck, a DP mean) before a Laplace sum (ε ignores "
             "the imputation)",
     targets=tuple(

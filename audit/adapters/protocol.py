@@ -305,6 +305,10 @@ class Adapter:
         is not imported here but in a worker there, and ``make`` returns an
         :class:`~audit.adapters.isolation.client.IsolatedImplementation`. None: the library
         is imported into the auditor's process (``import_name``).
+    unseeded : tuple of (str, object)
+        Parameter values that hand the noise of a seedable adapter to a library's own
+        generator (``(("release", "opendp"),)``): a release made with one of them is not
+        reproduced by the seed (:meth:`seeded`).
     """
 
     library: str
@@ -316,6 +320,7 @@ class Adapter:
     make: Callable = field(repr=False)
     summary: str = ""
     environment: Environment | None = None
+    unseeded: tuple[tuple[str, object], ...] = ()
 
     def __post_init__(self) -> None:
         _name(self.library, "library")
@@ -333,6 +338,18 @@ class Adapter:
         if self.environment is not None and not isinstance(self.environment, Environment):
             raise ValueError(f"{self.library}: environment must be an audit.adapters.isolation."
                              f"Environment or None, got environment={self.environment!r}")
+        unseeded = tuple(tuple(u) for u in self.unseeded)
+        if not all(len(u) == 2 and isinstance(u[0], str) for u in unseeded):
+            raise ValueError(f"{self.library}: unseeded must hold (parameter, value) pairs, "
+                             f"got unseeded={self.unseeded!r}")
+        object.__setattr__(self, "unseeded", unseeded)
+
+    def seeded(self, params: dict | None = None) -> bool:
+        """Whether the same ``rng`` seed reproduces a release made with ``params``:
+        ``seedable``, unless a value of ``unseeded`` is among the parameters."""
+        params = params or {}
+        return self.seedable and not any(name in params and params[name] == value
+                                          for name, value in self.unseeded)
 
     @property
     def isolated(self) -> bool:

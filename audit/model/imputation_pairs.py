@@ -100,9 +100,21 @@ def imputation_pair(n: int, m: int, bound: float = 1.0, *, others: str = "zero",
     return z, z_prime
 
 
-def mar_mask_params() -> dict:
+def mar_mask_params(rate: float = 1.0) -> dict:
     """The ``[missingness]`` table of the MAR setting: ``mar-pivot`` on the covariate (column
-    1), the value missing with probability 1 when the covariate is ≥ :data:`MAR_THRESHOLD` and
-    0 below (the rate reads only the always-observed covariate: MAR)."""
+    1), the value missing with probability ``rate`` (in [0, 1], independently per record) when
+    the covariate is ≥ :data:`MAR_THRESHOLD` and 0 below (the rate reads only the
+    always-observed covariate: MAR). At ``rate`` = 1 the m incomplete records are always
+    missing; below 1 the number missing is Binomial(m, rate)
+    (:func:`audit.theory.imputation.mean_mar_pair_epsilon`).
+
+    Raises
+    ------
+    ValueError
+        rate outside [0, 1].
+    """
+    from audit._validate import check_probability
+
+    rate = check_probability(rate, "rate")
     return {"kind": "mar-pivot", "pivot": 1, "threshold": MAR_THRESHOLD, "rate_low": 0.0,
-            "rate_high": 1.0}
+            "rate_high": rate}

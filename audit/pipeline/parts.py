@@ -9,7 +9,8 @@ object, and handed to the one runner:
 - the **PairSource**, where the neighbours come from: given (``[pair]``), the worst case for
   the query (the default), or searched by calling a black box (``[search]``);
 - the **Designs**, how calls are spent: the plain fixed run (always), the sequential test
-  (``audit.mode = "sequential"``), k releases from one table (``[releases]``), mask strata
+  (``audit.mode = "sequential"``), the online test with no pilot (``audit.mode = "online"``),
+  k releases from one table (``[releases]``), mask strata
   (``[strata]``), and any design a package registers under the ``audit.designs`` entry-point
   group (:func:`available_designs`: a class with a config ``table``, ``from_table``,
   ``supports``, ``wrap`` and ``to_dict``; :class:`Design`).
@@ -161,9 +162,12 @@ _SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: i
                      "[implementation] table")
 _STRATA_NEEDS = ("[strata] stratifies the masks of an implementation audit: it needs an "
                  "[implementation] table")
+_ONLINE_NEEDS = ("audit.mode='online' tests an implementation's claim: it needs an "
+                 "[implementation] table")
 #: The answers of parts that only a black box can run (a config without ``[implementation]``
 #: may still be handed one: :func:`audit.pipeline.parts.check_config`).
-NEEDS_BLACK_BOX = frozenset({NEEDS_IMPLEMENTATION, _SEQUENTIAL_NEEDS, _STRATA_NEEDS})
+NEEDS_BLACK_BOX = frozenset({NEEDS_IMPLEMENTATION, _SEQUENTIAL_NEEDS, _STRATA_NEEDS,
+                             _ONLINE_NEEDS})
 
 
 @dataclass(frozen=True)
@@ -240,6 +244,38 @@ class SequentialDesign:
         if parts.config.audit.selection is Selection.GRID:
             return ("audit.mode='sequential' tests one region declared from the pilot: "
                     "audit.selection must be 'pilot' or 'auto', got audit.selection='grid'")
+        return None
+
+
+@dataclass(frozen=True)
+class OnlineDesign:
+    """``audit.mode = "online"``: no pilot; every chunk of calls is bet on a threshold region
+    of the output chosen from the calls before it (:mod:`audit.estimation.online`)."""
+
+    #: the attacks whose score is the output itself (what the online regions threshold)
+    ATTACKS = ("auto", "threshold")
+
+    def supports(self, parts: AuditParts) -> str | None:
+        au = parts.config.audit
+        if not parts.black_box:
+            return _ONLINE_NEEDS
+        if au.attack is not None and au.attack not in self.ATTACKS:
+            return (f"audit.mode='online' chooses threshold regions of the output from the "
+                    f"run's own past calls (no pilot to fit an attack on): audit.attack must "
+                    f"be 'threshold' or 'auto' (or unset), got audit.attack={au.attack!r}")
+        if au.selection is not Selection.AUTO:
+            return (f"audit.mode='online' chooses its regions from past calls, with no pilot: "
+                    f"audit.selection must be 'auto' (unset), got "
+                    f"audit.selection={au.selection.value!r}")
+        if parts.config.releases is not None:
+            return ("audit.mode='online' thresholds one scalar output per call: [releases] "
+                    "(k outputs per trial) is not supported")
+        if parts.config.strata is not None:
+            return ("audit.mode='online' and [strata] are exclusive: a stratified audit "
+                    "tests at looks of its own (audit.mode='sequential' with strata.looks)")
+        if au.checkpoint is not None:
+            return ("audit.mode='online' keeps no checkpoint (its regions depend on every "
+                    "earlier call): remove audit.checkpoint")
         return None
 
 
@@ -333,6 +369,8 @@ def built_in_designs(cfg: AuditConfig) -> tuple:
     out: list = [PlainDesign()]
     if cfg.audit.mode is AuditMode.SEQUENTIAL:
         out.append(SequentialDesign())
+    if cfg.audit.mode is AuditMode.ONLINE:
+        out.append(OnlineDesign())
     if cfg.releases is not None:
         out.append(RepeatedDesign())
     if cfg.strata is not None:

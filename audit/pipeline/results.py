@@ -26,7 +26,7 @@ import numpy as np
 from audit.enums import CeilingKind
 
 # (imported for their registration under their witness kind)
-from audit.estimation import regions, sequential, strata  # noqa: F401
+from audit.estimation import online, regions, sequential, strata  # noqa: F401
 from audit.estimation.witness import Bound, bound_kind
 from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison, Violation
 from audit.pipeline.ceilings import violations as find_violations

@@ -32,6 +32,7 @@ import numpy as np
 from audit._validate import check_bool
 from audit.enums import AuditMode, BoundRule, CeilingKind, Selection
 from audit.estimation import policy as estimation_policy
+from audit.estimation.online import OnlineMonitor
 from audit.estimation.sequential import SequentialMonitor
 from audit.estimation.tradeoff_points import (
     TradeoffPoints,
@@ -43,6 +44,7 @@ from audit.pipeline.factory import check_subject, implementation_of, make_subjec
 from audit.pipeline.parts import check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.poisson import count_poissonised, poissonisable
+from audit.pipeline.progress import progress_bar
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
 from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
@@ -206,10 +208,10 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
         subject = make_subject(cfg, plan=plan, implementation=implementation)
     else:
         check_subject(subject)
-    au = subject.config.audit
-    timer = _Timer()
+    au, timer, seeds = subject.config.audit, _Timer(), _streams(subject.config.audit.seed)
     timer.phases["plan"] = subject.seconds  # measured where it was built
-    seeds = _streams(au.seed)
+    if au.mode is AuditMode.ONLINE:
+        return _run_online(subject, seeds[2], timer, progress, report)
     attack_name = au.attack_for(black_box=subject.laws is None)
     attack = load_attack(attack_name)
     prep = _prepare(subject, attack, seeds, timer, progress)
@@ -236,6 +238,53 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
     return AuditResult.from_run(subject, bound, attack=attack_name, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note,
+                                search=report)
+
+
+#: the online run's first chunk (calls per side), growth per chunk, and the least cap
+ONLINE_FIRST, ONLINE_GROWTH, ONLINE_CAP = 10, 1.25, 1000
+
+
+def _run_online(subject: Subject, seed: int, timer: _Timer, progress: bool,
+                report) -> AuditResult:
+    """``audit.mode = "online"``: no pilot; chunks of calls of growing size (10 per side
+    first, ×1.25 each, up to max(1,000, trials/200)), each bet on regions chosen from the
+    calls before it (:class:`audit.estimation.online.OnlineMonitor`), each drawn from its own
+    child of the main run's seed."""
+    au = subject.config.audit
+    if not subject.is_scalar:
+        raise ValueError("audit.mode='online' thresholds a scalar output: the implementation "
+                         "returns a vector (use audit.mode='sequential')")
+    claims = {c.kind: c.value for c in subject.ceilings}
+    grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],
+                                               claims.get(CeilingKind.AMPLIFIED_CLAIM),
+                                               policy=au.policy)
+    monitor = OnlineMonitor(grid, subject.delta, au.alpha, stop=au.stop, budget=au.trials,
+                            budget_share=au.policy.budget_test_share)
+    streams = np.random.SeedSequence(seed)
+    cap = max(ONLINE_CAP, au.trials // 200)
+    size, done = float(ONLINE_FIRST), 0
+    bar = progress_bar(au.trials, f"{subject.config.name}: online", progress)
+    try:
+        with timer.phase("main run"):
+            while done < au.trials:
+                k = min(int(size), au.trials - done)
+                child = streams.spawn(1)[0]
+                draws = subject.draw(k, int(child.generate_state(1, np.uint64)[0] >> 1))
+                done += k
+                if bar is not None:
+                    bar.update(k)
+                if monitor.update(draws.p, draws.q):
+                    break
+                size = min(size * ONLINE_GROWTH, cap)
+    finally:
+        if bar is not None:
+            bar.close()
+    return AuditResult.from_run(subject, monitor.bound(), attack="threshold",
+                                selection="online", trials=done, pilot_trials=0,
+                                timings=timer.phases,
+                                attack_note="thresholds the output, its regions chosen "
+                                            "from the run's own past calls (no pilot)",
                                 search=report)
 
 

@@ -20,6 +20,13 @@ most W). The neighbouring relation is the substitution of one record observed on
 - Two independent Laplace noises of scales b1, b2 added to a sum shifted by Δ: the law is a
   shift of a log-concave density whose log-slope is at most 1/max(b1, b2) in absolute value and
   attains it in the tails, so the exact ε is Δ / max(b1, b2) (:func:`two_laplace_shift_epsilon`).
+- Gaussian noise of standard deviation σ: a shift Δ is exactly μ-GDP with μ = Δ/σ, so the
+  exact ε at δ is the Gaussian profile's ε_μ(δ) (:func:`gaussian_shift_epsilon`).
+- A MAR mask whose rate is strictly between 0 and 1 (each of the m incomplete records missing
+  with probability q, independently): mean imputation's filled sum is n·x₀/(n − M) with
+  M ~ Binomial(m, q) missing, a mixture over shifts (:func:`mean_mar_pair_epsilon`).
+- A mean over the n filled entries (n public) with the sum's noise divided by n is a
+  rescaling of the sum: the same ε.
 
 References
 ----------
@@ -39,10 +46,13 @@ from audit._validate import check_positive, check_positive_int
 __all__ = ["mean_imputed_sum_sensitivity", "median_imputed_sum_sensitivity",
            "knn_imputed_sum_shift", "laplace_shift_epsilon", "laplace_mixture_epsilon",
            "two_laplace_shift_epsilon", "hot_deck_pair_epsilon",
-           "private_public_count_pair_epsilon", "pair_epsilon", "EXACT_IMPUTERS"]
+           "private_public_count_pair_epsilon", "gaussian_shift_epsilon",
+           "mean_mar_pair_epsilon", "pair_epsilon", "EXACT_IMPUTERS", "SHIFT_IMPUTERS"]
 
 #: the imputers whose audited pair has an exact ε here (:func:`pair_epsilon`)
 EXACT_IMPUTERS = ("mean", "median", "most_frequent", "knn", "hot_deck")
+#: the imputers whose audited pair moves the filled sum by a fixed shift (any noise)
+SHIFT_IMPUTERS = ("mean", "median", "most_frequent", "knn")
 
 
 def _check_nm(n: object, m: object) -> tuple[int, int]:
@@ -242,17 +252,74 @@ def private_public_count_pair_epsilon(n: int, m: int, width: float, epsilon: flo
                                      width / ((1.0 - share) * epsilon))
 
 
-def pair_epsilon(imputer: str, n: int, m: int, width: float, epsilon: float, *,
-                 n_neighbors: int = 5) -> float | None:
-    """The exact ε of ``imputer`` before a Laplace sum of scale W/ε on the audited pair of
-    :func:`audit.model.imputation_pairs.imputation_pair` (the differing record from one end of
-    the range to the other, m incomplete records, nothing else masked), or None where there is
-    no closed form (``iterative``, ``private_mean``).
+def gaussian_shift_epsilon(shift: float, sigma: float, delta: float) -> float:
+    """The exact ε at δ between N(0, σ²) and N(Δ, σ²): the Gaussian profile's ε_μ(δ) at
+    μ = |Δ|/σ (Balle & Wang 2018, Thm 8; :meth:`audit.noise.GaussianNoise.epsilon_for_delta`,
+    rounded so that δ_μ(ε) ≤ δ).
 
-    ``mean``: ε·n/(n − m); ``median``: ε·(1 + m) for odd k = n − m, ε·(1 + m/2) for even k
-    (the pair with the other records split between the ends); ``most_frequent``: ε·(1 + m)
-    (that pair, where record 0 breaks the tie); ``knn``: ε·(1 + m/min(K, k)); ``hot_deck``:
-    :func:`hot_deck_pair_epsilon` (the other records at 0).
+    Raises
+    ------
+    ValueError
+        shift not finite, sigma ≤ 0, or delta outside (0, 1).
+
+    Examples
+    --------
+    >>> round(gaussian_shift_epsilon(1.0, 1.0, 1e-5), 4)
+    4.3772
+    """
+    from audit._validate import check_in_range
+    from audit.noise import GaussianNoise
+
+    mu = laplace_shift_epsilon(shift, sigma)  # |Δ|/σ, both checked
+    dlt = check_in_range("delta", delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
+    return GaussianNoise().epsilon_for_delta(dlt, mu)
+
+
+def mean_mar_pair_epsilon(n: int, m: int, width: float, epsilon: float,
+                          rate: float) -> float:
+    """The exact ε of mean imputation before a Laplace sum of scale W/ε on the MAR pair of
+    :func:`audit.model.imputation_pairs.imputation_pair` (``mask="mar"``, ``others="zero"``)
+    masked by :func:`~audit.model.imputation_pairs.mar_mask_params` at ``rate_high = q``:
+    each of the m incomplete records (value 0) is missing with probability q, independently,
+    record 0 (±W/2) and the others (0) never, so the filled sum is ±(W/2)·n/(n − M),
+    M ~ Binomial(m, q): :func:`laplace_mixture_epsilon` over M.
+
+    Raises
+    ------
+    ValueError
+        n, m, width, epsilon out of range, or rate outside [0, 1].
+    """
+    from scipy.stats import binom
+
+    from audit._validate import check_in_range
+
+    n, m = _check_nm(n, m)
+    width = check_positive(width, "width")
+    epsilon = check_positive(epsilon, "epsilon")
+    q = check_in_range("rate", rate, 0.0, 1.0, lo_closed=True, hi_closed=True)
+    c = np.arange(m + 1)
+    w = binom.pmf(c, m, q)
+    keep = w > 0
+    w, c = w[keep] / w[keep].sum(), c[keep]
+    shift = 0.5 * width * n / (n - c)
+    return laplace_mixture_epsilon(w, shift, -shift, width / epsilon)
+
+
+def pair_epsilon(imputer: str, n: int, m: int, width: float, epsilon: float, *,
+                 n_neighbors: int = 5, delta: float = 0.0) -> float | None:
+    """The exact ε of ``imputer`` before a Laplace sum of scale W/ε (``delta`` = 0) or a
+    Gaussian sum of Balle & Wang's analytic σ for sensitivity W at (ε, δ) (``delta`` > 0) on
+    the audited pair of :func:`audit.model.imputation_pairs.imputation_pair` (the differing
+    record from one end of the range to the other, m incomplete records, nothing else
+    masked), or None where there is no closed form (``iterative``, ``private_mean``, and
+    ``hot_deck`` under Gaussian noise). The same value holds for the mean over the n filled
+    entries (the sum and its noise divided by n).
+
+    The filled sum's shift: ``mean``: n·W/(n − m); ``median``: W·(1 + m) for odd
+    k = n − m, W·(1 + m/2) for even k (the pair with the other records split between the
+    ends); ``most_frequent``: W·(1 + m) (that pair, where record 0 breaks the tie); ``knn``:
+    W·(1 + m/min(K, k)); ``hot_deck`` (Laplace only): :func:`hot_deck_pair_epsilon` (the
+    other records at 0). Laplace: shift/(W/ε); Gaussian: :func:`gaussian_shift_epsilon`.
 
     Raises
     ------
@@ -262,18 +329,22 @@ def pair_epsilon(imputer: str, n: int, m: int, width: float, epsilon: float, *,
     n, m = _check_nm(n, m)
     width = check_positive(width, "width")
     epsilon = check_positive(epsilon, "epsilon")
-    scale = width / epsilon
-    if imputer == "mean":
-        return laplace_shift_epsilon(mean_imputed_sum_sensitivity(n, m, width), scale)
-    if imputer == "median":
-        return laplace_shift_epsilon(median_imputed_sum_sensitivity(n, m, width), scale)
-    if imputer == "most_frequent":
-        return laplace_shift_epsilon(width * (1.0 + m), scale)
-    if imputer == "knn":
-        return laplace_shift_epsilon(knn_imputed_sum_shift(n, m, width, n_neighbors), scale)
-    if imputer == "hot_deck":
-        return hot_deck_pair_epsilon(n, m, width, epsilon)
     if imputer in ("iterative", "private_mean"):
         return None
-    raise ValueError(f"imputer must be one of mean, median, most_frequent, knn, iterative, "
-                     f"hot_deck, private_mean, got imputer={imputer!r}")
+    if imputer not in EXACT_IMPUTERS:
+        raise ValueError(f"imputer must be one of mean, median, most_frequent, knn, "
+                         f"iterative, hot_deck, private_mean, got imputer={imputer!r}")
+    if delta == 0.0 and imputer == "hot_deck":
+        return hot_deck_pair_epsilon(n, m, width, epsilon)
+    if imputer == "hot_deck":
+        return None
+    shift = {"mean": lambda: mean_imputed_sum_sensitivity(n, m, width),
+             "median": lambda: median_imputed_sum_sensitivity(n, m, width),
+             "most_frequent": lambda: width * (1.0 + m),
+             "knn": lambda: knn_imputed_sum_shift(n, m, width, n_neighbors)}[imputer]()
+    if delta == 0.0:
+        return laplace_shift_epsilon(shift, width / epsilon)
+    from audit.noise import GaussianNoise
+
+    sigma = GaussianNoise().calibrate(width, epsilon, delta, "analytic")
+    return gaussian_shift_epsilon(shift, sigma, delta)

@@ -51,6 +51,13 @@ def test_choices_parse_at_the_boundary():
     assert a.functions == ("sum",) and a.target("sum") is a.targets[0]
 
 
+def test_a_parameter_value_can_hand_the_noise_to_the_library():
+    a = _adapter(unseeded=(("release", "opendp"),))
+    assert a.seeded() and a.seeded({"release": "laplace"})
+    assert not a.seeded({"release": "opendp"})
+    assert not _adapter(seedable=False).seeded({"release": "laplace"})
+
+
 def test_an_example_is_a_read_only_copy():
     params = {"bounds": [-1.0, 1.0]}
     ex = Example("e", params)
@@ -88,6 +95,7 @@ def test_required_is_one_picklable_sentinel():
     (lambda: _adapter(library="my.lib"), "library must not contain '.'"),
     (lambda: _adapter(library="my:lib"), "library must be a non-empty string without ':'"),
     (lambda: _adapter(seedable=1), "seedable must be a bool"),
+    (lambda: _adapter(unseeded=(("release",),)), "unseeded must hold (parameter, value) pairs"),
     (lambda: _adapter(relation="replace-one"), "relation must be one of"),
     (lambda: _adapter(targets=()), "targets must be one or more Target objects"),
     (lambda: _adapter(targets=(_target(), _target())), "targets must have unique functions"),

@@ -96,11 +96,15 @@ def test_2949_the_redefined_column_keeps_the_truncation_bounds():
 @pytest.mark.parametrize("key", ["opendp#2935[zero]", "opendp#2935[raise]",
                                  "opendp#2935[clamp]", "opendp#2944", "opendp#2949"])
 def test_the_audit_gives_the_expected_verdict(key):
-    """200 calls per side, one run: the violations separate by ≥ 4.5 noise scales (ε_lower ≈
-    2.7-3.6 against claims ≤ 1). The clamp policy's pair has loss exactly ε: the region's ε̂
-    may pass the margin (borderline; 0.93-0.95 in three audits of 4,000 calls), but ε_lower
-    stays at most the claim with probability ≥ 99% (the bound's validity)."""
-    f = dataclasses.replace(_finding(key), calls=200, pilot=100, reruns=1)
+    """200 calls per side (400 for #2944), one run: the violations separate by ≥ 4.5 noise
+    scales (ε_lower ≈ 2.6-3.9 against claims ≤ 1; measured over 12-20 unseeded runs each, the
+    least 2.6, and #2944's ε_lower at 200 calls fell below 2 in 3 of 30 runs, at 400 in none
+    of 20: mean 3.0, sd 0.28, so 2.0 is 3.6 sd below). The clamp policy's pair has loss
+    exactly ε: the region's ε̂ may pass the margin (borderline; 0.93-0.95 in three audits of
+    4,000 calls), but ε_lower stays at most the claim with probability ≥ 99% (the bound's
+    validity)."""
+    calls = 400 if key == "opendp#2944" else 200
+    f = dataclasses.replace(_finding(key), calls=calls, pilot=calls // 2, reruns=1)
     r = nf.audit_finding(f, seed=0)
     if f.expected != "violates":
         assert r["verdict"] in ("keeps", "borderline") and r["eps_lower"] <= r["claim"], r

@@ -113,6 +113,9 @@ def test_private_public_count_reaches_the_claim_at_m_equal_k():
     lambda: th.laplace_mixture_epsilon([0.5, 0.6], [0, 1], [0, 2], 1.0),
     lambda: th.private_public_count_pair_epsilon(20, 3, 2.0, 1.0, impute_share=1.0),
     lambda: th.pair_epsilon("nope", 20, 3, 2.0, 1.0),
+    lambda: th.gaussian_shift_epsilon(1.0, 1.0, 0.0),
+    lambda: th.gaussian_shift_epsilon(1.0, -1.0, 1e-5),
+    lambda: th.mean_mar_pair_epsilon(20, 4, 2.0, 1.0, 1.5),
 ])
 def test_bad_parameters_are_refused(call):
     with pytest.raises(ValueError, match="must"):
@@ -124,3 +127,75 @@ def test_pair_epsilon_grows_with_m_for_every_non_private_imputer():
         values = [th.pair_epsilon(imputer, N, m, W, 1.0) for m in (1, 4, 16)]
         assert all(a < b for a, b in itertools.pairwise(values)), imputer
     assert th.pair_epsilon("iterative", N, 4, W, 1.0) is None
+
+
+def _gaussian_delta_by_quadrature(eps: float, mu: float) -> float:
+    """δ(ε) = ∫ max(0, φ(y) − e^ε φ(y − μ)) dy, integrated numerically."""
+    def gap(y):
+        return max(0.0, stats.norm.pdf(y) - math.exp(eps) * stats.norm.pdf(y - mu))
+
+    cut = eps / mu + mu / 2  # φ(y) > e^ε φ(y − μ) exactly below it
+    return integrate.quad(gap, -40.0, cut, limit=400, epsabs=1e-14, epsrel=1e-10)[0]
+
+
+@pytest.mark.parametrize("shift,sigma,delta", [(1.0, 1.0, 1e-5), (10.0, 7.46, 1e-5),
+                                               (0.3, 1.0, 1e-3), (3.0, 1.0, 1e-8)])
+def test_gaussian_shift_epsilon_meets_delta_by_quadrature(shift, sigma, delta):
+    """The returned ε meets δ (within 1e-12 relative), and 1 % less ε does not."""
+    eps = th.gaussian_shift_epsilon(shift, sigma, delta)
+    mu = shift / sigma
+    assert _gaussian_delta_by_quadrature(eps, mu) <= delta * (1 + 1e-6)
+    assert _gaussian_delta_by_quadrature(0.99 * eps, mu) > delta
+
+
+def test_gaussian_pair_epsilon_is_the_shift_under_the_analytic_sigma():
+    from audit.noise import GaussianNoise
+
+    sigma = GaussianNoise().calibrate(W, 1.0, 1e-5, "analytic")
+    for m in (1, 4, 16):
+        got = th.pair_epsilon("mean", N, m, W, 1.0, delta=1e-5)
+        assert got == th.gaussian_shift_epsilon(N * W / (N - m), sigma, 1e-5)
+    # no shift beyond W: the claim itself, which the calibration makes tight
+    assert th.gaussian_shift_epsilon(W, sigma, 1e-5) == pytest.approx(1.0, rel=1e-6)
+    assert th.pair_epsilon("hot_deck", N, 4, W, 1.0, delta=1e-5) is None
+
+
+def test_mean_mar_pair_epsilon_against_an_independent_grid_and_its_ends():
+    """The mixture over M ~ Binomial(m, q) by quadrature on a wide grid; at q = 0 the pair is
+    the plain Laplace shift W/(W/ε) = ε, at q = 1 mean imputation's ε·n/(n − m)."""
+    for m, q in ((4, 0.3), (16, 0.5), (16, 0.9)):
+        c = np.arange(m + 1)
+        w = stats.binom.pmf(c, m, q)
+        shift = 0.5 * W * N / (N - c)
+        oracle = _mixture_eps_by_quadrature(w, shift, -shift, W)
+        assert th.mean_mar_pair_epsilon(N, m, W, 1.0, q) == pytest.approx(oracle, abs=1e-6)
+    assert th.mean_mar_pair_epsilon(N, 16, W, 1.0, 0.0) == pytest.approx(1.0)
+    assert th.mean_mar_pair_epsilon(N, 16, W, 1.0, 1.0) == pytest.approx(5.0)
+
+
+def test_the_mar_pair_draws_the_binomial_mixture():
+    """The MAR pair under mar_mask_params(q): the filled sums that scikit-learn's mean imputer
+    gives on masks drawn by the project's mar-pivot are ±(W/2)·n/(n − M) with M the number of
+    incomplete records masked, and M's frequencies follow Binomial(m, q) (a chi-square test at
+    level 1e-4 over 4,000 draws)."""
+    from sklearn.impute import SimpleImputer
+
+    from audit.model.imputation_pairs import mar_mask_params
+    from audit.model.missingness import make_missingness
+
+    m, q = 8, 0.4
+    z, _ = imputation_pair(N, m, 1.0, mask="mar")
+    mech = make_missingness(**mar_mask_params(q))
+    rng = np.random.default_rng(11)
+    counts = np.zeros(m + 1)
+    for _ in range(4000):
+        x = np.where(mech.sample_masks(z, rng), np.nan, z)
+        missing = int(np.isnan(x[:, 0]).sum())
+        counts[missing] += 1
+        if missing in (0, m):
+            s = float(SimpleImputer(keep_empty_features=True).fit_transform(x)[:, 0].sum())
+            assert s == pytest.approx(0.5 * W * N / (N - missing))
+    expected = 4000 * stats.binom.pmf(np.arange(m + 1), m, q)
+    keep = expected >= 5
+    chi2 = float((((counts - expected) ** 2 / expected)[keep]).sum())
+    assert chi2 < stats.chi2.ppf(1 - 1e-4, keep.sum() - 1)
