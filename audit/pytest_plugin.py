@@ -17,7 +17,8 @@ budget, ``--audit-alpha`` (default 0.05), split evenly over the marked tests tha
 collected (Bonferroni), so that a run of correct mechanisms fails any audited test with
 probability at most that budget, however many there are. Each audit runs in the sequential
 mode by default (``mode="sequential"``: a betting test that stops as soon as the claim is
-refuted, anytime-valid; a claim that survives uses the whole ``trials``). A refuted claim
+refuted, anytime-valid; a claim that survives uses the whole ``trials``); a marker's
+``mode="online"`` skips the pilot (scalar outputs). A refuted claim
 fails its test with :func:`assert_private`'s message (ε_lower, the claim, the witness region
 and its counts); every audited test records ``eps_lower``, ``eps_claim``, ``trials`` and
 ``confidence`` as user properties, which JUnit XML reports (``--junitxml``) carry. The

@@ -275,7 +275,7 @@ def test_backend_cuda_on_the_simulator_gives_the_cpu_result(tmp_path):
         if sim:
             env["NUMBA_ENABLE_CUDASIM"] = sim
         res = tmp_path / f"{backend}.json"
-        out = _command(["run", str(cfg), "--backend", backend, "--trials", "3000",
+        out = _command(["run", str(cfg), "--backend", backend, "--trials", "500",
                         "--no-progress", "--json", str(res)], env=env)
         assert out.returncode == 0, out.stderr
         doc = json.loads(res.read_text())
