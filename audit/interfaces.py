@@ -281,6 +281,20 @@ class Subject(Protocol):
     def supports_sequential(self) -> bool: ...
 
     @property
+    def poissonisable(self) -> bool:
+        """Whether :meth:`count` returns n i.i.d. draws of each side for every n, so that a
+        main run of Poisson(n) calls per side can be counted (the joint bound)."""
+
+    @property
+    def stratified(self) -> bool:
+        """Whether the subject audits by mask stratum (``[strata]``)."""
+
+    @property
+    def tests_at_looks(self) -> bool:
+        """Whether the subject runs its own sequential test at declared looks, the runner's
+        chunk-by-chunk monitor unused."""
+
+    @property
     def unit(self) -> str:
         """What one trial per side is: ``"draws"`` or ``"calls"``."""
 

@@ -92,8 +92,7 @@ def check_subject(subject: Subject) -> Subject:
     itself, before building)."""
     cfg = subject.config
     check_parts(cfg, black_box=subject.laws is None)
-    # (an optional member, read through a plug-in design's wrapper too)
-    if cfg.strata is not None and not getattr(subject, "stratified", False):
+    if cfg.strata is not None and not subject.stratified:
         raise ValueError("a config with [strata] is audited by mask stratum: build its "
                          "subject with make_subject (a StratifiedImplementationSubject), got "
                          f"{type(subject).__name__}")

@@ -64,9 +64,9 @@ def poisson_calls(trials: int, seed: int) -> tuple[int, int]:
 
 def poissonisable(subject: Subject) -> bool:
     """Whether ``subject`` can count a Poissonised main run: its ``count(statistic, n, seed)``
-    returns n i.i.d. draws of each side for every n (an optional member ``poissonisable``;
-    a subject without it is not, and keeps the two intervals)."""
-    return bool(getattr(subject, "poissonisable", False))
+    returns n i.i.d. draws of each side for every n (:attr:`Subject.poissonisable`; a subject
+    that cannot keeps the two intervals)."""
+    return bool(subject.poissonisable)
 
 
 def count_poissonised(subject: Subject, statistic: Statistic, trials: int, seed_main: int,

@@ -148,8 +148,7 @@ def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
     """The sequential test on the declared region, or None in fixed mode or where the subject
     runs its own (a stratified audit tests at looks)."""
     au = subject.config.audit
-    # (tests_at_looks is optional: PlannedSubject says False, a subject without it has none)
-    if au.mode is not AuditMode.SEQUENTIAL or getattr(subject, "tests_at_looks", False):
+    if au.mode is not AuditMode.SEQUENTIAL or subject.tests_at_looks:
         return None  # (what sequential mode needs: checked by check_subject)
     claims = {c.kind: c.value for c in subject.ceilings}
     grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],

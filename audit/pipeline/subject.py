@@ -92,10 +92,19 @@ class PlannedSubject:
         pilot beyond the statistic and region the runner hands to :meth:`count`)."""
         return self
 
+    #: whether :meth:`count` returns n i.i.d. draws of each side for every n (the subjects
+    #: that can say so set True)
+    poissonisable = False
+
+    @property
+    def stratified(self) -> bool:
+        """Whether the subject audits by mask stratum (a stratified audit says True)."""
+        return False
+
     @property
     def tests_at_looks(self) -> bool:
         """Whether the subject runs its own sequential test at declared looks, the runner's
-        chunk-by-chunk monitor unused (an optional member: a stratified audit says True)."""
+        chunk-by-chunk monitor unused (a stratified audit says True)."""
         return False
 
 

@@ -93,7 +93,10 @@ def _subject(batch=_laplace, trials: int = 2_000):
 
 
 class _TwoSidedOnly:
-    """A subject without ``count_side`` (the model's case): its top-up runs both sides."""
+    """A subject without ``count_side`` (the model's case): its top-up runs both sides; it
+    says it is not poissonisable."""
+
+    poissonisable = False
 
     def __init__(self, inner) -> None:
         self._inner = inner
