@@ -155,8 +155,20 @@ def claim_errors(counts_p, counts_q, score, region: Region, alpha: float):
     k_a, n_a, k_b, n_b = (int(np.asarray(v).reshape(-1)[0])
                           for v in _error_counts(rc, region.direction))
     a_each = alpha / SIDES
-    return (int(k_a), int(n_a), int(k_b), int(n_b), float(cp_upper_array(k_a, n_a, a_each)),
+    return (k_a, n_a, k_b, n_b, float(cp_upper_array(k_a, n_a, a_each)),
             float(cp_upper_array(k_b, n_b, a_each)))
+
+
+def _check_family(family):
+    """A claimed family or curve (:mod:`audit.theory.tradeoff.families`), refused naming
+    ``family`` otherwise."""
+    parametric = getattr(family, "parametric", None)
+    needs = ("boundary", "epsilon") if parametric else ("margin", "refutes")
+    if not isinstance(parametric, bool) or not all(
+            callable(getattr(family, m, None)) for m in (*needs, "to_dict")):
+        raise ValueError(f"family must be a curve family or curve (audit.theory.tradeoff."
+                         f"families.curve_family), got family={family!r}")
+    return family
 
 
 def _rank(family, fpr_hi, fnr_hi) -> np.ndarray:
@@ -204,6 +216,7 @@ def choose_claim_region(pilot_counts_p, pilot_counts_q, score, family, *, trials
         On bad histograms, an empty pilot side, trials < 1 or alpha ∉ (0, 1).
     """
     cp, cq, sc = check_histograms(pilot_counts_p, pilot_counts_q, score, "pilot_counts")
+    family = _check_family(family)
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
     guard = (policy or DEFAULT_POLICY).guard_alpha
@@ -242,6 +255,7 @@ def choose_claim_region_by_model(P: Mixture, Q: Mixture, edges, scores, family, 
     ValueError
         On scores of the wrong length or with NaN, trials < 1 or alpha ∉ (0, 1).
     """
+    family = _check_family(family)
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
     edges = np.asarray(edges, dtype=np.float64)
@@ -312,6 +326,7 @@ def curve_claim_bound(counts_p, counts_q, score, region: Region, family, delta: 
         As :func:`claim_errors`, or delta ∉ [0, 1].
     """
     delta = check_delta(delta)
+    family = _check_family(family)
     k_a, n_a, k_b, n_b, a_hi, b_hi = claim_errors(counts_p, counts_q, score, region, alpha)
     if family.parametric:
         theta = float(family.boundary(a_hi, b_hi))
@@ -383,6 +398,7 @@ def audit_curve_claim(samples_z, samples_zprime, family, delta: float, *,
                           hi_closed=False)
     n_th = check_positive_int(n_thresholds, "n_thresholds")
     delta = check_delta(delta)
+    family = _check_family(family)
     z, zp = _check_samples("samples_z", samples_z), _check_samples("samples_zprime",
                                                                   samples_zprime)
     kz, kzp = (max(1, int(frac * s.size)) for s in (z, zp))

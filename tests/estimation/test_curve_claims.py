@@ -121,6 +121,26 @@ def test_null_audits_refute_the_true_member_at_most_at_the_level_reduced():
     assert exceed <= stats.binom.ppf(0.999, 300, 0.1)
 
 
+def test_a_points_curve_the_mechanism_satisfies_is_refuted_at_most_at_the_level():
+    # G_1 is (ε, δ)-DP at δ = 0.1, so f_{ε,δ} (its four vertices) holds and touches G_1 at
+    # its kink; 200 audits at 2000 calls per side, 90 % confidence: refutations ~ Bin(200,
+    # ≤ 0.1), bounded by its 0.999 quantile (failure probability ≤ 1e-3)
+    d = 0.1
+    e = np.exp(G.epsilon(1.0, d))
+    kink = (1 - d) / (1 + e)
+    curve = PointsCurve([[0.0, 1 - d], [kink, kink], [1 - d, 0.0], [1.0, 0.0]])
+    rng = np.random.default_rng(11)
+    refuted = sum(audit_curve_claim(rng.normal(1.0, 1.0, 2000), rng.normal(0.0, 1.0, 2000),
+                                    curve, d, confidence=0.9, pilot_fraction=0.1,
+                                    n_thresholds=32).refuted for _ in range(200))
+    assert refuted <= stats.binom.ppf(0.999, 200, 0.1)
+    # and a curve above G_1 (the Gaussian of μ = 0.8's chords) is refuted at 5·10⁴ calls
+    a = np.linspace(0.0, 1.0, 41)
+    above = PointsCurve(np.c_[a, GaussianFamily().member(0.8)(a)])
+    assert audit_curve_claim(rng.normal(1.0, 1.0, 50_000), rng.normal(0.0, 1.0, 50_000),
+                             above, d).refuted
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("p_star", "mu"), [(None, 0.5), (None, 1.0), (None, 2.0),
                                              (0.1, 1.0), (0.1, 2.0), (0.3, 1.0), (0.3, 2.0)])
@@ -147,6 +167,7 @@ def test_null_studies_of_the_benchmark_settings(p_star, mu):
     ({"samples_z": np.ones(5)}, r"samples_z must be a 1-D array of at least 20"),
     ({"samples_zprime": np.r_[np.ones(30), np.nan]}, r"samples_zprime must be finite"),
     ({"policy": "strict"}, r"policy must be an audit\.policy\.AuditPolicy"),
+    ({"family": "gaussian"}, r"family must be a curve family or curve"),
 ])
 def test_bad_inputs_name_the_parameter(kwargs, message):
     args = {"samples_z": np.arange(100.0), "samples_zprime": np.arange(100.0), "family": G,
