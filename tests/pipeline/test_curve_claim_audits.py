@@ -134,3 +134,24 @@ def test_the_command_line_refuses_a_bad_claim_before_any_work(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.count("\n") == 1 and out.stderr.startswith("error: claim.points")
     assert not (tmp_path / "r.json").exists()
+
+
+def test_a_searched_pair_is_claimed_once_on_the_chosen_pair(monkeypatch):
+    from audit.pipeline import search
+
+    seen = []
+    original = search._candidate_config
+
+    def spy(*args, **kwargs):
+        candidate = original(*args, **kwargs)
+        seen.append(candidate.claim)
+        return candidate
+
+    monkeypatch.setattr(search, "_candidate_config", spy)
+    doc = {k: v for k, v in BLACK_BOX.items() if k != "pair"}
+    doc |= {"search": {"families": ["corners"], "calls": 500}, "audit": {"trials": 5000,
+                                                                        "seed": 3}}
+    res = run_audit(config_from_dict(doc))
+    assert seen and set(seen) == {None}  # the candidates' short audits test no claim
+    assert res.search is not None and res.curve_claim.refuted
+    assert res.to_dict()["config"]["claim"] == {"curve": "gaussian"}
