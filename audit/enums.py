@@ -31,6 +31,7 @@ __all__ = [
     "StrataSides",
     "SideDesign",
     "PairFamily",
+    "CurveFamily",
 ]
 
 
@@ -293,3 +294,21 @@ class PairFamily(Choice):
     @classmethod
     def _parameter_name(cls) -> str:
         return "search.families"
+
+
+class CurveFamily(Choice):
+    """The trade-off curves a curve claim (``[claim] curve``;
+    :mod:`audit.estimation.curve_claims`) states the mechanism is at least as private as.
+
+    ``GAUSSIAN``: G_μ over μ ≥ 0 ([DRS] Def. 2.7); ``SUBSAMPLED_GAUSSIAN``: C_{p*}(G_μ) over
+    μ ≥ 0 at a fixed p* (the hidden-mask Gaussian sum, docs/THEORY.md §7); ``POINTS``: one
+    fixed curve, the piecewise-linear interpolation of points (α_i, β_i).
+    """
+
+    GAUSSIAN = "gaussian"
+    SUBSAMPLED_GAUSSIAN = "subsampled-gaussian"
+    POINTS = "points"
+
+    @classmethod
+    def _parameter_name(cls) -> str:
+        return "curve"

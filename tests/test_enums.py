@@ -16,6 +16,7 @@ from audit.enums import (
     Calibration,
     CeilingKind,
     Choice,
+    CurveFamily,
     Direction,
     MaskRegime,
     MissingnessClass,
@@ -32,7 +33,7 @@ from audit.enums import (
 ALL = [NoiseKind, MissingnessClass, Calibration, Selection, Direction, BoundRule, TradeoffOrder,
        Backend,
        AuditMode, CeilingKind, MaskRegime, StopRule, StrataBy, StrataSides, SideDesign,
-       PairFamily]
+       PairFamily, CurveFamily]
 
 
 def test_all_lists_every_choice():

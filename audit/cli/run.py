@@ -94,6 +94,16 @@ def format_result(result) -> str:
         else:
             lines.append(f"  batched    refused ({', '.join(check.failed)}): one call per "
                          f"dataset")
+    if result.curve_claim is not None:
+        cc = result.curve_claim
+        if cc.theta is not None:
+            lines.append(f"  eps_family {_fmt(cc.eps_family)}   (claim {cc.curve.value}: "
+                         f"refuted below mu = {cc.theta:.4f}; bounds the mechanism's "
+                         f"epsilon only if it is in the family)")
+        else:
+            lines.append(f"  claim      {cc.curve.value} curve "
+                         f"{'REFUTED' if cc.refuted else 'not refuted'} at confidence "
+                         f"{1 - cc.alpha:g}")
     if result.attack_note:
         lines.append(f"  note: the attack {result.attack_note}")
     if result.search is not None:

@@ -47,10 +47,12 @@ from audit.noise import noise_of
 from audit.pipeline.config_tables import (  # the tables' dataclasses, re-exported
     _INT_KEYS,
     MAX_CHUNK_CALLS,
+    ClaimConfig,
     ImplementationConfig,
     PairConfig,
     ReleasesConfig,
     _check_keys,
+    _claim,
     _implementation,
     _integral,
     _noise_key,
@@ -79,6 +81,7 @@ __all__ = [
     "check_chunk",
     "ImplementationConfig",
     "PairConfig",
+    "ClaimConfig",
     "ReleasesConfig",
     "MAX_TRIALS",
     "MAX_BINS",
@@ -285,6 +288,8 @@ class AuditConfig:
     releases: ReleasesConfig | None = None
     strata: StrataConfig | None = None
     search: SearchConfig | None = None
+    #: a curve claim tested beside ε_lower (``[claim]``), or None
+    claim: ClaimConfig | None = None
     #: the plug-in designs of the config's tables (``audit.designs``, in document order;
     #: :mod:`audit.pipeline.parts`), each applied to the subject by the factory
     designs: tuple = ()
@@ -364,6 +369,8 @@ class AuditConfig:
             out["strata"] = self.strata.to_dict()
         if self.search is not None:
             out["search"] = self.search.to_dict()
+        if self.claim is not None:
+            out["claim"] = self.claim.to_dict()
         for design in self.designs:
             out[design.table] = design.to_dict()
         return out
@@ -427,7 +434,8 @@ def config_from_dict(data: dict, *, name: str = "audit", for_audit: bool = True
                       strata=None if "strata" not in data else strata_from_table(
                           data["strata"]),
                       search=None if "search" not in data else search_from_table(
-                          data["search"]), designs=designs)
+                          data["search"]), claim=_claim(data.get("claim")),
+                      designs=designs)
     validate_components(cfg)
     if for_audit:
         check_config(cfg)

@@ -11,8 +11,8 @@ import numpy as np
 from audit._validate import check_in_range, check_positive, check_positive_int
 from audit.enums import MaskRegime
 
-__all__ = ["ImplementationConfig", "ReleasesConfig", "PairConfig", "check_chunk",
-           "MAX_CHUNK_CALLS"]
+__all__ = ["ImplementationConfig", "ReleasesConfig", "PairConfig", "ClaimConfig",
+           "check_chunk", "MAX_CHUNK_CALLS"]
 
 #: Largest number of implementation calls per side in one chunk.
 MAX_CHUNK_CALLS = 1_000_000
@@ -125,6 +125,51 @@ class PairConfig:
     z: list
     z_prime: list
     eps_pair: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class ClaimConfig:
+    """A curve claim (``[claim]``), tested beside the audit's ε_lower
+    (:mod:`audit.estimation.curve_claims`): ``curve`` = ``"gaussian"`` (G_μ over μ),
+    ``"subsampled-gaussian"`` (C_{p*}(G_μ) over μ, with ``p_star`` ∈ (0, 1]) or ``"points"``
+    (one curve through ``points`` = [[α, β], ...], α from 0 to 1, β non-increasing, convex
+    and ≤ 1 − α). The result reports the boundary of the refuted members and its ε at the
+    audited δ, ``eps_family`` (a bound on the mechanism's ε only if the mechanism is in the
+    family), or, for points, whether the curve is refuted."""
+
+    curve: str
+    p_star: float | None = None
+    points: list | None = None
+
+    def __post_init__(self) -> None:
+        fam = self.family()  # refuses a bad claim naming its key
+        object.__setattr__(self, "curve", fam.curve.value)
+        if self.p_star is not None:
+            object.__setattr__(self, "p_star", fam.p_star)
+        if self.points is not None:
+            object.__setattr__(self, "points", [list(p) for p in fam.points])
+
+    def family(self):
+        """The claimed family or curve (:func:`audit.theory.tradeoff.families.curve_family`)."""
+        from audit.theory.tradeoff.families import curve_family
+
+        return curve_family(self.curve, p_star=self.p_star, points=self.points)
+
+    def to_dict(self) -> dict:
+        return {k: v for k, v in (("curve", self.curve), ("p_star", self.p_star),
+                                  ("points", self.points)) if v is not None}
+
+
+def _claim(table) -> ClaimConfig | None:
+    """The ``[claim]`` table, or None when absent."""
+    if table is None:
+        return None
+    if not isinstance(table, dict):
+        raise ValueError(f"[claim] must be a table, got claim={table!r}")
+    _check_keys("claim", table, {"curve", "p_star", "points"})
+    if "curve" not in table:
+        raise ValueError("config is missing the key claim.curve")
+    return ClaimConfig(**table)
 
 
 _IMPLEMENTATION_KEYS = {f for f in ImplementationConfig.__dataclass_fields__}

@@ -45,7 +45,7 @@ __all__ = ["DESIGN_ENTRY_POINT_GROUP", "Design", "AuditParts", "Part", "availabl
            "design_class", "parts_of", "check_parts", "check_config", "refusals", "target_part",
            "pair_source", "built_in_designs", "ModelTarget", "ImplementationTarget",
            "GivenPair", "WorstCasePair", "SearchedPair", "PlainDesign", "SequentialDesign",
-           "RepeatedDesign", "StratifiedDesign"]
+           "RepeatedDesign", "StratifiedDesign", "CurveClaimDesign"]
 
 #: the entry-point group designs are registered under (``name = "package.module:Class"``, the
 #: name being the design's config table)
@@ -364,6 +364,23 @@ class StratifiedDesign:
         return None
 
 
+@dataclass(frozen=True)
+class CurveClaimDesign:
+    """``[claim]``: a curve claim tested on the plain main run's counts, on a region chosen
+    on the pilot (:mod:`audit.estimation.curve_claims`); it spends no calls of its own. Its
+    bounds need a main run of a size fixed in advance, counted as one histogram per side."""
+
+    def supports(self, parts: AuditParts) -> str | None:
+        cfg = parts.config
+        if cfg.audit.mode is not AuditMode.FIXED:
+            return (f"[claim] is tested on a main run of fixed size: it needs "
+                    f"audit.mode='fixed', got audit.mode={cfg.audit.mode.value!r}")
+        if cfg.strata is not None:
+            return ("[claim] is tested on one histogram per side: it cannot run with "
+                    "[strata] (counts by stratum), got both")
+        return None
+
+
 def built_in_designs(cfg: AuditConfig) -> tuple:
     """The built-in designs the config's settings and tables name (the plain design first)."""
     out: list = [PlainDesign()]
@@ -375,12 +392,14 @@ def built_in_designs(cfg: AuditConfig) -> tuple:
         out.append(RepeatedDesign())
     if cfg.strata is not None:
         out.append(StratifiedDesign())
+    if cfg.claim is not None:
+        out.append(CurveClaimDesign())
     return tuple(out)
 
 
 #: the config tables of the built-in parts (no registered design may take one of them)
 RESERVED_TABLES = frozenset({"name", "scenario", "missingness", "audit", "implementation",
-                             "pair", "releases", "strata", "search"})
+                             "pair", "releases", "strata", "search", "claim"})
 
 
 def available_designs() -> dict[str, Callable]:

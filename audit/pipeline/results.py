@@ -27,6 +27,7 @@ from audit.enums import CeilingKind
 
 # (imported for their registration under their witness kind)
 from audit.estimation import online, regions, sequential, strata  # noqa: F401
+from audit.estimation.curve_claims import CurveClaimResult
 from audit.estimation.witness import Bound, bound_kind
 from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison, Violation
 from audit.pipeline.ceilings import violations as find_violations
@@ -257,12 +258,15 @@ class AuditResult:
     comparison: Comparison | None = None
     #: how a black-box pair search chose the pair (``[search]``); None for a given pair
     search: SearchReport | None = None
+    #: the verdict of the config's curve claim (``[claim]``); None without one
+    curve_claim: CurveClaimResult | None = None
     versions: dict = field(default_factory=package_versions)
 
     @classmethod
     def from_run(cls, subject, bound, *, attack: str, selection: str, trials: int,
                  pilot_trials: int, timings: dict, attack_note: str = "",
-                 search: SearchReport | None = None) -> AuditResult:
+                 search: SearchReport | None = None,
+                 curve_claim: CurveClaimResult | None = None) -> AuditResult:
         """The result of an audit of ``subject`` whose main run gave ``bound``."""
         cfg = subject.config
         return cls(name=cfg.name, eps_lower=float(bound.eps_lower), eps_point=bound.plug_in(),
@@ -273,7 +277,7 @@ class AuditResult:
                    config=cfg.with_overrides(attack=attack).to_dict(),  # the attack that ran
                    timings=dict(timings), claim=subject.claim,
                    attack_note=attack_note, comparison=subject.comparison,
-                   search=search)
+                   search=search, curve_claim=curve_claim)
 
     # -- the flat view the JSON document and earlier callers use
     def _ceiling(self, *kinds: CeilingKind) -> Ceiling | None:
@@ -316,6 +320,13 @@ class AuditResult:
     @property
     def eps_fdp(self) -> float | None:
         return self._value(CeilingKind.FDP)
+
+    @property
+    def eps_family(self) -> float | None:
+        """The ε at the audited δ of the boundary member of the ``[claim]`` family the data
+        refute (:mod:`audit.estimation.curve_claims`): a statement about the family, a bound
+        on the mechanism's ε only if the mechanism is in it; None without a family claim."""
+        return None if self.curve_claim is None else self.curve_claim.eps_family
 
     @property
     def eps_claim(self) -> float | None:
@@ -400,4 +411,7 @@ class AuditResult:
         doc.update(self.bound.result_keys())  # a stratified bound: ε_lower at every rate
         if self.search is not None:  # how a black-box pair search found the pair
             doc["search"] = self.search.to_dict()
+        if self.curve_claim is not None:  # a [claim]: its own fields, never eps_lower
+            doc["eps_family"] = self.eps_family
+            doc["curve_claim"] = self.curve_claim.to_dict()
         return to_jsonable(doc)

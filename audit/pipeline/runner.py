@@ -32,7 +32,14 @@ import numpy as np
 from audit._validate import check_bool
 from audit.enums import AuditMode, BoundRule, CeilingKind, Selection
 from audit.estimation import policy as estimation_policy
+from audit.estimation.curve_claims import (
+    CurveClaimResult,
+    choose_claim_region,
+    choose_claim_region_by_model,
+    curve_claim_bound,
+)
 from audit.estimation.online import OnlineMonitor
+from audit.estimation.regions import Region
 from audit.estimation.sequential import SequentialMonitor
 from audit.estimation.tradeoff_points import (
     TradeoffPoints,
@@ -101,6 +108,8 @@ class _Prepared:
     pilot_trials: int
     #: the subject that runs the main run (:meth:`Subject.with_pilot`)
     subject: Subject
+    #: the region a ``[claim]`` is tested on (chosen on the pilot), or None
+    claim_region: Region | None = None
 
 
 def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
@@ -137,7 +146,39 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
                                       selection_counts=selection_counts, rules=rules,
                                       policy=au.policy)
-    return _Prepared(selection, score, statistic, region, fit_part, design.total, subject)
+    claim_region = _claim_region(subject, score, statistic, selection_counts, fit_part)
+    return _Prepared(selection, score, statistic, region, fit_part, design.total, subject,
+                     claim_region)
+
+
+def _claim_region(subject: Subject, score: Score, statistic: Statistic, selection_counts,
+                  fit_part: Pilot) -> Region | None:
+    """The region of the config's ``[claim]`` (None without one), chosen on the pilot's
+    counted part, else on the part the attack was fitted on, else (a model audit that
+    draws no pilot: model selection) from the exact laws: each independent of the main run."""
+    cfg = subject.config
+    if cfg.claim is None:
+        return None
+    family, au, scores = cfg.claim.family(), cfg.audit, statistic.bin_scores(score)
+    counts = selection_counts
+    if counts is None and len(fit_part.p):
+        counts = _counted(statistic, fit_part)
+    if counts is None:
+        laws = subject.laws  # (a model audit: model selection needs them)
+        return choose_claim_region_by_model(laws.P, laws.Q, statistic.edges, scores, family,
+                                            trials=au.trials, alpha=au.alpha)
+    return choose_claim_region(counts.counts_p, counts.counts_q, scores, family,
+                               trials=au.trials, alpha=au.alpha, policy=au.policy)
+
+
+def _curve_claim(subject: Subject, prep: _Prepared, counts) -> CurveClaimResult | None:
+    """The ``[claim]``'s verdict on the main run's counts (None without one)."""
+    if prep.claim_region is None:
+        return None
+    cfg = subject.config
+    return curve_claim_bound(counts.counts_p, counts.counts_q,
+                             prep.statistic.bin_scores(prep.score), prep.claim_region,
+                             cfg.claim.family(), subject.delta, cfg.audit.alpha)
 
 
 def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
@@ -231,13 +272,14 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
                                        prep.region, counts, delta=subject.delta,
                                        alpha=au.alpha, grid_pilot=prep.fit_pilot,
                                        policy=au.policy)
+        curve_claim = _curve_claim(subject, prep, counts)
     label = prep.selection.value
     if subject.supports_sequential:
         label += f" ({au.mode.value})"
     return AuditResult.from_run(subject, bound, attack=attack_name, selection=label,
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note,
-                                search=report)
+                                search=report, curve_claim=curve_claim)
 
 
 #: the online run's first chunk (calls per side), growth per chunk, and the least cap

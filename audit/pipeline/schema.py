@@ -82,6 +82,8 @@ def config_schema() -> dict:
         "search": _table({"families": {"type": "array", "items": {"type": "string"}},
                           "cap": _POSITIVE, "calls": {"type": "integer", "minimum": 100},
                           "pairs": {"type": "array"}, "table": {"type": "string"}}),
+        "claim": _table({"curve": {"enum": ["gaussian", "subsampled-gaussian", "points"]},
+                         "p_star": _NUMBER, "points": rows}, required=("curve",)),
     }
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "missingness-audit config", "type": "object", "properties": tables,
@@ -118,6 +120,7 @@ def result_schema(*, row: bool = False) -> dict:
         "comparisons": {"type": "object"},
         "violations": {"type": "array", "items": {"type": "string"}},
         "strata": {"type": "object"}, "search": {"type": "object"},
+        "eps_family": _MAYBE_NUMBER, "curve_claim": {"type": "object"},
     }
     return {"$schema": "https://json-schema.org/draft/2020-12/schema",
             "title": "missingness-audit result", "type": "object", "properties": props,

@@ -141,7 +141,8 @@ def _candidate_config(cfg: AuditConfig, cand: Candidate, key: int, calls: int) -
                                 pilot_trials=pilot_calls(calls, cfg.policy),
                                 confidence=cfg.policy.search_confidence, mode=AuditMode.FIXED,
                                 checkpoint=None)
-    return dataclasses.replace(cfg, pair=pair, search=None, audit=audit,
+    # (a [claim] is tested on the audit of the chosen pair, not on every candidate's)
+    return dataclasses.replace(cfg, pair=pair, search=None, audit=audit, claim=None,
                                name=f"{cfg.name} [search: {cand.label}]")
 
 
