@@ -117,9 +117,7 @@ def assert_private(mechanism, pair=None, query: str | None = None, *,
         A black-box attack of the ``audit.attacks`` group; default the policy's black-box
         attack (``auto``).
     mode : {"fixed", "sequential", "online"}
-        Run the whole budget, or stop as soon as the claim is refuted (anytime-valid);
-        ``"online"`` bets with no pilot, its regions chosen from past calls (scalar outputs:
-        a refuted claim falls within a few hundred calls).
+        The whole budget, or stop once the claim is refuted (anytime-valid; online: no pilot).
     amplified : bool, optional
         Also fail when ε_lower exceeds the claim amplified by [RPS] Theorem 3.2 (MAR only);
         None: the policy's (``AuditPolicy.amplified_binds``: True, as ``python -m audit

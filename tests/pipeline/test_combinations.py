@@ -2,7 +2,8 @@
 
 The axes are generated from the package's own vocabularies, not listed by hand: the target
 kinds (the model, an implementation), the pair sources (the worst case, ``[pair]``,
-``[search]``), the designs (each ``audit.mode``, each ``releases.masks`` regime, ``[strata]``),
+``[search]``), the designs (each ``audit.mode``, each ``releases.masks`` regime, ``[strata]``,
+``[claim]``),
 every registered attack and every noise kind. A test checks that the generated configs reach
 every part class :mod:`audit.pipeline.parts` defines, so a new part, attack, mode or mask
 regime joins the enumeration without an edit here.
@@ -37,7 +38,7 @@ TARGET = "tests.adapters.example_mechanisms:noisy_sum"
 TARGETS = ("model", "implementation")
 PAIR_SOURCES = ("worst-case", "pair", "search")
 DESIGNS = (tuple(f"mode:{m.value}" for m in AuditMode)
-           + tuple(f"releases:{m.value}" for m in MaskRegime) + ("strata",))
+           + tuple(f"releases:{m.value}" for m in MaskRegime) + ("strata", "claim"))
 ATTACKS = tuple(sorted(available_attacks()))
 NOISES = tuple(n.value for n in NoiseKind)
 COMBINATIONS = tuple(itertools.product(TARGETS, PAIR_SOURCES, DESIGNS, ATTACKS, NOISES))
@@ -66,6 +67,8 @@ def combination_doc(target: str, pairs: str, design: str, attack: str, noise: st
         doc["releases"] = {"count": 2, "masks": value}
         if value == MaskRegime.PERSISTENT.value:
             doc["releases"]["persistence"] = 0.5
+    elif kind == "claim":
+        doc["claim"] = {"curve": "gaussian"}
     else:
         doc["strata"] = {"rates": [0.0, 0.2]}
     return doc
