@@ -26,12 +26,12 @@ def _write(tmp_path: Path, text: str, name="cfg.toml") -> Path:
 def test_run_prints_summary_and_writes_json(tmp_path, capsys):
     cfg = _write(tmp_path, GOOD)
     out = tmp_path / "res.json"
-    assert main(["run", str(cfg), "--trials", "30000", "--seed", "5", "--json", str(out),
+    assert main(["run", str(cfg), "--trials", "5000", "--seed", "5", "--json", str(out),
                  "--no-progress"]) == 0
     text = capsys.readouterr().out
     assert "eps_lower" in text and "eps_pair" in text and "RPS Theorem 4.5" in text
     doc = json.loads(out.read_text())
-    assert doc["trials"] == 30000 and doc["seed"] == 5
+    assert doc["trials"] == 5000 and doc["seed"] == 5
     assert doc["eps_lower"] <= doc["eps_pair"] <= doc["eps_theory"]
 
 

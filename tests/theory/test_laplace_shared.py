@@ -63,8 +63,9 @@ def test_every_output_count_and_inner_record_stays_below_the_upper_end(k):
     assert best <= r.epsilon + 1e-9 and r.epsilon <= 1.01 * best
 
 
-@pytest.mark.parametrize("lo,hi,na,q,b,k", [(-1.0, 1.0, 0.0, 0.3, 1.0, 4),
-                                            (0.0, 1.0, 0.6, 0.1, 0.3, 6)])
+@pytest.mark.parametrize("lo,hi,na,q,b,k", [
+    (-1.0, 1.0, 0.0, 0.3, 1.0, 4),
+    pytest.param(0.0, 1.0, 0.6, 0.1, 0.3, 6, marks=pytest.mark.slow)])
 def test_an_optimiser_over_outputs_and_both_records_never_beats_the_upper_end(lo, hi, na, q, b,
                                                                              k):
     """Nelder–Mead from 200 seeded random starts over (x ∈ R^k, c, c′ ∈ [lo, hi]): no point
