@@ -8,13 +8,22 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["RATES", "N_RECORDS", "PILOT", "LIBRARIES", "TARGETS", "target_params", "pair_of"]
+__all__ = ["RATES", "N_RECORDS", "PILOT", "LIBRARIES", "TARGETS", "target_params", "pair_of",
+           "pilot_calls"]
 
 RATES = (0.0, 0.1, 0.3, 0.5, 0.7, 0.9)
 N_RECORDS = 20
-#: pilot calls per side: the stratified audit's default (six implementation-audit pilots)
-#: except at smoke size
-PILOT = {"smoke": 600, "default": None, "full": None}
+#: pilot calls per side: at smoke size 600; at default size one per-rate budget per rate
+#: (:func:`pilot_calls`: half the stratified audit's default of six implementation-audit
+#: pilots, each twice the per-rate budget); at full size that default (None)
+PILOT = {"smoke": 600, "default": "per-rate", "full": None}
+
+
+def pilot_calls(size: str, trials: int) -> int | None:
+    """The pilot calls per side of a target whose per-rate budget is ``trials`` (:data:`PILOT`;
+    None: the stratified audit's default)."""
+    pilot = PILOT[size]
+    return len(RATES) * trials if pilot == "per-rate" else pilot
 LIBRARIES = ("diffprivlib", "opendp", "pipeline-dp", "python-dp", "scikit-learn")
 
 #: per target: the adapter example whose parameters it runs (``audit.adapters.example``; all
