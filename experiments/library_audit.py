@@ -87,8 +87,9 @@ and ε_lower only measures the budget, at most ln of about calls/3, ``budget_cei
 are one per-rate budget per rate at default size (:func:`~experiments.library_targets.
 pilot_calls`: half the stratified audit's default of six black-box pilots, each twice the
 per-rate budget, ``audit.policy``; measured on 2026-12-06, the run took 157 s instead of 271 s
-and moved ε_lower by −0.29 to +0.07, in both directions, with the same violations at every
-row, docs/measurements.md) and the stratified default at full size; a
+and moved ε_lower by −0.29 to +0.07, in both directions; every claim refuted before was
+refuted again, and nanvar's amplified claim fell at π = 0.7 instead of 0.9, both true
+violations, docs/measurements.md) and the stratified default at full size; a
 much smaller pilot leaves finite output bins unseen, which a density-ratio score rates above 0
 when one side never releases a number, and the region then takes them in (one per-rate budget
 in all, a twelfth of the default, lowered nanmean's ε_lower at π = 0.9 from 4.25 to 2.00). The attack is the policy's black-box default, ``auto``. ``full`` size is 10× each,
