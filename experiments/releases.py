@@ -106,6 +106,8 @@ FRESH_KS = (1, 10, 100)
 FEW_KS = (1, 5, 20)
 #: the k of the Gaussian shared-mask audits by size (smoke: a few, for the tests)
 GAUSS_KS = {"smoke": FEW_KS, "default": KS, "full": KS}
+#: the k of the Gaussian fresh-mask audits by size (smoke: without k = 100, for the tests)
+GAUSS_FRESH_KS = {"smoke": FRESH_KS[:2], "default": FRESH_KS, "full": FRESH_KS}
 GAUSS_P_STARS = (0.1, 0.5)
 LAPLACE_D = 10
 IID_RATE = 0.9
@@ -146,7 +148,7 @@ def nansum_pair_epsilon(releases: int, rate: float, epsilon: float = EPSILON,
 
 
 def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: bool,
-                   ks: tuple = KS):
+                   ks: tuple = KS, fresh_ks: tuple = FRESH_KS):
     from audit.pipeline.runner import run_audit
     from audit.theory import accountant as acc
 
@@ -168,7 +170,7 @@ def _gaussian_rows(p_star: float, trials: dict, seed: int, jobs: int, progress: 
                          eps_pair_fresh_error=fp.error,
                          **accountant("gaussian", plan.noise_scale, p_star, k, "shared",
                                       DELTA)))
-    for i, k in enumerate(FRESH_KS):
+    for i, k in enumerate(fresh_ks):
         doc = _doc(_gauss_scenario(), miss, k, "fresh", trials["fresh"], seed + 50 + i, jobs,
                    delta=DELTA)
         res = run_audit(config(doc, f"{NAME}[{setting}, model, fresh, k={k}]"),
@@ -255,7 +257,8 @@ def run(size: str = "default", seed: int = 10, jobs: int = 1, progress: bool = F
     trials = TRIALS[size]
     rows = []
     for j, p in enumerate(GAUSS_P_STARS):
-        rows += _gaussian_rows(p, trials, seed + 1000 * j, jobs, progress, GAUSS_KS[size])
+        rows += _gaussian_rows(p, trials, seed + 1000 * j, jobs, progress, GAUSS_KS[size],
+                               GAUSS_FRESH_KS[size])
     lap, plan = _laplace_rows(trials, seed, jobs, progress)
     rows += lap + _diffprivlib_rows(trials, seed, jobs, progress)
     curves = _curves(plan)

@@ -26,6 +26,9 @@ record's mask with probability r) against r: the accountant's bracket (green), t
 pair's upper end (purple squares) and the model audits' ε_lower (purple dots); r = 0 is the
 fresh-mask setting, r = 1 the shared one."""
 PERSISTENCES = (0.0, 0.25, 0.5, 0.75, 1.0)
+#: the persistences audited by size (smoke: both ends and the middle, for the tests)
+PERSISTENCES_BY_SIZE = {"smoke": (0.0, 0.5, 1.0), "default": PERSISTENCES,
+                        "full": PERSISTENCES}
 RELEASES = 5
 P_STAR = 0.1
 #: trials (calls) per side of each audit, by size
@@ -45,7 +48,7 @@ def persistent_curve(size: str, seed: int, jobs: int, progress: bool) -> dict:
     fresh = acc.fresh_masks_epsilon(acc.tradeoff_gaussian(plan.sensitivity / plan.noise_scale),
                                     P_STAR, RELEASES, rel.DELTA)
     rows = []
-    for i, r in enumerate(PERSISTENCES):
+    for i, r in enumerate(PERSISTENCES_BY_SIZE[size]):
         doc = rel.doc(rel.gauss_scenario(), miss, RELEASES, "persistent", TRIALS[size],
                        seed + SEED_OFFSET + i, jobs, delta=rel.DELTA)
         doc["releases"]["persistence"] = r

@@ -61,6 +61,8 @@ class AttackContract:
     attack: BlackBoxAttack | WhiteBoxAttack
     #: the projections the attack may return on continuous scalar and vector pilots
     projections = {"scalar": (OutputValue,), "vector": (ExactLLR, LinearProjection)}
+    #: pilot draws per side the contract fits on
+    pilot = 20_000
 
     def test_protocol(self):
         assert isinstance(self.attack, BlackBoxAttack | WhiteBoxAttack)
@@ -75,7 +77,7 @@ class AttackContract:
     @pytest.mark.parametrize("kind", ["scalar", "vector"])
     def test_fit_returns_deterministic_finite_score(self, kind):
         P, Q = (SCALAR_P, SCALAR_Q) if kind == "scalar" else (VECTOR_P, VECTOR_Q)
-        data = _input(P, Q)
+        data = _input(P, Q, self.pilot)
         s1, s2 = _fit(self.attack, data), _fit(self.attack, data)
         assert isinstance(s1, Score)
         x = data[0].p[:1000]
@@ -90,7 +92,7 @@ class AttackContract:
         # On fresh samples the score's mean is larger under P than under Q (either sign of
         # a threshold attack is fine: regions are tried in both directions).
         P, Q = (SCALAR_P, SCALAR_Q) if kind == "scalar" else (VECTOR_P, VECTOR_Q)
-        score = _fit(self.attack, _input(P, Q))
+        score = _fit(self.attack, _input(P, Q, self.pilot))
         rng = np.random.default_rng(99)
         gap = score(P.sample(50_000, rng)).mean() - score(Q.sample(50_000, rng)).mean()
         assert abs(gap) > 0
@@ -98,7 +100,7 @@ class AttackContract:
             assert gap > 0
 
     def test_per_bin_layout(self):
-        score = _fit(self.attack, _input(SCALAR_P, SCALAR_Q))
+        score = _fit(self.attack, _input(SCALAR_P, SCALAR_Q, self.pilot))
         edges = np.linspace(-10, 10, 51)
         s = score.per_bin(edges)
         assert s.shape == (53,)  # underflow, 50 bins, overflow, NaN
@@ -173,6 +175,7 @@ class TestIsotonic(AttackContract):
 class TestLatentMixture(AttackContract):
     attack = LatentMixture()
     projections = {"scalar": (LatentMixtureLogRatio,), "vector": (LatentMixtureLogRatio,)}
+    pilot = 5_000  # its fit (EM per side) is the slowest of the contract's: a quarter
 
 
 class TestAuto(AttackContract):

@@ -39,7 +39,7 @@ def _expected_cells(size: str):
     for p in rel.GAUSS_P_STARS:
         s = f"gaussian-p{p:g}"
         cells += [(s, "model", k, "shared") for k in rel.GAUSS_KS[size]]
-        cells += [(s, "model", k, "fresh") for k in rel.FRESH_KS]
+        cells += [(s, "model", k, "fresh") for k in rel.GAUSS_FRESH_KS[size]]
     cells += [("laplace-iid", "model", k, m) for k in rel.FEW_KS for m in ("shared", "fresh")]
     cells += [("diffprivlib-nansum", "black-box", k, "shared") for k in rel.FEW_KS]
     return cells
@@ -74,7 +74,7 @@ def _check_persistent(doc, size):
 
     cur = doc["persistent"]
     rows = cur["rows"]
-    assert [r["persistence"] for r in rows] == list(relp.PERSISTENCES)
+    assert [r["persistence"] for r in rows] == list(relp.PERSISTENCES_BY_SIZE[doc["size"]])
     k, p = cur["releases"], cur["p_star"]
     for r in rows:
         assert ROW_KEYS <= set(r) and r["masks"] == "persistent" and r["releases"] == k

@@ -162,7 +162,7 @@ def test_a_search_extended_on_zeros_still_audits_on_fresh_calls():
     exceed, extended = 0, 0
     for seed in range(10):
         doc = _doc(cap=5, calls=200)
-        doc["audit"].update(seed=seed, trials=2000)
+        doc["audit"].update(seed=seed, trials=1000)
         res = run_audit(config_from_dict(doc), implementation=impl)
         rounds = res.search.rounds
         extended += len(rounds) == 2 and rounds[1][0] == rounds[0][0]

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from audit._numeric import log1p_c_expm1
@@ -34,6 +34,10 @@ from audit.theory.tradeoff import (
 from audit.theory.tradeoff.conversions import numeric_delta
 
 from .common import GRID, PROP, TOL_CLOSED, TOL_NUM, UNIFORM, base_strategy
+
+#: the two slowest property tests (a bisection inverse and numerical biconjugates per example):
+#: 10 derandomized examples each instead of 20
+PROP_FEW = settings(derandomize=True, max_examples=10, deadline=None)
 
 
 # ---------------------------------------------------------------- seed example
@@ -116,7 +120,7 @@ def test_laplace_closed_form_matches_numeric(mu):
 
 
 # ------------------------------------------------------------ property tests
-@PROP
+@PROP_FEW
 @given(f=base_strategy(), p=st.floats(0.0, 1.0))
 def test_cp_convex_nonincreasing_symmetric(f, p):
     c = SubsampledTradeoff(f, p)
@@ -160,7 +164,7 @@ def test_cp_end_points(f):
     assert np.max(np.abs(SubsampledTradeoff(f, 1e-9)(GRID) - (1 - GRID))) <= 1e-8
 
 
-@PROP
+@PROP_FEW
 @given(f=base_strategy(), p=st.floats(0.01, 0.99))
 def test_cp_matches_eq14_and_profile_identity(f, p):
     c = SubsampledTradeoff(f, p)
