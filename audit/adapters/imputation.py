@@ -87,7 +87,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from audit.adapters import _common, relations
+from audit.adapters import _common, opendp, relations
 from audit.adapters.protocol import REQUIRED, Adapter, Example, NanSemantics, Parameter, Target
 from audit.adapters.relations import Relation
 from audit.enums import NoiseKind
@@ -265,8 +265,6 @@ class _OpenDPRelease:
 
     def chain(self, n: int):
         if n not in self._chains:
-            from audit.adapters import opendp
-
             self._chains[n], _ = opendp.build_chain(
                 self.statistic, epsilon=self.epsilon, delta=self.delta, params=self.params,
                 n=n, d=1)

@@ -53,8 +53,8 @@ import numpy as np
 from audit._validate import check_delta, check_in_range, check_positive_int
 from audit.enums import StopRule
 from audit.estimation.binomial import check_alpha, eps_from_counts
-from audit.estimation.sequential import estimation_grid
-from audit.estimation.witness import field_values, register_bound
+from audit.estimation.sequential import BettingWitness, estimation_grid
+from audit.estimation.witness import register_bound
 
 __all__ = ["OnlineRegion", "choose_region", "OnlineMonitor", "OnlineBound", "OnlineCurveTest",
            "MEMORY"]
@@ -436,7 +436,7 @@ class OnlineCurveTest:
 
 @register_bound
 @dataclass(frozen=True)
-class OnlineBound:
+class OnlineBound(BettingWitness):
     """The typed witness of an online audit (:class:`OnlineMonitor`): the anytime-valid bound
     when the run stopped, with no pilot.
 
@@ -466,17 +466,6 @@ class OnlineBound:
     at_budget_alpha: float | None = None
     at_budget_region: str | None = None
 
-    def plug_in(self) -> None:
-        """No point estimate: a fixed-n estimate is not valid after a data-dependent stop."""
-        return None
-
-    def refutes(self, epsilon: float) -> bool:
-        """Whether the test refuted the claim ``epsilon`` (False off its grid of claims)."""
-        for eps, stop in zip(self.claims_tested, self.stopped_at, strict=True):
-            if eps == epsilon:
-                return stop >= 0
-        return False
-
     def describe(self) -> str:
         """The one sentence the command line, ``assert_private`` and reports print."""
         stop = "stopped early" if self.stopped_early else "ran its budget"
@@ -498,18 +487,3 @@ class OnlineBound:
                 "region": self.region, "regions_chosen": self.regions_chosen,
                 "at_budget": self.at_budget, "at_budget_alpha": self.at_budget_alpha,
                 "at_budget_region": self.at_budget_region, "kind": self.kind}
-
-    @classmethod
-    def from_dict(cls, doc: dict) -> OnlineBound:
-        """The bound a :meth:`to_dict` document describes.
-
-        Raises
-        ------
-        ValueError
-            If a required field is missing.
-        """
-        return cls(**{k: tuple(v) if isinstance(v, list) else v
-                      for k, v in field_values(cls, doc).items()})
-
-    def result_keys(self) -> dict:
-        return {}

@@ -43,7 +43,7 @@ from audit.estimation.binomial import check_alpha, eps_from_counts
 from audit.estimation.witness import field_values, register_bound
 from audit.policy import DEFAULT_POLICY
 
-__all__ = ["BettingTest", "EstimatingTest", "PairCounts", "SequentialBound",
+__all__ = ["BettingTest", "BettingWitness", "EstimatingTest", "PairCounts", "SequentialBound",
            "SequentialMonitor", "estimation_grid"]
 
 @dataclass(frozen=True)
@@ -243,9 +243,42 @@ def estimation_grid(claim: float, above: int = 32, below: int = 12,
     return kept if kept.size else grid[:1]
 
 
+class BettingWitness:
+    """What the witnesses of the betting tests share (:class:`SequentialBound`,
+    :class:`audit.estimation.online.OnlineBound`: frozen dataclasses with ``claims_tested``
+    and ``stopped_at``, their tuples written to JSON as lists): no point estimate, a claim
+    refuted where its wealth crossed the threshold, and the inverse of ``to_dict``."""
+
+    def plug_in(self) -> None:
+        """No point estimate: a fixed-n estimate is not valid after a data-dependent stop."""
+        return None
+
+    def refutes(self, epsilon: float) -> bool:
+        """Whether the test refuted the claim ``epsilon`` (False off its grid of claims)."""
+        for eps, stop in zip(self.claims_tested, self.stopped_at, strict=True):
+            if eps == epsilon:
+                return stop >= 0
+        return False
+
+    @classmethod
+    def from_dict(cls, doc: dict):
+        """The bound a ``to_dict`` document describes.
+
+        Raises
+        ------
+        ValueError
+            If a required field is missing.
+        """
+        return cls(**{k: tuple(v) if isinstance(v, list) else v
+                      for k, v in field_values(cls, doc).items()})
+
+    def result_keys(self) -> dict:
+        return {}
+
+
 @register_bound
 @dataclass(frozen=True)
-class SequentialBound:
+class SequentialBound(BettingWitness):
     """The typed witness of a sequential audit: the anytime-valid bound of a
     :class:`BettingTest` on one declared region, when the run stopped.
 
@@ -278,10 +311,6 @@ class SequentialBound:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "direction", Direction.parse(self.direction, "direction"))
-
-    def plug_in(self) -> None:
-        """No point estimate: a fixed-n estimate is not valid after a data-dependent stop."""
-        return None
 
     def refuted(self, epsilon: float) -> bool:
         """Whether the claim ``epsilon`` (a grid value) was refuted."""
@@ -317,26 +346,6 @@ class SequentialBound:
                 "estimated_stopped_at": list(self.estimated_stopped_at), "stop": self.stop,
                 "at_budget": self.at_budget, "at_budget_alpha": self.at_budget_alpha,
                 "kind": self.kind}
-
-    @classmethod
-    def from_dict(cls, doc: dict) -> SequentialBound:
-        """The bound a :meth:`to_dict` document describes.
-
-        Raises
-        ------
-        ValueError
-            If a required field is missing.
-        """
-        return cls(**{k: tuple(v) if isinstance(v, list) else v
-                      for k, v in field_values(cls, doc).items()})
-
-    def refutes(self, epsilon: float) -> bool:
-        """Whether the test refuted the claim ``epsilon`` (False off its grid of claims)."""
-        return epsilon in self.claims_tested and self.refuted(epsilon)
-
-    def result_keys(self) -> dict:
-        return {}
-
 
 class SequentialMonitor:
     """Anytime-valid tests on one declared region, fed with the main run's bin indices.

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from audit._validate import check_positive, check_positive_int
+from audit._validate import check_positive, check_positive_int, check_probability
 
 __all__ = ["OTHERS", "MASKS", "imputation_pair", "mar_mask_params", "MAR_THRESHOLD"]
 
@@ -113,8 +113,6 @@ def mar_mask_params(rate: float = 1.0) -> dict:
     ValueError
         rate outside [0, 1].
     """
-    from audit._validate import check_probability
-
     rate = check_probability(rate, "rate")
     return {"kind": "mar-pivot", "pivot": 1, "threshold": MAR_THRESHOLD, "rate_low": 0.0,
             "rate_high": rate}

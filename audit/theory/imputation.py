@@ -41,7 +41,8 @@ import math
 
 import numpy as np
 
-from audit._validate import check_positive, check_positive_int
+from audit._validate import check_in_range, check_positive, check_positive_int
+from audit.noise import GaussianNoise
 
 __all__ = ["mean_imputed_sum_sensitivity", "median_imputed_sum_sensitivity",
            "knn_imputed_sum_shift", "laplace_shift_epsilon", "laplace_mixture_epsilon",
@@ -267,9 +268,6 @@ def gaussian_shift_epsilon(shift: float, sigma: float, delta: float) -> float:
     >>> round(gaussian_shift_epsilon(1.0, 1.0, 1e-5), 4)
     4.3772
     """
-    from audit._validate import check_in_range
-    from audit.noise import GaussianNoise
-
     mu = laplace_shift_epsilon(shift, sigma)  # |Δ|/σ, both checked
     dlt = check_in_range("delta", delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
     return GaussianNoise().epsilon_for_delta(dlt, mu)
@@ -289,9 +287,7 @@ def mean_mar_pair_epsilon(n: int, m: int, width: float, epsilon: float,
     ValueError
         n, m, width, epsilon out of range, or rate outside [0, 1].
     """
-    from scipy.stats import binom
-
-    from audit._validate import check_in_range
+    from scipy.stats import binom  # (scipy.stats on use only, as in hot_deck_pair_epsilon)
 
     n, m = _check_nm(n, m)
     width = check_positive(width, "width")
@@ -344,7 +340,5 @@ def pair_epsilon(imputer: str, n: int, m: int, width: float, epsilon: float, *,
              "knn": lambda: knn_imputed_sum_shift(n, m, width, n_neighbors)}[imputer]()
     if delta == 0.0:
         return laplace_shift_epsilon(shift, width / epsilon)
-    from audit.noise import GaussianNoise
-
     sigma = GaussianNoise().calibrate(width, epsilon, delta, "analytic")
     return gaussian_shift_epsilon(shift, sigma, delta)
