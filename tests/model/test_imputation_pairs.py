@@ -47,3 +47,12 @@ def test_the_mar_mask_hands_the_imputer_the_mcar_table():
 def test_bad_parameters_are_refused(kwargs, message):
     with pytest.raises(ValueError, match=message):
         imputation_pair(**kwargs)
+
+
+@pytest.mark.parametrize("rate,message", [(-0.1, r"rate must be in \[0.0, 1.0\]"),
+                                          (1.5, r"rate must be in \[0.0, 1.0\]"),
+                                          (float("nan"), "rate must be a finite real number")])
+def test_the_mar_mask_refuses_a_rate_outside_0_1(rate, message):
+    with pytest.raises(ValueError, match=message):
+        mar_mask_params(rate)
+    assert mar_mask_params(0.5)["rate_high"] == 0.5
