@@ -1,0 +1,436 @@
+"""The worst case of a mean over the observed entries, its count private (docs/THEORY.md §10.8,
+**derived in this project**).
+
+A user releases the mean of a column over its observed entries as a noisy sum and a noisy
+count (their ratio is post-processing). Under record-level MCAR (observation probability q)
+the differing record adds (c, 1) to (sum, count) when observed, c ∈ [lo, hi], and (0, 0) when
+missing; a record that is NA in the data adds (0, 0). Each of k releases adds independent noise
+to both coordinates. The other records add a shift common to both sides and the noise is
+translation-invariant in both coordinates, so by joint convexity (§10.1) the worst case is over
+the differing record alone: with shared masks P_c = (1 − q)N_(0,0)^(k) + q N_(c,1)^(k) and
+P_NA = N_(0,0)^(k).
+
+- **Gaussian, shared masks (or k = 1)**: the mean of the k releases is sufficient (one release
+  at σ/√k). Whitened (s, t) = (x/σ_S′, y/σ_N′) the components sit at 0, (α_c, τ) with
+  α_c = c/σ_S′, τ = 1/σ_N′. A pair (c, NA) is a one-dimensional pair along (α_c, τ) with
+  shift √(α_c² + τ²); the pair (hi, lo) is two-dimensional, and its D_γ is a 1-D integral over
+  s of a Black–Scholes expression in t, bracketed here with certified bounds (second order in
+  the step). **Corner lemma** (§10.8, proven): at every γ ≥ 1 the worst pair of [lo, hi] ∪ {NA}
+  is among {lo, hi, NA}. δ = 0: ε = ∞.
+- **Laplace, δ = 0, shared masks**: the count coordinates' loss Y enters as φ(A_c + Y) with
+  φ(z) = ln(1 − q + q e^z); the supremum takes Y = k/b_N, which turns a pair of domain records
+  into §10.3's problem at q″ = q e^Y/(1 − q + q e^Y), certified by the branch and bound of
+  :mod:`audit.theory.laplace_shared` restricted to domain records; pairs with NA in closed form.
+  Fresh masks at δ = 0: k times one release's value (exact).
+- **Laplace, δ > 0 (shared, or k = 1)**: a certified bracket that need not close: above, the
+  δ = 0 value; below, the worst (record, NA) pair, exactly by advanced joint convexity ([BBG18]
+  Theorem 2) on an optimistic PLD.
+- Fresh masks with k > 1 at δ > 0 are **refused** (not built).
+
+References
+----------
+docs/THEORY.md §10.1–§10.3 and §10.8. [BBG18] B. Balle, G. Barthe, M. Gaboardi, *Privacy
+amplification by subsampling: tight analyses via couplings and divergences*, NeurIPS 2018.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.special import log_ndtr, ndtr
+
+from audit._validate import (
+    check_count,
+    check_in_range,
+    check_interval,
+    check_positive,
+)
+from audit.enums import MaskRegime, NoiseKind
+from audit.mixture import Mixture
+from audit.theory.calibration import gaussian_sigma_classical, laplace_scale
+from audit.theory.pair.epsilon import pair_epsilon
+from audit.theory.pld import MAX_PLD_RELEASES
+from audit.theory.profiles import gaussian_epsilon
+from audit.theory.worst_case import WorstCase, tolerance
+
+__all__ = ["ObservedMeanSetting", "observed_mean_worst_case", "gaussian_pair_delta_bounds"]
+
+COVERS = "every pair of the domain and the NA record, both orders"
+#: relative slack on every floating-point sum of the certified δ bounds
+_SLACK = 1e-10
+
+
+@dataclass(frozen=True)
+class ObservedMeanSetting:
+    """A mean over the observed entries of one column, released as a noisy (sum, count).
+
+    Parameters
+    ----------
+    noise : NoiseKind or str
+        ``"laplace"`` or ``"gaussian"``, on both coordinates of every release.
+    epsilon : float
+        ε ∈ (0, ∞) of one release, split as ε_S = split·ε (sum) and ε_N = (1 − split)·ε
+        (count); Gaussian: ε_S, ε_N ≤ 1 (the classical calibration).
+    delta : float
+        δ of one release: 0 for Laplace, in (0, 1) for Gaussian (split in half).
+    domain : (float, float)
+        [lo, hi] of an observed value, finite, lo < hi.
+    observation : float
+        q ∈ (0, 1]: the probability that the record is observed.
+    releases : int
+        k ≥ 1 releases.
+    masks : MaskRegime or str
+        ``"shared"`` (one table) or ``"fresh"``.
+    split : float
+        The sum's share of ε, in (0, 1).
+    """
+
+    noise: NoiseKind
+    epsilon: float
+    delta: float
+    domain: tuple[float, float]
+    observation: float
+    releases: int = 1
+    masks: MaskRegime = MaskRegime.SHARED
+    split: float = 0.5
+
+    def __post_init__(self) -> None:
+        noise = NoiseKind.parse(self.noise, "noise")
+        object.__setattr__(self, "noise", noise)
+        object.__setattr__(self, "epsilon", check_positive(self.epsilon, "epsilon"))
+        object.__setattr__(self, "domain", check_interval(self.domain, "domain"))
+        q = check_in_range("observation", self.observation, 0.0, 1.0, lo_closed=False)
+        object.__setattr__(self, "observation", q)
+        object.__setattr__(self, "releases", check_count(self.releases, "releases"))
+        masks = MaskRegime.parse(self.masks, "masks")
+        if masks is MaskRegime.PERSISTENT:
+            raise ValueError("masks must be 'shared' or 'fresh' for a mean over the observed "
+                             "entries, got masks='persistent'")
+        object.__setattr__(self, "masks", masks)
+        s = check_in_range("split", self.split, 0.0, 1.0, lo_closed=False, hi_closed=False)
+        object.__setattr__(self, "split", s)
+        if noise is NoiseKind.LAPLACE:
+            d = check_in_range("delta", self.delta, 0.0, 0.0)
+        else:
+            d = check_in_range("delta", self.delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
+            for name, e in (("epsilon*split", self.epsilon * s),
+                            ("epsilon*(1-split)", self.epsilon * (1 - s))):
+                if e > 1.0:
+                    raise ValueError(f"{name} must be in (0, 1] for the classical Gaussian "
+                                     f"calibration, got {name}={e!r}")
+        object.__setattr__(self, "delta", d)
+
+    @property
+    def sum_sensitivity(self) -> float:
+        """Δ_S = max(hi − lo, |hi|, |lo|): c → c′, or c → the NA record."""
+        lo, hi = self.domain
+        return max(hi - lo, abs(hi), abs(lo))
+
+    def _scale(self, sensitivity: float, eps: float) -> float:
+        if self.noise is NoiseKind.LAPLACE:
+            return laplace_scale(sensitivity, eps)
+        return gaussian_sigma_classical(sensitivity, eps, self.delta / 2)
+
+    @property
+    def sum_scale(self) -> float:
+        """b_S or σ_S of one release of the sum."""
+        return self._scale(self.sum_sensitivity, self.epsilon * self.split)
+
+    @property
+    def count_scale(self) -> float:
+        """b_N or σ_N of one release of the count (sensitivity 1)."""
+        return self._scale(1.0, self.epsilon * (1 - self.split))
+
+
+def observed_mean_worst_case(setting: ObservedMeanSetting, delta: float) -> WorstCase:
+    """The worst case over every pair c, c′ ∈ [lo, hi] ∪ {NA} (both orders) of ``setting``'s k
+    releases together, at the final δ.
+
+    Parameters
+    ----------
+    setting : ObservedMeanSetting
+    delta : float
+        δ ∈ [0, 1) of the k releases together.
+
+    Returns
+    -------
+    WorstCase
+        ``epsilon`` certified above, ``lower`` the certified ε of a pair of the setting;
+        ``exact`` when they meet within :func:`audit.theory.worst_case.tolerance`.
+
+    Raises
+    ------
+    ValueError
+        On a bad ``setting`` or ``delta``; on fresh masks with k > 1 at δ > 0 (not built); on
+        Laplace at δ > 0 with k > ``MAX_PLD_RELEASES``.
+
+    References
+    ----------
+    docs/THEORY.md §10.8 (derived in this project); [BBG18] Theorem 2.
+    """
+    if not isinstance(setting, ObservedMeanSetting):
+        raise ValueError(f"setting must be an ObservedMeanSetting, got setting={setting!r}")
+    d = check_in_range("delta", delta, 0.0, 1.0, hi_closed=False)
+    k = setting.releases
+    fresh = setting.masks is MaskRegime.FRESH and k > 1
+    if setting.noise is NoiseKind.GAUSSIAN:
+        if d == 0.0:  # the loss is unbounded (the Gaussian tails)
+            return WorstCase(math.inf, math.inf, ("hi", "NA"),
+                             "Gaussian noise: the loss is unbounded at delta = 0", COVERS)
+        if fresh:
+            raise ValueError(f"masks must be 'shared' (or releases 1) at delta > 0: fresh masks "
+                             f"over k > 1 releases are not built, got masks='fresh' with "
+                             f"releases={k}")
+        return _gaussian(setting, d, k if setting.masks is MaskRegime.SHARED else 1)
+    if d == 0.0:
+        if fresh:  # sup of a product's log ratio: the sum of its factors' (one pair for all)
+            one = _laplace_pure(setting, 1)
+            return WorstCase(k * one.epsilon, k * one.lower, one.pair,
+                             f"pure composition: k times one release ({one.method})", COVERS)
+        return _laplace_pure(setting, k)
+    if fresh:
+        raise ValueError(f"masks must be 'shared' (or releases 1) for Laplace at delta > 0: "
+                         f"fresh masks over k > 1 releases are not built, got releases={k}")
+    if k > MAX_PLD_RELEASES:
+        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for Laplace at delta > "
+                         f"0 (a PLD composition), got releases={k}")
+    return _laplace_delta(setting, d)
+
+
+# ------------------------------------------------------------------------------- Gaussian
+def _log_mass(x1: np.ndarray, x2: np.ndarray) -> np.ndarray:
+    """ln(Φ(x2) − Φ(x1)), x1 < x2, accurate in both tails."""
+    up = x1 >= 0  # upper tail: Φ̄(x1) − Φ̄(x2)
+    a = np.where(up, log_ndtr(-x1), log_ndtr(x2))
+    b = np.where(up, log_ndtr(-x2), log_ndtr(x1))
+    with np.errstate(divide="ignore"):
+        return a + np.log1p(-np.exp(b - a))
+
+
+def _tilt_mean(x: np.ndarray) -> np.ndarray:
+    """M(x) = E[U] of the density ∝ e^{xu} on [0, 1]: 1/(1 − e^{−x}) − 1/x, increasing."""
+    small = np.abs(x) < 1e-3
+    xs = np.where(small, 1.0, x)
+    big = -1.0 / np.expm1(-xs) - 1.0 / xs
+    return np.where(small, 0.5 + x / 12 - x ** 3 / 720, big)
+
+
+def _g_scaled(log_bm: np.ndarray, log_b: np.ndarray, log_m: np.ndarray, k0: float,
+              tau: float) -> tuple[np.ndarray, np.ndarray]:
+    """m·E_t[(B e^{τt − τ²/2} − K)_+] = m(BΦ(d1) − KΦ(d2)) as (value, rounding allowance)."""
+    if k0 == 0.0:
+        v = np.exp(log_bm)
+        return v, v * _SLACK
+    d1 = (log_b - math.log(k0) + tau * tau / 2) / tau
+    t1 = np.exp(log_bm) * ndtr(d1)
+    t2 = k0 * np.exp(log_m) * ndtr(d1 - tau)
+    return np.maximum(t1 - t2, 0.0), t1 * _SLACK
+
+
+def gaussian_pair_delta_bounds(a: float, a2: float, tau: float, q: float, eps: float, *,
+                               rtol: float = 1e-6, max_cells: int = 2_000_000
+                               ) -> tuple[float, float]:
+    """Certified (lower, upper) on D_{e^ε}(P‖Q), P = (1 − q)N_0 + qN_(a,τ), Q the same with
+    (a2, τ), N the standard 2-D normal (whitened: a = c/σ_S′, τ = 1/σ_N′), a ≠ a2, ε ≥ 0.
+
+    With K = (1 − q)(e^ε − 1) and B(s) = q(e^{as − a²/2} − e^ε e^{a2·s − a2²/2}), the t-integral
+    is m·(BΦ(d1) − KΦ(d2)); B > 0 exactly on a half-line of s. **Lower**: P(S) − e^ε Q(S) of the
+    set S = ∪ cells × [t_i, ∞) with each t_i optimal for its cell's masses (exact closed forms).
+    **Upper**: on each cell e^{as} lies below its chord and e^{a2 s} above its tangent at the
+    midpoint; the integrand is jointly convex in the two, so the cell's integral is at most the
+    chord weights' combination of its end values, with the weights bounded by exponential tilts
+    (second order in the step); the tail beyond the grid is at most qΦ̄(s_max − a). Cells are
+    halved where the two ends differ most until they are within ``rtol`` (or ``max_cells``).
+    """
+    if a < a2:  # mirror s → −s
+        a, a2 = -a, -a2
+    gam, dd = math.exp(eps), a - a2
+    k0 = (1 - q) * (gam - 1)
+    s0 = (eps + (a * a - a2 * a2) / 2) / dd  # B(s) > 0 ⟺ s > s0
+    s_max = max(s0, a, 0.0) + 39.0
+    tail = q * float(ndtr(-(s_max - a)))
+    edges = np.linspace(s0, s_max, 4097)
+    lq = math.log(q)
+    while True:
+        s1, s2 = edges[:-1], edges[1:]
+        h = s2 - s1
+        lm = _log_mass(s1, s2)
+        # lower: cell masses under the three components, t_i optimal
+        la, la2 = _log_mass(s1 - a, s2 - a), _log_mass(s1 - a2, s2 - a2) + eps
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ldm = la + np.log1p(-np.exp(la2 - la))  # ln(m_a − γ m_a2)
+            ldm = np.where(la2 < la, ldm, -np.inf)
+            if k0 == 0.0:
+                low_i = q * np.exp(ldm)
+            else:
+                t = (math.log(k0) + lm - lq - ldm + tau * tau / 2) / tau
+                t1 = np.exp(lq + ldm) * ndtr(-(t - tau))
+                t2 = k0 * np.exp(lm) * ndtr(-t)
+                low_i = np.where(np.isfinite(ldm), t1 - t2 - t1 * _SLACK, 0.0)
+        low_i = np.maximum(np.nan_to_num(low_i, nan=0.0), 0.0)
+        # upper: chord of e^{as}, tangent of e^{a2 s} at the midpoint, per cell end
+        sm = 0.5 * (s1 + s2)
+        vals = []
+        for sv in (s1, s2):
+            r = np.exp(dd * s0 + a2 * sm - a * sv) * (1 + a2 * (sv - sm))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lb = lq + a * sv - a * a / 2 + np.log1p(-np.minimum(r, 1.0))
+            vals.append(lb)
+        w2 = (_tilt_mean(-s2 * h), _tilt_mean(-s1 * h))  # share of the right end, bounds
+        hv = []
+        for lb in vals:
+            v, err = _g_scaled(lb + lm, lb, lm, k0, tau)
+            hv.append(np.where(np.isfinite(lb), v + err, 0.0))
+        w = np.where(hv[1] > hv[0], w2[1], w2[0])
+        up_i = (1 - w) * hv[0] + w * hv[1]
+        gap = up_i - low_i
+        lower = float(np.sum(low_i)) * (1 - _SLACK)
+        upper = float(np.sum(up_i)) * (1 + _SLACK) + tail + 1e-300
+        if upper - lower <= rtol * upper or len(h) >= max_cells:
+            return max(lower, 0.0), min(upper, 1.0)
+        order = np.argsort(gap)[::-1]
+        cum = np.cumsum(gap[order])
+        n = int(np.searchsorted(cum, 0.8 * cum[-1])) + 1
+        split = np.zeros(len(h), dtype=bool)
+        split[order[:n]] = True
+        edges = np.sort(np.concatenate([edges, sm[split]]))
+
+
+def _epsilon_bracket(bounds, mu_shift: float, q: float, delta: float, width: float
+                     ) -> tuple[float, float]:
+    """[lo, hi] around the ε of one order from certified δ-bounds(ε): δ_low(lo) > δ (or lo = 0),
+    δ_up(hi) ≤ δ. hi starts at joint convexity's q·D_γ(N_a‖N_a2): a Gaussian shift μ."""
+    hi = gaussian_epsilon(min(delta / q, 1.0), mu_shift)
+    lo = 0.0
+    d_lo, d_up = bounds(0.0)
+    if d_up <= delta:
+        return 0.0, 0.0
+    while hi - lo > width:
+        mid = 0.5 * (lo + hi)
+        d_lo, d_up = bounds(mid)
+        if d_up <= delta:
+            hi = mid
+        elif d_lo > delta:
+            lo = mid
+        else:
+            break  # δ inside the numerical bracket at mid: [lo, hi] stands
+    return lo, hi
+
+
+def _gaussian(setting: ObservedMeanSetting, delta: float, k: int) -> WorstCase:
+    lo, hi = setting.domain
+    q = setting.observation
+    sig_s = setting.sum_scale / math.sqrt(k)
+    tau = math.sqrt(k) / setting.count_scale
+    found: dict[tuple[str, str], tuple[float, float]] = {}
+    for name, c in (("hi", hi), ("lo", lo)):  # (c, NA) in both orders: a 1-D pair
+        mu = math.hypot(c / sig_s, tau)
+        P = Mixture([1.0], [mu], "gaussian", 1.0) if q == 1.0 else \
+            Mixture([1 - q, q], [0.0, mu], "gaussian", 1.0)
+        v = pair_epsilon(P, Mixture([1.0], [0.0], "gaussian", 1.0), delta)
+        found[(name, "NA")] = (max(v.value - v.error, 0.0), v.value + v.error)
+    a_hi, a_lo = hi / sig_s, lo / sig_s
+    width = 0.25 * tolerance(max(b for _, b in found.values()))
+    ends = []
+    for a, a2 in ((a_hi, a_lo), (a_lo, a_hi)):
+        ends.append(_epsilon_bracket(
+            lambda e, a=a, a2=a2: gaussian_pair_delta_bounds(a, a2, tau, q, e),
+            abs(a - a2), q, delta, width))
+    found[("hi", "lo")] = (max(e[0] for e in ends), max(e[1] for e in ends))
+    return _assemble(found, "Gaussian, the mean of the k releases sufficient (sigma/sqrt(k)); "
+                            "corner lemma (THEORY §10.8); (c, NA) exact in 1-D, (hi, lo) by a "
+                            "certified 2-D integral")
+
+
+def _assemble(found: dict, method: str) -> WorstCase:
+    pair = max(found, key=lambda p: found[p][0])
+    return WorstCase(max(b for _, b in found.values()), found[pair][0], pair, method, COVERS)
+
+
+# -------------------------------------------------------------------------------- Laplace
+def _phi(z: float, q: float) -> float:
+    return z if q == 1.0 else float(np.logaddexp(math.log1p(-q), math.log(q) + z))
+
+
+def _laplace_pure(setting: ObservedMeanSetting, k: int) -> WorstCase:
+    """δ = 0 over k releases from one table: domain pairs by the restricted branch and bound at
+    q″, (c, NA) in closed form φ(k|c|/b_S + k/b_N) (the order NA ‖ c is smaller)."""
+    lo, hi = setting.domain
+    q, b_s, b_n = setting.observation, setting.sum_scale, setting.count_scale
+    far, c_far = ("hi", hi) if abs(hi) >= abs(lo) else ("lo", lo)
+    na = _phi(k * abs(c_far) / b_s + k / b_n, q)
+    found = {(far, "NA"): (na, na)}
+    qq = 1.0 / (1.0 + (1 - q) / q * math.exp(-k / b_n))
+    found.update(_domain_pure(lo, hi, qq, b_s, k))
+    return _assemble(found, "Laplace at delta = 0: the count's loss at its largest value "
+                            "k/b_N, domain pairs by branch and bound (THEORY §10.3) at "
+                            "q'' = q e^Y/(1 - q + q e^Y), (c, NA) in closed form")
+
+
+def _domain_pure(lo, hi, q, b, k, rel_tol=1e-4, abs_tol=1e-6):
+    """§10.3's branch and bound with the record 0 kept only where it is a domain record."""
+    from audit.theory import laplace_shared as ls
+
+    box = ls._initial_boxes(lo, hi, 0.0, k)
+    if not lo <= 0.0 <= hi:  # 0 (the function's NA reading) is not a record here
+        keep = (box["cp"] != 0.0) & ~((box["c1"] == 0.0) & (box["c2"] == 0.0))
+        box = {key: v[keep] for key, v in box.items()}
+    lower, arg = ls._points(box, 0.0, k, b, q)
+    done = -math.inf
+    for _ in range(ls.MAX_ROUNDS):
+        up = ls._bound(box, 0.0, k, b, q)
+        keep = up > lower + max(abs_tol, rel_tol * abs(lower))
+        if np.any(~keep):
+            done = max(done, float(np.max(up[~keep])))
+        if not np.any(keep) or 4 * int(np.sum(keep)) > ls.MAX_BOXES:
+            break
+        box = ls._split({key: v[keep] for key, v in box.items()})
+        value, where = ls._points(box, 0.0, k, b, q)
+        if value > lower:
+            lower, arg = value, where
+    live = ls._bound(box, 0.0, k, b, q) if len(box["c1"]) else np.array([-math.inf])
+    upper = max(done, float(np.max(live)), lower) + 4 * np.finfo(float).eps * (1 + abs(lower))
+    c, cp, _ = arg
+
+    def name(v):
+        return "lo" if v == lo else "hi" if v == hi else f"c={v:.6g}"
+    return {(name(c), name(cp)): (max(lower, 0.0), upper)}
+
+
+def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
+    """δ > 0: above, the δ = 0 value; below, the add order of the worst (c, NA) pair,
+    D_γ(P_c‖N_0) = q D_α(N_(c,1)^k ‖ N_0^k), α = 1 + (γ − 1)/q ([BBG18] Thm 2, an equality),
+    from dp_accounting's optimistic PLD (a lower bound on δ, so on ε)."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit._numeric import brentq, log1p_expm1_div
+
+    pure = _laplace_pure(setting, setting.releases)
+    lo, hi = setting.domain
+    q, k = setting.observation, setting.releases
+    far = "hi" if abs(hi) >= abs(lo) else "lo"
+    h = 1e-4
+    one = dpl.from_laplace_mechanism(setting.sum_scale, sensitivity=max(abs(lo), abs(hi)),
+                                     pessimistic_estimate=False, use_connect_dots=False,
+                                     value_discretization_interval=h)
+    one = one.compose(dpl.from_laplace_mechanism(setting.count_scale, sensitivity=1.0,
+                                                 pessimistic_estimate=False,
+                                                 use_connect_dots=False,
+                                                 value_discretization_interval=h))
+    pld = one if k == 1 else one.self_compose(k)
+
+    def excess(e: float) -> float:
+        return q * float(pld.get_delta_for_epsilon(log1p_expm1_div(e, q))) - delta
+
+    top = pure.epsilon
+    low = 0.0 if excess(0.0) <= 0 else top if excess(top) > 0 else \
+        brentq(excess, 0.0, top, xtol=1e-10)
+    step = 1e-9
+    while low > 0.0 and excess(low) <= 0:  # keep only a verified δ(low) > δ
+        low, step = max(low - step, 0.0), 4 * step
+    return WorstCase(pure.epsilon, min(low, pure.epsilon), (far, "NA"),
+                     "Laplace at delta > 0: above, the delta = 0 value; below, the worst "
+                     "(c, NA) pair by advanced joint convexity on an optimistic PLD", COVERS,
+                     upper_pair=pure.pair)
