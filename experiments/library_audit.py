@@ -92,9 +92,10 @@ refuted again, and nanvar's amplified claim fell at π = 0.7 instead of 0.9, bot
 violations, docs/measurements.md) and the stratified default at full size; a
 much smaller pilot leaves finite output bins unseen, which a density-ratio score rates above 0
 when one side never releases a number, and the region then takes them in (one per-rate budget
-in all, a twelfth of the default, lowered nanmean's ε_lower at π = 0.9 from 4.25 to 2.00). The attack is the policy's black-box default, ``auto``. ``full`` size is 10× each,
-20× for the NaN-propagating targets (30,000 calls, so the event of probability 8·10⁻⁴ at
-π = 0.3 is seen about 24 times); ``smoke`` is 200 calls per side and rate with a 600-call
+in all, a twelfth of the default, lowered nanmean's ε_lower at π = 0.9 from 4.25 to 2.00).
+The attack is the policy's black-box default, ``auto``. ``full`` size is 10× each, 20× for
+the NaN-propagating targets (30,000 calls, so the event of probability 8·10⁻⁴ at π = 0.3 is
+seen about 24 times); ``smoke`` is 200 calls per side and rate with a 600-call
 pilot.
 The libraries' calls are this experiment's cost (4,000–8,000 calls a second per process), so
 its audits run their chunks over max(``jobs``, every usable CPU) loky processes: the chunks'
@@ -121,7 +122,6 @@ from experiments.common import audit, base, check_size, record, variant
 from experiments.library_targets import (  # (re-exported: the experiment's settings)
     LIBRARIES,
     N_RECORDS,
-    PILOT,
     RATES,
     TARGETS,
     pair_of,

@@ -74,10 +74,10 @@ middle of the bounds (plus μ̃'s noise for ``private_mean``).
 
 **Randomness.** Seedable, except with ``release="opendp"`` (``ADAPTER.unseeded``: OpenDP
 draws from its own generator, so the same seed does not reproduce those releases; the
-imputation's own draws still come from ``rng``). The scikit-learn imputers are deterministic functions of the table,
-so the adapter keeps the imputed columns of the last 256 distinct tables (key: the table's
-bytes) and draws only the noise per call: the same releases, much faster when the masks
-repeat. ``hot_deck`` and ``private_mean`` draw from ``rng`` on every call.
+imputation's own draws still come from ``rng``). The scikit-learn imputers are
+deterministic functions of the table, so the adapter keeps the imputed columns of the last
+256 distinct tables (key: the table's bytes) and draws only the noise per call: the same
+releases, much faster when the masks repeat. ``hot_deck`` and ``private_mean`` draw from ``rng`` on every call.
 """
 
 from __future__ import annotations

@@ -208,9 +208,9 @@ def _from_config(args: argparse.Namespace):
     """The theorem rows of a config's setting and its worst case (docs/THEORY.md §10)."""
     from audit.enums import Calibration, MaskRegime, NoiseKind
     from audit.pipeline.config import load_config
-    from audit.pipeline.scenario import setting_from_config
+    from audit.pipeline.scenario import setting_from_config, worst_case_of
     from audit.theory.accountant import bound_table
-    from audit.theory.worst_case import worst_case
+    from audit.theory.histogram import HistogramSetting
 
     given = _given(args, _FLAG_ONLY)
     if given:
@@ -230,20 +230,23 @@ def _from_config(args: argparse.Namespace):
         missingness_class=cfg.components()[0].missing_class,
         releases=setting.releases if multi else None, masks=setting.masks,
         target_delta=td if multi else None)
-    worst = worst_case(setting, td)
+    worst = worst_case_of(setting, td)
     name = "worst case of this setting" + (
         f" (persistent masks, r = {setting.persistence:g})" if persistent else "")
     row = {"name": name + ("" if worst.exact else " (upper bound; bracket [lower, epsilon])"),
            "delta": td, "releases": setting.releases, "masks": setting.masks.value,
            **({"persistence": setting.persistence} if persistent else {}),
            **worst.to_dict()}
-    lo, hi = setting.domain
+    histogram = isinstance(setting, HistogramSetting)
     parameters = {
         "config": str(args.config), "noise": sc.noise.value, "epsilon": sc.epsilon,
-        "delta": sc.delta, "query": sc.query, "d": sc.d, "domain": list(sc.value_domain),
-        "na_value": sc.na_value, "record_domain": [lo, hi], "record_na_value": setting.na_value,
+        "delta": sc.delta, "query": sc.query, "d": sc.d,
+        **({"na_category": setting.na_category} if histogram else {
+            "domain": list(sc.value_domain), "na_value": sc.na_value,
+            "record_domain": list(setting.domain), "record_na_value": setting.na_value}),
         "scale": setting.scale, "p_star": setting.observation, "releases": setting.releases,
-        "masks": setting.masks.value, "persistence": setting.persistence, "target_delta": td,
+        "masks": setting.masks.value,
+        "persistence": None if histogram else setting.persistence, "target_delta": td,
     }
     return parameters, table, row
 

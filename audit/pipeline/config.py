@@ -112,6 +112,9 @@ class ScenarioConfig:
     domain: tuple[float, float] | None = None
     #: what a missing entry is read as; read by ``bound --config`` only
     na_value: float = 0.0
+    #: whether a histogram has a bin counting the missing entries; read by ``bound --config``
+    #: only (audits count a missing entry nowhere)
+    na_category: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "scenario.noise"))
@@ -145,6 +148,9 @@ class ScenarioConfig:
             raise ValueError(f"scenario.na_value must be a finite number, got "
                              f"scenario.na_value={na!r}")
         object.__setattr__(self, "na_value", float(na))
+        if not isinstance(self.na_category, bool):
+            raise ValueError(f"scenario.na_category must be true or false, got "
+                             f"scenario.na_category={self.na_category!r}")
 
     @property
     def value_domain(self) -> tuple[float, float]:
@@ -155,7 +161,7 @@ class ScenarioConfig:
     def default_reading(self) -> bool:
         """Whether the entries span [−bound, bound] and a missing one reads as 0 (what the
         model's audits simulate)."""
-        return self.domain is None and self.na_value == 0.0
+        return self.domain is None and self.na_value == 0.0 and not self.na_category
 
 
     @property
@@ -343,6 +349,8 @@ class AuditConfig:
             sc["domain"] = list(sc["domain"])
         if sc["na_value"] == 0.0:
             sc.pop("na_value")
+        if not sc["na_category"]:
+            sc.pop("na_category")
         qp = query.params()
         if qp:
             sc["query_params"] = qp

@@ -12,17 +12,23 @@ import math
 import sys
 
 from audit.enums import Calibration, MaskRegime, NoiseKind
+from audit.theory.histogram import HistogramSetting
 from audit.theory.persistent import persistent_refusal
 from audit.theory.worst_case import MAX_GAUSSIAN_SCALE, Setting, substitution_sensitivity
 
-__all__ = ["setting_from_config", "release_scale", "scenario_keys", "check_release_scale"]
+__all__ = ["setting_from_config", "worst_case_of", "release_scale", "scenario_keys",
+           "check_release_scale"]
 
 
-def setting_from_config(cfg) -> Setting:
-    """The :class:`Setting` of an audit config (``bound --config``).
+def setting_from_config(cfg) -> Setting | HistogramSetting:
+    """The :class:`Setting` of an audit config (``bound --config``), or the
+    :class:`~audit.theory.histogram.HistogramSetting` of ``query = "histogram"``.
 
-    Supported: ``[scenario] query = "sum"`` over ``d`` features, each in ``domain`` (default
-    [−bound, bound]) with missing entries read as ``na_value`` (default 0); missingness
+    Supported: ``[scenario] query = "histogram"`` over ``d`` categories (one-hot records;
+    ``na_category`` adds a bin of the missing entries), its noise calibrated to the
+    substitution sensitivity of a histogram (ℓ1 2, ℓ2 √2); ``[scenario] query = "sum"``
+    over ``d`` features, each in ``domain`` (default [−bound, bound]) with missing entries
+    read as ``na_value`` (default 0); missingness
     ``mcar-row`` (record-level, q = p*) or ``mcar-iid`` with d = 1 (q = 1 − rate); the
     release's noise calibrated to the substitution sensitivity
     d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release;
@@ -33,24 +39,20 @@ def setting_from_config(cfg) -> Setting:
     ValueError
         For anything else, naming the key.
     """
-    sc, miss = cfg.scenario, cfg.missingness
-    if sc.query != "sum":
-        raise ValueError(f"bound --config computes the worst case of an additive scalar query: "
-                         f"scenario.query must be 'sum', got scenario.query={sc.query!r}")
+    sc = cfg.scenario
+    if sc.query not in ("sum", "histogram"):
+        raise ValueError(f"bound --config computes the worst case of a sum or a histogram: "
+                         f"scenario.query must be 'sum' or 'histogram', got scenario.query="
+                         f"{sc.query!r}")
+    if sc.query == "histogram":
+        return _histogram_setting(cfg)
+    if sc.na_category:
+        raise ValueError("bound --config: scenario.na_category applies to query = 'histogram', "
+                         f"got scenario.na_category=true with scenario.query={sc.query!r}")
     if sc.query_params:
         raise ValueError("bound --config: scenario.query_params is not used by the 'sum' query, "
                          f"got scenario.query_params={sc.query_params!r}")
-    mech, _ = cfg.components()
-    if miss.kind == "mcar-row" or (miss.kind == "mcar-iid" and sc.d == 1):
-        q = mech.p_star(sc.d)
-    else:
-        raise ValueError("bound --config supports record-level missingness: missingness.kind "
-                         "must be 'mcar-row' (or 'mcar-iid' with scenario.d = 1), got "
-                         f"missingness.kind={miss.kind!r} with scenario.d={sc.d} (feature-wise "
-                         "masks: use the theorem rows of `bound`)")
-    if q == 0.0:
-        raise ValueError("bound --config needs a record that can be observed (p* > 0), got "
-                         f"p* = 0 from missingness {miss.kind!r}")
+    q = _observation(cfg)
     lo, hi = sc.value_domain
     na = sc.na_value
     sens = sc.d * substitution_sensitivity(lo, hi, na)
@@ -64,6 +66,57 @@ def setting_from_config(cfg) -> Setting:
         if reason:
             raise ValueError(f"bound --config: {reason}")
     return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks, r)
+
+
+def worst_case_of(setting: Setting | HistogramSetting, delta: float):
+    """The worst case (:class:`~audit.theory.worst_case.WorstCase`) of a setting read from a
+    config, whichever query it describes."""
+    from audit.theory.histogram import histogram_worst_case
+    from audit.theory.worst_case import worst_case
+
+    if isinstance(setting, HistogramSetting):
+        return histogram_worst_case(setting, delta)
+    return worst_case(setting, delta)
+
+
+def _observation(cfg) -> float:
+    """q of a config's record-level missingness (``bound --config``)."""
+    sc, miss = cfg.scenario, cfg.missingness
+    mech, _ = cfg.components()
+    if miss.kind == "mcar-row" or (miss.kind == "mcar-iid" and sc.d == 1):
+        q = mech.p_star(sc.d)
+    else:
+        raise ValueError("bound --config supports record-level missingness: missingness.kind "
+                         "must be 'mcar-row' (or 'mcar-iid' with scenario.d = 1), got "
+                         f"missingness.kind={miss.kind!r} with scenario.d={sc.d} (feature-wise "
+                         "masks: use the theorem rows of `bound`)")
+    if q == 0.0:
+        raise ValueError("bound --config needs a record that can be observed (p* > 0), got "
+                         f"p* = 0 from missingness {miss.kind!r}")
+    return q
+
+
+def _histogram_setting(cfg) -> HistogramSetting:
+    """A histogram of ``scenario.d`` categories: a record is one-hot (or missing entirely),
+    its noise calibrated to the histogram's substitution sensitivity (one count moves
+    between two bins: ℓ1 2 for Laplace, ℓ2 √2 for Gaussian)."""
+    sc = cfg.scenario
+    if sc.domain is not None or sc.na_value != 0.0:
+        raise ValueError("bound --config: a histogram's records are categories; "
+                         "scenario.domain and scenario.na_value are not read, got "
+                         f"scenario.domain={sc.domain!r}, scenario.na_value={sc.na_value!r}")
+    if sc.d < 2:
+        raise ValueError(f"bound --config: a histogram needs at least 2 categories, got "
+                         f"scenario.d={sc.d}")
+    q = _observation(cfg)
+    scale = release_scale(sc, 2.0 if sc.noise is NoiseKind.LAPLACE else math.sqrt(2.0))
+    k, masks = 1, MaskRegime.SHARED
+    if cfg.releases is not None:
+        k, masks = cfg.releases.count, cfg.releases.masks
+    if masks is MaskRegime.PERSISTENT:
+        raise ValueError("bound --config: a histogram's masks must be 'shared' or 'fresh', "
+                         "got releases.masks='persistent'")
+    return HistogramSetting(sc.noise, scale, q, k, masks, sc.na_category)
 
 
 def release_scale(sc, sensitivity: float) -> float:

@@ -46,6 +46,8 @@ __all__ = [
     "compose_epsilon",
     "tradeoff_from_profile",
     "profile_pmf",
+    "profile_grid",
+    "curve_pmf",
     "refine_bracket",
     "MAX_GRID",
     "MAX_PLD_RELEASES",
@@ -439,23 +441,37 @@ def profile_pmf(profile, top: float, discretization: float):
     ----------
     [DRS] Proposition 2.12 (f-DP from a family of (ε, δ(ε))); docs/THEORY.md §10.4, §10.6.
     """
-    pld_pmf = _dp()[0]
     h = check_positive(discretization, "discretization")
     t = check_positive(top, "top")
-    eps = np.unique(np.concatenate([np.linspace(0.0, t, PROFILE_GRID),
-                                    np.geomspace(min(1e-4, t / 2), t, PROFILE_GRID // 4)]))
+    eps = profile_grid(t)
     curve = tradeoff_from_profile(eps, np.clip(np.asarray(profile(eps), dtype=np.float64),
                                                0.0, 1.0))
+    return curve_pmf(curve, h)
+
+
+def profile_grid(top: float) -> np.ndarray:
+    """The ε grid on [0, ``top``] that :func:`profile_pmf` reads a profile on."""
+    return np.unique(np.concatenate([np.linspace(0.0, top, PROFILE_GRID),
+                                     np.geomspace(min(1e-4, top / 2), top, PROFILE_GRID // 4)]))
+
+
+def curve_pmf(curve, discretization: float, *, pessimistic: bool = True):
+    """The PLD (a PMF) of the discrete pair whose trade-off function is the piecewise-linear
+    ``curve`` (a segment of slope −q/p is an atom with masses (p, q); a jump at α = 0 is the
+    infinite loss), losses rounded up (``pessimistic``: every composition bounds the pair's
+    from above) or down (from below)."""
+    pld_pmf = _dp()[0]
+    h = check_positive(discretization, "discretization")
     dp_, dq = np.diff(curve.alphas), -np.diff(curve.betas)
     keep = dp_ > 0
     dp_, dq = dp_[keep], dq[keep]
     infinite = float(dp_[dq <= 0].sum())
     finite = dq > 0
     losses = np.log(dp_[finite]) - np.log(dq[finite])
-    idx = np.ceil(losses / h).astype(np.int64)  # rounded up: pessimistic
+    idx = (np.ceil if pessimistic else np.floor)(losses / h).astype(np.int64)
     lo = int(idx.min())
     probs = np.bincount(idx - lo, weights=dp_[finite])
-    return pld_pmf.DensePLDPmf(h, lo, probs, infinite, True)
+    return pld_pmf.DensePLDPmf(h, lo, probs, infinite, pessimistic)
 
 
 def refine_bracket(bracket_at, h: float, *, good, can_refine, step_seconds: float):

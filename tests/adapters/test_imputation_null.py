@@ -25,8 +25,11 @@ from scipy import stats
 from audit.model.imputation_pairs import imputation_pair, mar_mask_params
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.runner import run_audit
-from audit.theory.imputation import (mean_mar_pair_epsilon, pair_epsilon,
-                                     private_public_count_pair_epsilon)
+from audit.theory.imputation import (
+    mean_mar_pair_epsilon,
+    pair_epsilon,
+    private_public_count_pair_epsilon,
+)
 
 N_RECORDS = 20
 CONFIDENCE = 0.95

@@ -1,0 +1,575 @@
+"""The exact worst case of a histogram of one categorical column under record-level
+missingness (docs/THEORY.md §10.9, **derived in this project**).
+
+Every bin gets independent Laplace (b) or Gaussian (σ) noise, k times; with ``na_category``
+the histogram also counts the missing entries in a bin. Only three bins move between a pair
+of records: the NA bin, the numerator's category a and the denominator's category b. With
+s, t, r the k-fold sums of one unit's log density ratio in those bins (independent under the
+law with the record nowhere), every hockey-stick divergence of the setting is
+
+    D_γ = E[(A e^s + B e^t − C e^r)_+],   (a, b): A = (1 − q)(1 − γ), B = q, C = γq;
+                                          (a, NA): A = 1 − q − γ, B = q, C = 0;
+                                          (NA, a): A = 1 − γ(1 − q), B = 0, C = γq
+
+(without the NA bin, s ≡ 0). Certificate: the integrand is monotone in each variable, so each
+law moved up and down onto a grid gives an upper and a lower bound (a coupling moves every
+value one way); the Gaussian expectation over t and the Gaussian pairs (a, NA), (NA, a) are in
+closed form. δ = 0 is in closed form; fresh masks at δ > 0 compose a dominating pair (upper)
+and a dominated one (lower) built from the one-release profile bounds.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+from scipy import signal, special
+
+from audit._numeric import brentq, log1p_c_expm1
+from audit._validate import check_count, check_delta, check_positive, check_probability
+from audit.enums import MaskRegime, NoiseKind
+
+__all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PAIRS"]
+
+#: the three pairs of records of a histogram setting (numerator, denominator)
+PAIRS = (("a", "b"), ("a", "NA"), ("NA", "a"))
+#: standard deviations of a Gaussian loss kept on the grid beyond both tilts (tail < 1e-32)
+_Z = 12.0
+#: mass of a Laplace k-fold law left outside the grid's window on each side
+_TAIL = 1e-30
+#: finest grid tried (points of one variable's fine law)
+_MAX_FINE = 4_000_000
+#: relative precision of the ε bisection
+_XTOL = 1e-6
+#: largest |loss| a release may reach (e^loss stays a finite double)
+_LOSS_MAX = 600.0
+
+
+@dataclass(frozen=True)
+class HistogramSetting:
+    """A histogram of one categorical column released ``releases`` times.
+
+    Parameters
+    ----------
+    noise : NoiseKind or str
+        ``"laplace"`` or ``"gaussian"``, independent in every bin and release.
+    scale : float
+        b (Laplace) or σ (Gaussian) of every bin, > 0.
+    observation : float
+        q ∈ (0, 1]: the probability that the record's entry is observed.
+    releases : int
+        k ≥ 1.
+    masks : MaskRegime or str
+        ``"shared"`` (one table) or ``"fresh"`` (missingness redrawn per release).
+    na_category : bool
+        Whether the histogram has a bin counting the missing entries.
+    """
+
+    noise: NoiseKind
+    scale: float
+    observation: float
+    releases: int = 1
+    masks: MaskRegime = MaskRegime.SHARED
+    na_category: bool = True
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
+        object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
+        q = check_probability(self.observation, "observation")
+        if q == 0.0:
+            raise ValueError(f"observation must be in (0, 1], got observation="
+                             f"{self.observation!r}")
+        object.__setattr__(self, "observation", q)
+        object.__setattr__(self, "releases", check_count(self.releases, "releases"))
+        masks = MaskRegime.parse(self.masks, "masks")
+        if masks is MaskRegime.PERSISTENT:
+            raise ValueError("masks must be 'shared' or 'fresh' for a histogram, got "
+                             "masks='persistent'")
+        object.__setattr__(self, "masks", masks)
+        if not isinstance(self.na_category, bool):
+            raise ValueError(f"na_category must be true or false, got na_category="
+                             f"{self.na_category!r}")
+
+
+# ----------------------------------------------------------------------------- laws
+@dataclass(frozen=True)
+class _Law:
+    """One loss variable's law moved onto grid points: ``up`` and ``down`` are
+    (points, masses) stochastically above and below the true law, ``hi_mass`` and
+    ``hi_tilted`` the mass and E[e^X; X > window] of the upper tail that ``up`` leaves out
+    (``down`` drops it, ``up`` keeps its lower tail at the window's left end)."""
+
+    up: tuple[np.ndarray, np.ndarray]
+    down: tuple[np.ndarray, np.ndarray]
+    hi_mass: float
+    hi_tilted: float
+    mean_exp: float  # E[e^X] of ``up`` plus its tail (≥ the true E[e^X] = 1)
+    variance: float | None = None  # X ~ N(−v/2, v) exactly (Gaussian), else None
+
+
+_POINT = _Law((np.zeros(1), np.ones(1)), (np.zeros(1), np.ones(1)), 0.0, 0.0, 1.0)
+
+
+def _gaussian_law(v: float, h: float) -> _Law:
+    """X ~ N(−v/2, v) (the k-fold Gaussian loss, v = k/σ²) on a grid of step h."""
+    sd = math.sqrt(v)
+    lo, hi = -v / 2 - _Z * sd, v / 2 + _Z * sd
+    n = max(int(math.ceil((hi - lo) / h)), 2)
+    edges = np.linspace(lo, hi, n + 1)
+    cdf = special.ndtr((edges + v / 2) / sd)
+    cells = np.diff(cdf)
+    below = float(cdf[0])
+    up_pts = edges[1:].copy()
+    up_m = cells.copy()
+    up_m[0] += below  # the lower tail, moved up to the first cell's right end
+    down_pts = np.concatenate([[-np.inf], edges[:-1]])
+    down_m = np.concatenate([[below], cells])
+    down_m[-1] += float(special.ndtr(-(hi + v / 2) / sd))  # upper tail moved down
+    hi_mass = float(special.ndtr(-(hi + v / 2) / sd))
+    hi_tilted = float(special.ndtr(-(hi - v / 2) / sd))  # e^X tilts N(−v/2, v) to N(v/2, v)
+    mean_exp = float(np.dot(up_m, np.exp(up_pts))) + hi_tilted
+    return _Law((up_pts, up_m), (down_pts, down_m), hi_mass, hi_tilted, mean_exp, v)
+
+
+def _laplace_step(b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One release's ℓ = (|x| − |x − 1|)/b, x ~ Lap(0, b), on the grid −1/b + 2j/(bn),
+    j = 0..n: (grid, masses moved up, masses moved down). Atoms: P(ℓ = −1/b) = 1/2,
+    P(ℓ = 1/b) = e^{−1/b}/2; between, x = (bℓ + 1)/2 ∈ (0, 1) with density e^{−x/b}/(2b)."""
+    grid = -1 / b + 2 * np.arange(n + 1) / (b * n)
+    x = np.arange(n + 1) / n  # x at the grid points
+    cdf = -0.5 * np.expm1(-x / b)  # P(0 < x' ≤ x)
+    cells = np.diff(cdf)
+    up = np.zeros(n + 1)
+    down = np.zeros(n + 1)
+    up[0] = down[0] = 0.5
+    up[n] += 0.5 * math.exp(-1 / b)
+    down[n] += 0.5 * math.exp(-1 / b)
+    up[1:] += cells
+    down[:-1] += cells
+    return grid, up, down
+
+
+def _power(m: np.ndarray, k: int) -> np.ndarray:
+    """The k-fold convolution of masses on an integer grid (FFT by squaring; rounding
+    negatives clipped to 0)."""
+    result = None
+    base = m
+    while k:
+        if k & 1:
+            result = base if result is None else np.clip(signal.fftconvolve(result, base),
+                                                         0.0, None)
+        k >>= 1
+        if k:
+            base = np.clip(signal.fftconvolve(base, base), 0.0, None)
+    assert result is not None
+    return result
+
+
+def _window(pts: np.ndarray, m: np.ndarray) -> tuple[int, int]:
+    """Indices [i, j) of the points holding all but ``_TAIL`` of the mass on each side, under
+    the law and under its tilt by e^x."""
+    c = np.cumsum(m)
+    t = m * np.exp(pts - pts[-1])
+    ct = np.cumsum(t) / t.sum()
+    i = int(min(np.searchsorted(c, _TAIL), np.searchsorted(ct, _TAIL)))
+    j = int(max(np.searchsorted(c, 1 - _TAIL), np.searchsorted(ct, 1 - _TAIL))) + 1
+    return max(i, 0), min(j, pts.size)
+
+
+def _laplace_law(b: float, k: int, n: int) -> _Law:
+    """The k-fold sum of ℓ with each release's value moved on a grid of n cells."""
+    grid, up1, down1 = _laplace_step(b, n)
+    step = 2 / (b * n)
+    pts = -k / b + step * np.arange(k * n + 1)
+    up, down = _power(up1, k), _power(down1, k)
+    i, j = _window(pts, up)
+    hi_mass = float(up[j:].sum())
+    hi_tilted = float(np.dot(up[j:], np.exp(pts[j:])))
+    up_m = up[i:j].copy()
+    up_m[0] += up[:i].sum()  # lower tail moved up to the window's left end
+    i2, j2 = _window(pts, down)
+    down_pts = np.concatenate([[-np.inf], pts[i2:j2]])
+    down_m = np.concatenate([[down[:i2].sum()], down[i2:j2]])
+    down_m[-1] += down[j2:].sum()  # upper tail moved down to the window's right end
+    mean_exp = float(np.dot(up_m, np.exp(pts[i:j]))) + hi_tilted
+    return _Law((pts[i:j], up_m), (down_pts, down_m), hi_mass, hi_tilted, mean_exp)
+
+
+def _coarse(pts: np.ndarray, m: np.ndarray, up: bool, step: float,
+            tail: float) -> tuple[np.ndarray, np.ndarray]:
+    """The law moved further onto a uniform grid of ``step`` over the window that holds all
+    but ``tail`` of its mass and of its tilt by e^x on each side. ``up``: values moved up,
+    the lower tail to the window's first point, the upper tail dropped (this law serves
+    lower bounds of an integrand falling in x); else down, the lower tail to −∞, the upper
+    tail to the window's last point."""
+    finite = np.isfinite(pts)
+    f, fm = pts[finite], m[finite]
+    c = np.cumsum(fm)
+    w = fm * np.exp(f - f[-1])
+    ct = np.cumsum(w) / w.sum()
+    i = int(min(np.searchsorted(c, tail), np.searchsorted(ct, tail)))
+    j = int(max(np.searchsorted(c, c[-1] - tail), np.searchsorted(ct, 1 - tail)))
+    i, j = min(i, f.size - 1), min(j, f.size - 1)
+    n = max(int(math.ceil((f[j] - f[i]) / step)), 1)
+    edges = f[i] + step * np.arange(n + 1)
+    inside = slice(i, j + 1)
+    if up:
+        idx = np.ceil((f[inside] - f[i]) / step - 1e-9).astype(np.int64)
+        cm = np.bincount(np.clip(idx, 0, n), weights=fm[inside], minlength=n + 1)
+        cm[0] += fm[:i].sum() + m[~finite].sum()
+        out_pts, out_m = edges, cm
+    else:
+        idx = np.floor((f[inside] - f[i]) / step + 1e-9).astype(np.int64)
+        cm = np.bincount(np.clip(idx, 0, n), weights=fm[inside], minlength=n + 1)
+        cm[min(int(idx[-1]), n)] += fm[j + 1:].sum()
+        out_pts = np.concatenate([[-np.inf], edges])
+        out_m = np.concatenate([[fm[:i].sum() + m[~finite].sum()], cm])
+    keep = out_m > 0
+    return out_pts[keep], out_m[keep]
+
+
+# ----------------------------------------------------------------------- expectation
+def _expectation(A: float, B: float, C: float, s, t, r,
+                 variance: float | None = None) -> tuple[float, float]:
+    """(E, rounding error) of E[(A e^s + B e^t − C e^r)_+] over independent discrete s, t, r
+    given as (points, masses), t ascending; with ``variance`` v, t ~ N(−v/2, v) exactly
+    instead (the inner expectation in closed form: B Φ((v/2 − d)/√v) − K Φ((−v/2 − d)/√v),
+    d = ln(K/B), for K = C e^r − A e^s > 0; B − K for K ≤ 0)."""
+    sp, sm = s
+    rp, rm = r
+    es = np.exp(sp)
+    er = np.exp(rp)
+    if B == 0.0:  # (A e^s − C e^r)_+: r below ln(A e^s / C), by prefix sums over r
+        if A <= 0.0:
+            return 0.0, 0.0
+        cer = C * er
+        p0 = np.concatenate([[0.0], np.cumsum(rm)])  # mass of the first j points of r
+        p1 = np.concatenate([[0.0], np.cumsum(rm * cer)])
+        j = np.searchsorted(cer, A * es, side="left")  # r points with C e^r < A e^s
+        val = A * es * p0[j] - p1[j]
+        total = float(sm @ val)
+        return max(total, 0.0), 8e-16 * float(sm @ (A * es * p0[j] + p1[j]))
+    if variance is None:
+        tp, tm = t
+        bet = B * np.exp(tp)
+        s0 = np.concatenate([np.cumsum(tm[::-1])[::-1], [0.0]])  # suffix sums from index j
+        s1 = np.concatenate([np.cumsum((tm * bet)[::-1])[::-1], [0.0]])
+    total = err = 0.0
+    rows = max(1, 2_000_000 // max(rp.size, 1))
+    for lo in range(0, sp.size, rows):
+        K = C * er[None, :] - A * es[lo:lo + rows, None]  # the threshold B e^t must pass
+        if variance is None:
+            j = np.searchsorted(bet, K, side="right")
+            j[K <= 0] = 0
+            above, tilted = s0[j], s1[j]
+        else:
+            sd = math.sqrt(variance)
+            with np.errstate(divide="ignore"):
+                d = np.log(np.maximum(K, 0.0) / B)
+            above = special.ndtr((-variance / 2 - d) / sd)
+            tilted = B * special.ndtr((variance / 2 - d) / sd)
+        val = tilted - K * above
+        total += float(sm[lo:lo + rows] @ val @ rm)
+        err += 8e-16 * float(sm[lo:lo + rows] @ (tilted + np.abs(K) * above) @ rm)
+    return total, err
+
+
+def _coefficients(pair: tuple[str, str], gamma: float, q: float) -> tuple[float, float, float]:
+    if pair == ("a", "b"):
+        return (1 - q) * (1 - gamma), q, gamma * q
+    if pair == ("a", "NA"):
+        return 1 - q - gamma, q, 0.0
+    return 1 - gamma * (1 - q), 0.0, gamma * q
+
+
+@dataclass(frozen=True)
+class _Laws:
+    """The laws of one setting's loss variables: ``s`` the NA bin's (a point at 0 without
+    that bin), ``t`` a category bin's (t and r)."""
+
+    s: _Law
+    t: _Law
+    step: float  # the coarse grid of s and r in the pair (a, b)
+    tail: float  # the mass its window leaves out on each side
+
+
+def pair_delta_bracket(laws: _Laws, pair: tuple[str, str], epsilon: float,
+                       q: float) -> tuple[float, float]:
+    """(lower, upper) bounds on D_{e^ε}(P ‖ Q) of ``pair`` (one of :data:`PAIRS`)."""
+    gamma = math.exp(epsilon)
+    A, B, C = _coefficients(pair, gamma, q)
+    s, t = laws.s, laws.t
+    if t.variance is not None and s.variance is not None and pair != ("a", "b"):
+        value = _gaussian_one_bin_move(pair, gamma, q, 2 * t.variance)
+        return max(value - 1e-15, 0.0), min(value + 1e-15, 1.0)
+
+    def pick(law: _Law, up: bool, coarse: bool):
+        pts, m = law.up if up else law.down
+        if coarse and C > 0 and B > 0:  # the 2-D pair (a, b): s and r on the coarse grid
+            return _coarse(pts, m, up, laws.step, laws.tail)
+        return pts, m
+
+    s_up = A > 0  # the integrand rises with s when A > 0
+    point = _POINT.up
+    v = t.variance
+    upper, e1 = _expectation(A, B, C, pick(s, s_up, True), pick(t, True, False),
+                             pick(t, False, True) if C > 0 else point, v)
+    # the tails the upper bound's laws leave out: t above its window (none when t is
+    # exact), s above it when A > 0
+    upper += e1
+    if v is None:
+        upper += B * t.hi_tilted + t.hi_mass * max(A, 0.0) * s.mean_exp
+    if s_up:
+        upper += A * s.hi_tilted + s.hi_mass * B * t.mean_exp
+    lower, e2 = _expectation(A, B, C, pick(s, not s_up, True), pick(t, False, False),
+                             pick(t, True, True) if C > 0 else point, v)
+    return max(lower - e2, 0.0), min(upper, 1.0)
+
+
+def _gaussian_hockey(mu: float, gamma: float) -> float:
+    """D_γ(N(μ, 1) ‖ N(0, 1)) for any γ > 0 (γ < 1 through 1 − γ + γ D_{1/γ})."""
+    if gamma < 1:
+        return 1 - gamma + gamma * _gaussian_hockey(mu, 1 / gamma)
+    e = math.log(gamma)
+    return float(special.ndtr(-e / mu + mu / 2) - gamma * special.ndtr(-e / mu - mu / 2))
+
+
+def _gaussian_one_bin_move(pair, gamma: float, q: float, mu2: float) -> float:
+    """D_γ of (a, NA) or (NA, a) with the NA bin, Gaussian: the record moves between the NA
+    bin and bin a, a shift of μ = √(mu2) (μ² = 2k/σ²) between A (the record at a) and N (at
+    NA). (a, NA): ((1 − q)N + qA − γN)_+ = q(A − γ″N)_+, γ″ = 1 + (γ − 1)/q; (NA, a):
+    (xN − γqA)_+ = x(N − (γq/x)A)_+, x = 1 − γ(1 − q) (0 if x ≤ 0)."""
+    mu = math.sqrt(mu2)
+    if pair == ("a", "NA"):
+        return q * _gaussian_hockey(mu, 1 + (gamma - 1) / q)
+    x = 1 - gamma * (1 - q)
+    return 0.0 if x <= 0 else x * _gaussian_hockey(mu, gamma * q / x)
+
+
+def pure_epsilon(setting: HistogramSetting, pair: tuple[str, str]) -> float:
+    """ε at δ = 0 of ``pair`` (Laplace; Gaussian: ∞): the largest log ratio, at the corners
+    of s, t, r ∈ [−k/b, k/b] (module docstring); fresh masks: k times one release's."""
+    if setting.noise is NoiseKind.GAUSSIAN:
+        return math.inf
+    q, k = setting.observation, setting.releases
+    per = 1 if setting.masks is MaskRegime.FRESH else k
+    x = per / setting.scale  # the largest |s|, |t|, |r|
+    span = 2 * x if setting.na_category else x  # largest t − s (s ≡ 0 without the NA bin)
+    if pair == ("a", "b"):
+        value = log1p_c_expm1(span, q) if setting.na_category else \
+            log1p_c_expm1(x, q) - log1p_c_expm1(-x, q)
+    elif pair == ("a", "NA"):
+        value = log1p_c_expm1(span, q)
+    else:
+        value = -log1p_c_expm1(-span, q)
+    return value * (k if setting.masks is MaskRegime.FRESH else 1)
+
+
+def _laws(setting: HistogramSetting, releases: int, h: float, delta: float) -> _Laws:
+    """The loss laws of ``releases`` releases from one table on grids of step at most ``h``
+    (Laplace: each release's value moved on a grid of step h/releases)."""
+    if setting.noise is NoiseKind.GAUSSIAN:
+        t = _gaussian_law(releases / setting.scale ** 2, h)
+    else:
+        n = int(math.ceil(2 * releases / (setting.scale * h)))
+        if releases * n > _MAX_FINE:
+            raise ValueError(f"releases must be fewer for a Laplace histogram at delta > 0: "
+                             f"its grid would hold {releases * n} points (at most "
+                             f"{_MAX_FINE}), got releases={releases}")
+        t = _laplace_law(setting.scale, releases, n)
+    return _Laws(t if setting.na_category else _POINT, t, h, max(1e-4 * delta, 1e-30))
+
+
+def _solve(bound, target: float, top: float) -> float:
+    """The ε where ``bound(ε)`` (a δ bound, non-increasing in ε) crosses ``target`` on
+    [0, ``top``], by Brent's method on ln δ: for an upper δ bound an ε with bound ≤ target
+    (so it holds), for a lower one an ε with bound > target (so it is exceeded); 0 if none
+    is."""
+    if bound(0.0) <= target:
+        return 0.0
+    if bound(top) > target:
+        return top
+
+    def gap(e):
+        b = bound(e)
+        return (math.log(b) if b > 0 else -800.0) - math.log(target)
+
+    root = brentq(gap, 0.0, top, xtol=_XTOL * max(top, 1e-3))
+    step = _XTOL * max(top, 1e-3)
+    hi, lo = min(root + step, top), max(root - step, 0.0)
+    return hi if bound(hi) <= target else lo  # the side the caller's invariant needs
+
+
+def _top(bound, target: float, start: float) -> float:
+    """An ε where the upper δ bound is ≤ ``target`` (doubling from ``start``)."""
+    e = max(start, 0.5)
+    while bound(e) > target:
+        e *= 2
+        if e > _LOSS_MAX:
+            raise ValueError("the histogram's epsilon at this delta exceeds "
+                             f"{_LOSS_MAX:g}: delta must be larger, got delta={target!r}")
+    return e
+
+
+def _pair_bracket(setting: HistogramSetting, delta: float, pair: tuple[str, str],
+                  releases: int, h: float) -> tuple[float, float]:
+    """(lower, upper) of ``pair``'s ε over ``releases`` releases from one table, on grids of
+    step ``h``."""
+    laws = _laws(setting, releases, h, delta)
+    q = setting.observation
+    pure = pure_epsilon(replace(setting, releases=releases, masks=MaskRegime.SHARED), pair)
+
+    def up(e):
+        return pair_delta_bracket(laws, pair, e, q)[1]
+
+    def low(e):
+        return pair_delta_bracket(laws, pair, e, q)[0]
+
+    top = pure if math.isfinite(pure) else _top(up, delta, 1.0)
+    return _solve(low, delta, top), min(_solve(up, delta, top), pure)
+
+
+def _refined(setting: HistogramSetting, delta: float, pair: tuple[str, str],
+             releases: int, beaten: float = -math.inf) -> tuple[float, float, float]:
+    """(lower, upper, step) of ``pair``, the grid halved until the bracket is within half
+    the tolerance, the upper end is at most ``beaten`` (another pair is worse), the step
+    floor, or the time budget."""
+    from audit.theory.worst_case import tolerance
+
+    v = releases / setting.scale ** 2  # a bound on one bin loss's variance
+    h = max(_FIRST_STEP, (v + 14 * math.sqrt(v)) / 1000) if pair == ("a", "b") else _FIRST_STEP
+    while True:
+        start = time.perf_counter()
+        lower, upper = _pair_bracket(setting, delta, pair, releases, h)
+        if upper - lower <= tolerance(upper) / 2 or upper <= beaten or h / 2 < _MIN_STEP \
+                or time.perf_counter() - start > _STEP_SECONDS:
+            return lower, upper, h
+        h /= 2
+
+
+def _shared_bracket(setting: HistogramSetting, delta: float):
+    """(lower, upper, worst pair, step) of the shared-mask setting: the one-dimensional pairs
+    first, then (a, b), refined only while it could be the worst."""
+    found: dict[tuple[str, str], tuple[float, float, float]] = {}
+    for pair in (("a", "NA"), ("NA", "a"), ("a", "b")):
+        beaten = max((f[0] for f in found.values()), default=-math.inf)
+        found[pair] = _refined(setting, delta, pair, setting.releases, beaten)
+    worst = max(found, key=lambda p: found[p][0])
+    return found[worst][0], max(f[1] for f in found.values()), worst, found[worst][2]
+
+
+def _pair_names(pair: tuple[str, str]) -> tuple[str, str]:
+    """The pair as the bound table names it: a category ``cat``, another ``other``."""
+    names = {"a": "cat", "b": "other", "NA": "NA"}
+    return names[pair[0]], names[pair[1]]
+
+
+#: the loss grid step of the fresh-mask PLD compositions
+_FRESH_STEP = 1e-3
+#: the loss grid step of the first bracket, and the finest the refinement goes to
+_FIRST_STEP, _MIN_STEP = 0.01, 0.01 / 16
+#: seconds a bracket may take for the next (about 4 times slower) refinement to be tried
+_STEP_SECONDS = 3.0
+
+
+def _fresh_bracket(setting: HistogramSetting, delta: float):
+    """(lower, upper, worst pair, step) of the fresh-mask setting: the upper end the k-fold
+    composition of a pair dominating the envelope of the three pairs' one-release profile
+    bounds; the lower end, per unordered pair, the composition of a pair that the true one
+    dominates (module docstring), the larger."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from audit.theory.pld import curve_pmf, profile_grid, profile_pmf, tradeoff_from_profile
+
+    h = _FIRST_STEP
+    laws = _laws(setting, 1, h, delta * 1e-3)
+    q, k = setting.observation, setting.releases
+    one = replace(setting, releases=1, masks=MaskRegime.SHARED)
+    top = max(pure_epsilon(one, p) for p in PAIRS)
+    if not math.isfinite(top):  # Gaussian: where every pair's upper δ is below 1e-12
+        top = max(_top(lambda e, p=p: pair_delta_bracket(laws, p, e, q)[1], 1e-12, 1.0)
+                  for p in PAIRS)
+    eps = profile_grid(top)
+    brackets = {p: np.array([pair_delta_bracket(laws, p, e, q) for e in eps]) for p in PAIRS}
+    envelope = np.max([b[:, 1] for b in brackets.values()], axis=0)
+    upper_pmf = profile_pmf(lambda e: np.interp(e, eps, envelope), top, _FRESH_STEP)
+    upper = float(PrivacyLossDistribution(upper_pmf).self_compose(k)
+                  .get_epsilon_for_delta(delta))
+    best = None
+    for orders in ((("a", "b"), ("a", "b")), (("a", "NA"), ("NA", "a"))):
+        low = np.minimum(brackets[orders[0]][:, 0], brackets[orders[1]][:, 0])
+        # δ ≥ δ(ε_{i+1}) on [ε_i, ε_{i+1}], and ≥ 0 beyond the grid
+        curve = tradeoff_from_profile(eps, np.concatenate([low[1:], [0.0]]))
+        pld = PrivacyLossDistribution(curve_pmf(curve, _FRESH_STEP, pessimistic=False))
+        value = float(pld.self_compose(k).get_epsilon_for_delta(delta))
+        if best is None or value > best[0]:
+            best = (value, orders[0])
+    assert best is not None
+    return best[0], max(upper, best[0]), best[1], h
+
+
+def histogram_worst_case(setting: HistogramSetting, delta: float):
+    """The worst case of ``setting`` at the final δ of its k releases: a certified bracket
+    over every pair of records (two categories, a category and the NA record, both orders).
+
+    Parameters
+    ----------
+    setting : HistogramSetting
+    delta : float
+        δ ∈ [0, 1).
+
+    Returns
+    -------
+    audit.theory.worst_case.WorstCase
+        ``pair`` names the records ``cat`` (a category), ``other`` (another) and ``NA``.
+
+    Raises
+    ------
+    ValueError
+        On a bad δ, or where the ε sought exceeds the float range of the computation.
+
+    References
+    ----------
+    docs/THEORY.md §10.9 (derived in this project); [DRS] Proposition 2.12.
+
+    Examples
+    --------
+    A Laplace histogram with a NA bin at ε = 1 per release (b = 2), q = 0.3, 4 releases from
+    one table: at δ = 0 the closed form ln(1 − q + q e^{2k/b}).
+
+    >>> w = histogram_worst_case(HistogramSetting("laplace", 2.0, 0.3, 4), 0.0)
+    >>> round(w.epsilon, 4), w.pair, w.exact
+    (2.8304, ('cat', 'NA'), True)
+    """
+    from audit.theory.worst_case import WorstCase
+
+    if not isinstance(setting, HistogramSetting):
+        raise ValueError(f"setting must be a HistogramSetting, got setting={setting!r}")
+    d = check_delta(delta)
+    if d >= 1.0:
+        raise ValueError(f"delta must be in [0, 1), got delta={delta!r}")
+    covers = "every pair of records: two categories, a category and the NA record"
+    if d == 0.0:
+        values = {p: pure_epsilon(setting, p) for p in PAIRS}
+        pair = max(values, key=lambda p: values[p])
+        how = ("pure composition: k times one release's" if setting.masks is MaskRegime.FRESH
+               else "exact at delta = 0: the")
+        return WorstCase(values[pair], values[pair], _pair_names(pair),
+                         f"{how} largest log density ratio, in closed form (§10.9)", covers)
+    per_release = 1 if setting.masks is MaskRegime.FRESH else setting.releases
+    if setting.noise is NoiseKind.LAPLACE and per_release / setting.scale > _LOSS_MAX:
+        raise ValueError(f"releases / scale must be at most {_LOSS_MAX:g} for a Laplace "
+                         f"histogram at delta > 0, got {per_release / setting.scale:g}")
+    if setting.masks is MaskRegime.FRESH:
+        lower, upper, pair, h = _fresh_bracket(setting, d)
+    else:
+        lower, upper, pair, h = _shared_bracket(setting, d)
+    method = ("three independent bin losses, each law moved up and down on a grid "
+              f"(step {h:.3g})")
+    if setting.masks is MaskRegime.FRESH:
+        method = ("upper: the k-fold composition of a pair dominating the three pairs' "
+                  "one-release profile bounds; lower: a pair the worst pair dominates, "
+                  f"composed; profiles from {method}")
+    return WorstCase(upper, lower, _pair_names(pair), method, covers)
