@@ -77,7 +77,8 @@ draws from its own generator, so the same seed does not reproduce those releases
 imputation's own draws still come from ``rng``). The scikit-learn imputers are
 deterministic functions of the table, so the adapter keeps the imputed columns of the last
 256 distinct tables (key: the table's bytes) and draws only the noise per call: the same
-releases, much faster when the masks repeat. ``hot_deck`` and ``private_mean`` draw from ``rng`` on every call.
+releases, much faster when the masks repeat. ``hot_deck`` and ``private_mean`` draw from
+``rng`` on every call.
 """
 
 from __future__ import annotations
