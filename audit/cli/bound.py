@@ -154,8 +154,11 @@ def main(args: argparse.Namespace) -> int:
         }
         print(json.dumps(payload, indent=2, allow_nan=False))
         return 0
-    if table is None:  # persistent masks: no theorem-level row covers them
-        print("no theorem-level row covers persistent masks (docs/THEORY.md §10.7)")
+    if table is None:  # persistent masks or a public count: no theorem-level row covers them
+        print("no theorem-level row covers persistent masks (docs/THEORY.md §10.7)"
+              if parameters.get("count") != "public" else
+              "no theorem-level row: a public count is not differentially private "
+              "(docs/THEORY.md §10.8)")
         print(f"\n{_worst_line(worst)}")
         return 0
     k_mode = table.target_delta is not None
@@ -210,7 +213,7 @@ def _from_config(args: argparse.Namespace):
     from audit.pipeline.config import load_config
     from audit.pipeline.scenario import setting_from_config, worst_case_of
     from audit.theory.accountant import bound_table
-    from audit.theory.histogram import HistogramSetting
+    from audit.theory.observed_mean import PublicCountMean
 
     given = _given(args, _FLAG_ONLY)
     if given:
@@ -225,7 +228,8 @@ def _from_config(args: argparse.Namespace):
     td = args.target_delta if args.target_delta is not None else (sc.delta or 0.0)
     multi = setting.releases > 1
     persistent = setting.masks is MaskRegime.PERSISTENT
-    table = None if persistent else bound_table(
+    public = isinstance(setting, PublicCountMean)
+    table = None if persistent or public else bound_table(
         sc.epsilon, sc.delta, setting.observation, sc.noise.value,
         missingness_class=cfg.components()[0].missing_class,
         releases=setting.releases if multi else None, masks=setting.masks,
@@ -237,18 +241,30 @@ def _from_config(args: argparse.Namespace):
            "delta": td, "releases": setting.releases, "masks": setting.masks.value,
            **({"persistence": setting.persistence} if persistent else {}),
            **worst.to_dict()}
-    histogram = isinstance(setting, HistogramSetting)
     parameters = {
         "config": str(args.config), "noise": sc.noise.value, "epsilon": sc.epsilon,
-        "delta": sc.delta, "query": sc.query, "d": sc.d,
-        **({"na_category": setting.na_category} if histogram else {
-            "domain": list(sc.value_domain), "na_value": sc.na_value,
-            "record_domain": list(setting.domain), "record_na_value": setting.na_value}),
-        "scale": setting.scale, "p_star": setting.observation, "releases": setting.releases,
-        "masks": setting.masks.value,
-        "persistence": None if histogram else setting.persistence, "target_delta": td,
+        "delta": sc.delta, "query": sc.query, "d": sc.d, **_setting_parameters(setting, sc),
+        "p_star": setting.observation, "releases": setting.releases,
+        "masks": setting.masks.value, "target_delta": td,
     }
     return parameters, table, row
+
+
+def _setting_parameters(setting, sc) -> dict:
+    """The JSON parameters that describe a config's setting, per statistic."""
+    from audit.theory.histogram import HistogramSetting
+    from audit.theory.observed_mean import ObservedMeanSetting, PublicCountMean
+
+    if isinstance(setting, HistogramSetting):
+        return {"na_category": setting.na_category, "scale": setting.scale}
+    if isinstance(setting, ObservedMeanSetting):
+        return {"count": "private", "domain": list(setting.domain), "split": setting.split,
+                "sum_scale": setting.sum_scale, "count_scale": setting.count_scale}
+    if isinstance(setting, PublicCountMean):
+        return {"count": "public", "domain": list(sc.value_domain)}
+    return {"domain": list(sc.value_domain), "na_value": sc.na_value,
+            "record_domain": list(setting.domain), "record_na_value": setting.na_value,
+            "scale": setting.scale, "persistence": setting.persistence}
 
 
 def _plan(args: argparse.Namespace) -> int:

@@ -115,6 +115,10 @@ class ScenarioConfig:
     #: whether a histogram has a bin counting the missing entries; read by ``bound --config``
     #: only (audits count a missing entry nowhere)
     na_category: bool = False
+    #: the release is the mean over the observed entries of a sum's column (d = 1): its count
+    #: released with noise at half the budget (``"private"``) or exactly (``"public"``); read
+    #: by ``bound --config`` only
+    count: str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "scenario.noise"))
@@ -148,6 +152,9 @@ class ScenarioConfig:
             raise ValueError(f"scenario.na_value must be a finite number, got "
                              f"scenario.na_value={na!r}")
         object.__setattr__(self, "na_value", float(na))
+        if self.count not in (None, "private", "public"):
+            raise ValueError(f"scenario.count must be 'private' or 'public', got "
+                             f"scenario.count={self.count!r}")
         if not isinstance(self.na_category, bool):
             raise ValueError(f"scenario.na_category must be true or false, got "
                              f"scenario.na_category={self.na_category!r}")
@@ -161,7 +168,8 @@ class ScenarioConfig:
     def default_reading(self) -> bool:
         """Whether the entries span [−bound, bound] and a missing one reads as 0 (what the
         model's audits simulate)."""
-        return self.domain is None and self.na_value == 0.0 and not self.na_category
+        return (self.domain is None and self.na_value == 0.0 and not self.na_category
+                and self.count is None)
 
 
     @property
@@ -351,6 +359,8 @@ class AuditConfig:
             sc.pop("na_value")
         if not sc["na_category"]:
             sc.pop("na_category")
+        if sc["count"] is None:
+            sc.pop("count")
         qp = query.params()
         if qp:
             sc["query_params"] = qp

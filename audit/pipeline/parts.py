@@ -138,17 +138,17 @@ class ImplementationTarget:
 
 
 def reading_reason(parts: AuditParts) -> str | None:
-    """Why an audit refuses ``scenario.domain``/``scenario.na_value``/``scenario.na_category``
-    (the setting of ``bound --config``): audits simulate entries in [−bound, bound] with NA
-    read as 0."""
+    """Why an audit refuses ``scenario.domain``/``na_value``/``na_category``/``count`` (the
+    setting of ``bound --config``): audits simulate entries in [−bound, bound] with NA read as
+    0."""
     sc = parts.config.scenario
     if sc.default_reading:
         return None
-    return ("scenario.domain, scenario.na_value and scenario.na_category describe the setting "
-            "of `bound --config` (the accountant); an audit reads entries in [-bound, bound] "
-            f"with a missing entry as 0, got scenario.domain={sc.domain!r}, "
-            f"scenario.na_value={sc.na_value!r}, scenario.na_category={sc.na_category!r}: "
-            "remove them to audit")
+    return ("scenario.domain, scenario.na_value, scenario.na_category and scenario.count "
+            "describe the setting of `bound --config` (the accountant); an audit reads entries "
+            f"in [-bound, bound] with a missing entry as 0, got scenario.domain={sc.domain!r}, "
+            f"scenario.na_value={sc.na_value!r}, scenario.na_category={sc.na_category!r}, "
+            f"scenario.count={sc.count!r}: remove them to audit")
 
 
 def target_part(black_box: bool) -> Part:

@@ -14,7 +14,7 @@ from audit.theory.plans import Plan, PlannedRelease, Table
 __all__ = ["plan_from_dict", "load_plan"]
 
 _PLAN_KEYS, _TABLE_KEYS = {"target_delta", "tables"}, {"name", "p_star", "masks", "releases"}
-_RELEASE_KEYS = {"name", "noise", "epsilon", "delta", "count"}
+_RELEASE_KEYS = {"name", "noise", "epsilon", "delta", "count", "statistic"}
 
 
 def plan_from_dict(data: dict) -> Plan:
@@ -37,7 +37,7 @@ def plan_from_dict(data: dict) -> Plan:
                 raise ValueError(f"tables[{i}].releases[{j}] needs noise and epsilon")
             releases.append(PlannedRelease(str(r.get("name", f"release {j + 1}")), r["noise"],
                                            r["epsilon"], r.get("delta", 0.0),
-                                           r.get("count", 1)))
+                                           r.get("count", 1), r.get("statistic", "sum")))
         if "p_star" not in t:
             raise ValueError(f"table {name!r} needs p_star")
         out.append(Table(name, t["p_star"], t.get("masks", "shared"), tuple(releases)))

@@ -2,8 +2,10 @@
 its keys as the user wrote them (for messages), and the setting it describes for the
 accountant's exact worst case (:func:`setting_from_config`, ``python -m audit bound --config``).
 
-The theory (:mod:`audit.theory.worst_case`) takes a :class:`~audit.theory.worst_case.Setting`
-only; reading a config into one is this module's.
+The theory takes a setting (:class:`~audit.theory.worst_case.Setting` of a sum,
+:class:`~audit.theory.histogram.HistogramSetting`, the means of
+:mod:`audit.theory.observed_mean`); reading a config into one, and routing it to its worst
+case (:func:`worst_case_of`), is this module's.
 """
 
 from __future__ import annotations
@@ -13,16 +15,21 @@ import sys
 
 from audit.enums import Calibration, MaskRegime, NoiseKind
 from audit.theory.histogram import HistogramSetting
+from audit.theory.observed_mean import ObservedMeanSetting, PublicCountMean
 from audit.theory.persistent import persistent_refusal
 from audit.theory.worst_case import MAX_GAUSSIAN_SCALE, Setting, substitution_sensitivity
+
+#: every setting a config can describe for the accountant
+AnySetting = Setting | HistogramSetting | ObservedMeanSetting | PublicCountMean
 
 __all__ = ["setting_from_config", "worst_case_of", "release_scale", "scenario_keys",
            "check_release_scale"]
 
 
-def setting_from_config(cfg) -> Setting | HistogramSetting:
+def setting_from_config(cfg) -> AnySetting:
     """The :class:`Setting` of an audit config (``bound --config``), or the
-    :class:`~audit.theory.histogram.HistogramSetting` of ``query = "histogram"``.
+    :class:`~audit.theory.histogram.HistogramSetting` of ``query = "histogram"``, or the mean
+    over the observed entries of ``scenario.count`` (:mod:`audit.theory.observed_mean`).
 
     Supported: ``[scenario] query = "histogram"`` over ``d`` categories (one-hot records;
     ``na_category`` adds a bin of the missing entries), its noise calibrated to the
@@ -46,6 +53,8 @@ def setting_from_config(cfg) -> Setting | HistogramSetting:
                          f"{sc.query!r}")
     if sc.query == "histogram":
         return _histogram_setting(cfg)
+    if sc.count is not None:
+        return _mean_setting(cfg)
     if sc.na_category:
         raise ValueError("bound --config: scenario.na_category applies to query = 'histogram', "
                          f"got scenario.na_category=true with scenario.query={sc.query!r}")
@@ -68,15 +77,47 @@ def setting_from_config(cfg) -> Setting | HistogramSetting:
     return Setting(sc.noise, scale, (sc.d * lo, sc.d * hi), sc.d * na, q, k, masks, r)
 
 
-def worst_case_of(setting: Setting | HistogramSetting, delta: float):
+def worst_case_of(setting: AnySetting, delta: float):
     """The worst case (:class:`~audit.theory.worst_case.WorstCase`) of a setting read from a
-    config, whichever query it describes."""
+    config, whichever statistic it describes."""
     from audit.theory.histogram import histogram_worst_case
+    from audit.theory.observed_mean import observed_mean_worst_case, public_count_worst_case
     from audit.theory.worst_case import worst_case
 
     if isinstance(setting, HistogramSetting):
         return histogram_worst_case(setting, delta)
+    if isinstance(setting, ObservedMeanSetting):
+        return observed_mean_worst_case(setting, delta)
+    if isinstance(setting, PublicCountMean):
+        return public_count_worst_case(setting, delta)
     return worst_case(setting, delta)
+
+
+def _mean_setting(cfg) -> ObservedMeanSetting | PublicCountMean:
+    """The mean over the observed entries of one column (``scenario.count``: its count
+    private, a noisy count at half the budget, or public): a missing entry is skipped, so
+    ``na_value`` is not read."""
+    sc = cfg.scenario
+    if sc.query != "sum" or sc.d != 1:
+        raise ValueError("bound --config: scenario.count makes the release the mean over the "
+                         "observed entries of one column: it needs scenario.query = 'sum' and "
+                         f"scenario.d = 1, got scenario.query={sc.query!r}, scenario.d={sc.d}")
+    if sc.na_value != 0.0 or sc.query_params:
+        raise ValueError("bound --config: a mean over the observed entries skips a missing "
+                         "entry; scenario.na_value and scenario.query_params are not read, got "
+                         f"scenario.na_value={sc.na_value!r}, "
+                         f"scenario.query_params={sc.query_params!r}")
+    q = _observation(cfg)
+    k, masks = 1, MaskRegime.SHARED
+    if cfg.releases is not None:
+        k, masks = cfg.releases.count, cfg.releases.masks
+    if sc.count == "public":
+        return PublicCountMean(q, k, masks)
+    try:
+        return ObservedMeanSetting(sc.noise, sc.epsilon, sc.delta or 0.0, sc.value_domain, q,
+                                   k, masks)
+    except ValueError as exc:
+        raise ValueError(f"bound --config: {exc}") from None
 
 
 def _observation(cfg) -> float:

@@ -48,7 +48,8 @@ def config_schema() -> dict:
         "query": {"type": "string"}, "d": _POSITIVE, "n": _POSITIVE, "bound": _NUMBER,
         "query_params": {"type": "object"},
         "domain": {"type": "array", "items": _NUMBER, "minItems": 2, "maxItems": 2},
-        "na_value": _NUMBER, "na_category": {"type": "boolean"}})
+        "na_value": _NUMBER, "na_category": {"type": "boolean"},
+        "count": {"enum": ["private", "public"]}})
     audit = _table({
         "trials": _POSITIVE, "pilot_trials": {"type": ["integer", "null"], "minimum": 100},
         "seed": _COUNT, "confidence": _NUMBER, "attack": {"type": ["string", "null"]},

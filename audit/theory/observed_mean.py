@@ -55,7 +55,8 @@ from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.profiles import gaussian_epsilon
 from audit.theory.worst_case import WorstCase, tolerance
 
-__all__ = ["ObservedMeanSetting", "observed_mean_worst_case", "gaussian_pair_delta_bounds"]
+__all__ = ["PublicCountMean", "public_count_worst_case", "ObservedMeanSetting", "observed_mean_worst_case",
+           "gaussian_pair_delta_bounds"]
 
 COVERS = "every pair of the domain and the NA record, both orders"
 #: relative slack on every floating-point sum of the certified δ bounds
@@ -197,6 +198,58 @@ def observed_mean_worst_case(setting: ObservedMeanSetting, delta: float) -> Wors
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for Laplace at delta > "
                          f"0 (a PLD composition), got releases={k}")
     return _laplace_delta(setting, d)
+
+
+@dataclass(frozen=True)
+class PublicCountMean:
+    """A mean over the observed entries whose count is released exactly beside the noisy
+    sum: observation q ∈ (0, 1], k ≥ 1 releases, shared or fresh masks."""
+
+    observation: float
+    releases: int = 1
+    masks: MaskRegime = MaskRegime.SHARED
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "observation", check_in_range(
+            "observation", self.observation, 0.0, 1.0, lo_closed=False))
+        object.__setattr__(self, "releases", check_count(self.releases, "releases"))
+        regime = MaskRegime.parse(self.masks, "masks")
+        if regime is MaskRegime.PERSISTENT:
+            raise ValueError("masks must be 'shared' or 'fresh' for a mean over the observed "
+                             "entries, got masks='persistent'")
+        object.__setattr__(self, "masks", regime)
+
+    @property
+    def seen(self) -> float:
+        """P(the record is observed in some release): q shared, 1 − (1 − q)^k fresh."""
+        q = self.observation
+        if self.masks is MaskRegime.SHARED or q == 1.0:
+            return q
+        return -math.expm1(self.releases * math.log1p(-q))
+
+
+def public_count_worst_case(setting: PublicCountMean, delta: float) -> WorstCase:
+    """The worst case of a mean over the observed entries whose count is public, any noise:
+    the count reveals whether the record was observed, so a record against the NA record (a
+    record missing in the data) has D_γ(P_c ‖ P_NA) = :attr:`PublicCountMean.seen` for every
+    γ, and below that δ no finite ε holds (docs/THEORY.md §10.8).
+
+    Raises
+    ------
+    ValueError
+        On a bad ``delta``, or at a δ at or above that probability (not computed).
+    """
+    if not isinstance(setting, PublicCountMean):
+        raise ValueError(f"setting must be a PublicCountMean, got setting={setting!r}")
+    d = check_in_range("delta", delta, 0.0, 1.0, hi_closed=False)
+    seen = setting.seen
+    if d >= seen:
+        raise ValueError(f"delta must be below {seen:.6g}, the probability that the record "
+                         f"is observed in some release (at or above it the public count's "
+                         f"worst case is not computed), got delta={delta!r}")
+    return WorstCase(math.inf, math.inf, ("hi", "NA"),
+                     "the public count reveals whether the record is observed: "
+                     f"D(P_c || P_NA) = {seen:.6g} at every epsilon", COVERS)
 
 
 # ------------------------------------------------------------------------------- Gaussian

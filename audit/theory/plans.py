@@ -39,27 +39,43 @@ from audit._validate import (
 from audit.enums import MaskRegime, NoiseKind
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, subsampled_pmf
 
-__all__ = ["PlannedRelease", "Table", "Plan", "PlanResult",
+__all__ = ["PlannedRelease", "Table", "Plan", "PlanResult", "STATISTICS",
            "account_plan"]
+
+#: what a planned release computes (its curve per release, :meth:`PlannedRelease.base`)
+STATISTICS = ("sum", "histogram", "mean")
+
 
 @dataclass(frozen=True)
 class PlannedRelease:
-    """One statistic released ``count`` times: a Laplace release calibrated at (ε, 0) (the
-    scalar Laplace curve, μ = ε) or a Gaussian one at (ε, δ) with the classical σ (G_μ,
-    μ = ε/√(2 ln(1.25/δ)), ε ≤ 1)."""
+    """One statistic released ``count`` times: a Laplace release calibrated at (ε, 0) or a
+    Gaussian one at (ε, δ) with the classical σ (ε ≤ 1).
+
+    ``statistic``: ``"sum"`` (a scalar: the Laplace curve Lap_ε, or G_μ with
+    μ = ε/√(2 ln(1.25/δ))); ``"histogram"`` of a categorical column, calibrated to its
+    substitution sensitivity (one record moves a count between two bins: Laplace b = 2/ε, so
+    two bins move by ε/2 each, Lap_{ε/2}^{⊗2}; Gaussian ℓ2 √2, the same G_μ as a sum);
+    ``"mean"`` over the observed entries with the count private, a noisy sum and a noisy
+    count at (ε/2, δ/2) each (their ratio is the mean; a record against a missing one moves
+    both: Lap_{ε/2}^{⊗2}, or G_{μ′}^{⊗2} = G_{√2 μ′} with μ′ = (ε/2)/√(2 ln(2.5/δ)))."""
 
     name: str
     noise: NoiseKind
     epsilon: float
     delta: float = 0.0
     count: int = 1
+    statistic: str = "sum"
 
     def __post_init__(self) -> None:
         where = f"release {self.name!r}"
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, f"{where}: noise"))
         object.__setattr__(self, "count", check_count(self.count, f"{where}: count"))
+        if self.statistic not in STATISTICS:
+            raise ValueError(f"{where}: statistic must be one of {', '.join(STATISTICS)}, got "
+                             f"statistic={self.statistic!r}")
         if self.noise is NoiseKind.GAUSSIAN:
-            check_in_range(f"{where}: epsilon", self.epsilon, 0.0, 1.0, lo_closed=False)
+            top = 2.0 if self.statistic == "mean" else 1.0  # each half at ε/2 ≤ 1
+            check_in_range(f"{where}: epsilon", self.epsilon, 0.0, top, lo_closed=False)
             check_in_range(f"{where}: delta", self.delta, 0.0, 1.0, lo_closed=False,
                            hi_closed=False)
         else:
@@ -68,13 +84,22 @@ class PlannedRelease:
                 raise ValueError(f"{where}: delta must be 0 for a Laplace release, got "
                                  f"delta={self.delta!r}")
 
+    @property
+    def copies(self) -> int:
+        """How many base pairs (:meth:`base`) one release composes."""
+        return 2 if self.noise is NoiseKind.LAPLACE and self.statistic != "sum" else 1
+
     def base(self):
-        """The pair of one release's curve (:mod:`audit.theory.pld`)."""
+        """The pair of one release's curve, composed :attr:`copies` times
+        (:mod:`audit.theory.pld`)."""
         from audit.theory.pld import gaussian_loss, laplace_loss
 
         if self.noise is NoiseKind.GAUSSIAN:
+            if self.statistic == "mean":
+                half = (self.epsilon / 2) / math.sqrt(2 * math.log(1.25 / (self.delta / 2)))
+                return gaussian_loss(math.sqrt(2) * half)
             return gaussian_loss(self.epsilon / math.sqrt(2 * math.log(1.25 / self.delta)))
-        return laplace_loss(self.epsilon)
+        return laplace_loss(self.epsilon if self.statistic == "sum" else self.epsilon / 2)
 
 
 @dataclass(frozen=True)
@@ -95,9 +120,11 @@ class Table:
                            MaskRegime.parse_fixed(self.masks, f"table {self.name!r}: masks"))
         if not self.releases:
             raise ValueError(f"table {self.name!r} must hold at least one release")
-        if sum(r.count for r in self.releases) > MAX_PLD_RELEASES:
+        total = sum(r.count * r.copies for r in self.releases)
+        if total > MAX_PLD_RELEASES:
             raise ValueError(f"table {self.name!r}: at most {MAX_PLD_RELEASES} releases in all "
-                             f"(a PLD composition), got {sum(r.count for r in self.releases)}")
+                             f"(a PLD composition; a Laplace histogram or mean counts twice), "
+                             f"got {total}")
 
 
 @dataclass(frozen=True)
@@ -146,10 +173,32 @@ def _composed(releases, p: float, h: float):
 
     out = None
     for r in releases:
-        one = PrivacyLossDistribution(subsampled_pmf(r.base(), p, h))
-        one = one if r.count == 1 else one.self_compose(r.count)
+        if p != 1.0 and r.copies > 1:  # C_p of the release's whole curve, not of each copy
+            one, n = _subsampled_copies(r, p, h), r.count
+        else:
+            one = PrivacyLossDistribution(subsampled_pmf(r.base(), p, h))
+            n = r.count * (r.copies if p == 1.0 else 1)
+        one = one if n == 1 else one.self_compose(n)
         out = one if out is None else out.compose(one)
     return out
+
+
+def _subsampled_copies(r: PlannedRelease, p: float, h: float):
+    """C_p of one release whose curve is its base pair composed twice (fresh masks: the
+    record's mask is drawn once per release, so C_p applies to the release's whole curve):
+    a dominating pair of the profile q·δ_f(ln(1 + (e^ε − 1)/q)) of f = base^{⊗2}."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from audit.theory.pld import profile_pmf
+
+    inner = PrivacyLossDistribution(subsampled_pmf(r.base(), 1.0, h)).self_compose(r.copies)
+
+    def profile(eps):
+        e = np.array([log1p_expm1_div(float(x), p) for x in np.atleast_1d(eps)])
+        return p * np.asarray(inner.get_delta_for_epsilon(e))
+
+    top = log1p_c_expm1(float(inner.get_epsilon_for_delta(1e-15)), p)
+    return PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), h))
 
 
 def _table_pld(table: Table, h: float):

@@ -86,7 +86,14 @@ def test_table_output_prints_the_worst_case_line(tmp_path):
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"query": "vector-sum"}, "scenario.query must be 'sum'"),
+    ({"query": "vector-sum"}, "scenario.query must be 'sum' or 'histogram'"),
+    ({"extra": "count = 'private'", "d": 2}, "scenario.d = 1"),
+    ({"extra": "count = 'private'\nna_value = 1.0"}, "na_value and scenario.query_params"),
+    ({"extra": "count = 'total'"}, "scenario.count must be 'private' or 'public'"),
+    ({"extra": "na_category = true"}, "na_category applies to query = 'histogram'"),
+    ({"query": "histogram", "d": 3, "extra": "domain = [0.0, 1.0]"},
+     "scenario.domain and scenario.na_value are not read"),
+    ({"query": "histogram", "d": 1}, "at least 2 categories"),
     ({"kind": "mcar-iid", "miss": "rate = 0.3", "d": 3}, "missingness.kind must be 'mcar-row'"),
     ({"extra": "domain = [1.0, -1.0]"}, "scenario.domain must be"),
     ({"extra": "na_value = 'x'"}, "scenario.na_value must be a finite number"),
@@ -176,3 +183,40 @@ def test_an_open_bracket_prints_each_ends_pair(tmp_path):
                if r["reference"] == "worst case (bracket)")
     assert row["upper_pair"] == ["hi", "lo"] and row["pair"] == ["lo", "NA"]
     assert row["lower"] < row["epsilon"]
+
+
+def test_mean_over_the_observed_entries_with_a_private_count(capsys, tmp_path):
+    """``scenario.count = 'private'``: the noisy sum and noisy count of the observed entries,
+    the worst case the exact pair (hi, NA) of audit.theory.observed_mean (THEORY §10.8)."""
+    from audit.theory.observed_mean import ObservedMeanSetting, observed_mean_worst_case
+
+    path = _setting(tmp_path, noise="gaussian", delta="delta = 1e-5",
+                    extra="domain = [-1.0, 1.0]\ncount = 'private'", miss="p_star = 0.1",
+                    releases='\n[releases]\ncount = 100\nmasks = "shared"\n')
+    data = _main_json(capsys, "--config", path, "--target-delta", "1e-5")
+    row = next(r for r in data["bounds"] if r["reference"] == "exact worst case")
+    want = observed_mean_worst_case(
+        ObservedMeanSetting("gaussian", 1.0, 1e-5, (-1.0, 1.0), 0.1, 100), 1e-5)
+    assert row["epsilon"] == pytest.approx(want.epsilon, rel=1e-9) and row["pair"] == ["hi", "NA"]
+    assert row["epsilon"] == pytest.approx(2.16661, abs=1e-4)
+    assert data["parameters"]["count"] == "private" and data["parameters"]["split"] == 0.5
+
+
+def test_mean_with_a_public_count_has_no_finite_epsilon_below_q(tmp_path):
+    """``scenario.count = 'public'``: the count reveals whether the record was observed, so a
+    record against a record missing in the data is told apart with probability q: ε = ∞ at
+    every δ < q, and no theorem row (the release is not differentially private)."""
+    path = _setting(tmp_path, extra="count = 'public'", miss="p_star = 0.1")
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+                          "--target-delta", "1e-5"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert "no theorem-level row: a public count is not differentially private" in res.stdout
+    assert "epsilon = inf at delta = 1e-05" in res.stdout and "hi vs NA" in res.stdout
+    high = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+                           "--target-delta", "0.2"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert high.returncode == 2 and high.stderr.startswith("error: delta must be below 0.1")
+    run = subprocess.run([sys.executable, "-m", "audit", "run", path], cwd=ROOT,
+                         capture_output=True, text=True, timeout=60)
+    assert run.returncode == 2 and "scenario.count" in run.stderr

@@ -81,3 +81,62 @@ def test_the_shipped_plan_runs_from_the_command_line():
 def test_bad_plans_are_refused_naming_what_is_wrong(doc, match):
     with pytest.raises(ValueError, match=match):
         plan_from_dict(doc)
+
+
+def _one_table(statistic: str, noise: str, epsilon: float, delta: float, count: int, q: float,
+               masks: str = "shared"):
+    from audit.theory.plans import Plan, PlannedRelease, Table
+
+    rel = PlannedRelease("r", noise, epsilon, delta, count, statistic)
+    return Plan((Table("t", q, masks, (rel,)),), 1e-5)
+
+
+def test_a_histogram_release_matches_the_exact_histogram_worst_case():
+    """A Laplace histogram with a NA bin, 10 releases from one table: the plan's C_{p*} of
+    Lap_{ε/2}^{⊗2k} is the pair (category, NA record) exactly (THEORY §10.9), so it lies just
+    above the accountant's certified bracket of the whole setting, within 0.1 %."""
+    from audit.theory.histogram import HistogramSetting, histogram_worst_case
+    from audit.theory.plans import account_plan
+
+    plan = account_plan(_one_table("histogram", "laplace", 1.0, 0.0, 10, 0.3))
+    exact = histogram_worst_case(HistogramSetting("laplace", 2.0, 0.3, 10), 1e-5)
+    assert exact.lower <= plan.epsilon <= exact.epsilon * 1.001
+
+
+def test_a_mean_release_bounds_the_exact_mean_worst_case():
+    """A Gaussian mean with a private count (sum and count at (ε/2, δ/2)): the plan's curve
+    G_{√2 μ′} is a valid bound, above the exact worst case of THEORY §10.8; at q = 1 (no
+    missingness) the plan is the composition of the two halves."""
+    from audit.theory.observed_mean import ObservedMeanSetting, observed_mean_worst_case
+    from audit.theory.plans import account_plan
+
+    plan = account_plan(_one_table("mean", "gaussian", 1.0, 1e-5, 100, 0.1))
+    exact = observed_mean_worst_case(
+        ObservedMeanSetting("gaussian", 1.0, 1e-5, (-1.0, 1.0), 0.1, 100), 1e-5)
+    assert plan.epsilon >= exact.epsilon
+    assert plan.epsilon == pytest.approx(3.52212, abs=1e-3)
+
+
+def test_a_fresh_histogram_amplifies_the_release_curve_once_per_release():
+    """Fresh masks: C_{p*} of each release's whole curve Lap_{ε/2}^{⊗2} (not of each bin)."""
+    from audit.theory.histogram import HistogramSetting, histogram_worst_case
+    from audit.theory.plans import account_plan
+
+    plan = account_plan(_one_table("histogram", "laplace", 1.0, 0.0, 10, 0.3, "fresh"))
+    bracket = histogram_worst_case(HistogramSetting("laplace", 2.0, 0.3, 10, "fresh"), 1e-5)
+    assert bracket.lower <= plan.epsilon  # a bound on the setting
+    one_bin = account_plan(_one_table("sum", "laplace", 0.5, 0.0, 20, 0.3, "fresh"))
+    assert plan.epsilon > one_bin.epsilon  # amplifying each bin apart would be too small
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"statistic": "median"}, "statistic must be one of sum, histogram, mean"),
+    ({"noise": "gaussian", "delta": 1e-5, "epsilon": 1.5}, "epsilon"),
+    ({"noise": "gaussian", "delta": 1e-5, "epsilon": 2.5, "statistic": "mean"}, "epsilon"),
+])
+def test_planned_release_refusals(kwargs, match):
+    from audit.theory.plans import PlannedRelease
+
+    args = {"name": "r", "noise": "laplace", "epsilon": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        PlannedRelease(**args)
