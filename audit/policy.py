@@ -51,7 +51,8 @@ import numpy as np
 
 from audit._validate import check_bool, check_in_range, check_positive_int
 
-__all__ = ["AuditPolicy", "PilotRule", "BatchCheckRule", "DEFAULT_POLICY", "MODEL_PILOT",
+__all__ = ["AuditPolicy", "PilotRule", "BatchCheckRule", "OnlineRule", "DEFAULT_POLICY",
+           "MODEL_PILOT",
            "BLACK_BOX_PILOT"]
 
 
@@ -126,6 +127,30 @@ class BatchCheckRule:
 
 
 @dataclass(frozen=True)
+class OnlineRule:
+    """How an online audit (``audit.mode = "online"``) draws and ranks: chunks of ``first``
+    calls per side, ×``growth`` each, up to max(``cap``, trials/200); ``rank_alpha`` the level
+    at which a budget run's first half ranks the fixed-sample bound's candidate regions (far
+    below α: a guard against sparse tail regions that look best by chance)."""
+
+    first: int = 10
+    growth: float = 1.25
+    cap: int = 1000
+    rank_alpha: float = 1e-3
+
+    def __post_init__(self) -> None:
+        check_positive_int(self.first, "first")
+        check_in_range("growth", self.growth, 1.0, np.inf, hi_closed=False)
+        check_positive_int(self.cap, "cap")
+        check_in_range("rank_alpha", self.rank_alpha, 0.0, 1.0, lo_closed=False,
+                       hi_closed=False)
+
+    def chunk_cap(self, trials: int) -> int:
+        """The largest chunk of a run of ``trials`` calls per side."""
+        return max(self.cap, trials // 200)
+
+
+@dataclass(frozen=True)
 class AuditPolicy:
     """Every statistical default of an audit (module docstring).
 
@@ -181,6 +206,8 @@ class AuditPolicy:
     batch_check : BatchCheckRule
         The independence check an implementation audit runs, once per target, before it uses
         a batched form that makes several releases in one library call.
+    online : OnlineRule
+        The chunks and the ranking level of an online audit.
     """
 
     confidence: float = 0.95
@@ -200,6 +227,7 @@ class AuditPolicy:
     model_joint_bound: bool = False
     black_box_joint_bound: bool = True
     batch_check: BatchCheckRule = field(default_factory=BatchCheckRule)
+    online: OnlineRule = field(default_factory=OnlineRule)
 
     def __post_init__(self) -> None:
         for name in ("confidence", "search_confidence", "guard_alpha", "held_out_alpha"):

@@ -32,7 +32,8 @@ from scipy import stats
 
 from audit.estimation.online import OnlineCurveTest, OnlineMonitor
 from audit.model.implementation import CallableImplementation, Claim
-from audit.pipeline.runner import ONLINE_CAP, ONLINE_FIRST, ONLINE_GROWTH, run_audit
+from audit.pipeline.runner import run_audit
+from audit.policy import DEFAULT_POLICY
 from audit.theory.tradeoff.conversions import delta_for_epsilon
 from audit.theory.tradeoff.curves import GaussianTradeoff
 
@@ -70,13 +71,14 @@ def _doc(mode: str, trials: int, seed: int, stop: str = "refuted") -> dict:
 
 def _feed(test, rng, draw, shift: float, budget: int) -> int:
     """The runner's chunks (:func:`audit.pipeline.runner._run_online`) until stop or budget."""
-    size, done = float(ONLINE_FIRST), 0
+    rule = DEFAULT_POLICY.online
+    size, done = float(rule.first), 0
     while done < budget:
         k = min(int(size), budget - done)
         done += k
         if test.update(draw(rng, shift, k), draw(rng, 0.0, k)):
             break
-        size = min(size * ONLINE_GROWTH, max(ONLINE_CAP, budget // 200))
+        size = min(size * rule.growth, rule.chunk_cap(budget))
     return done
 
 

@@ -219,6 +219,28 @@ def test_one_audit_under_two_policies_honours_each():
     assert c.confidence == 0.9 and c.pilot_trials == 2_000
 
 
+def test_an_online_audit_reads_its_chunks_from_the_policy():
+    """The online rule is the policy's: its first chunk and growth decide how many calls a
+    run that stops early has drawn (10, 12, 15, ... by default; 100 each under the other)."""
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.runner import run_audit
+    from audit.policy import OnlineRule
+
+    doc = _noisy_sum_doc(mode="online", trials=20_000)
+    doc["implementation"]["params"]["scale"] = 0.5  # true ε 4, claimed 1: stops early
+    cfg = config_from_dict(doc)
+    steady = AuditPolicy(online=OnlineRule(first=100, growth=1.0))
+    a, b = run_audit(cfg), run_audit(cfg, policy=steady)
+    assert a.trials < 20_000 and b.trials < 20_000  # both refuted before the budget
+    assert b.trials % 100 == 0 and b.trials >= 100
+    sizes, size, total = [], 10.0, 0
+    while total < a.trials:
+        sizes.append(int(size))
+        total += int(size)
+        size = min(size * 1.25, 1000)
+    assert total == a.trials  # a sum of the default chunks
+
+
 def test_assert_private_reads_its_policy():
     from audit.testing import assert_private
     from tests.adapters.example_mechanisms import noisy_sum

@@ -34,7 +34,8 @@ SequentialMonitor`:
 
 With ``stop = "budget"`` the claims and the grid get ``budget_share`` · α each, and the rest
 goes to a fixed-sample bound on the run's second half: at half the budget, the region of the
-largest Clopper–Pearson bound on the first half's counts (at level :data:`RANK_ALPHA`, a guard
+largest Clopper–Pearson bound on the first half's counts (at the policy's
+``online.rank_alpha``, a guard
 against sparse tails that look best by chance) is frozen, and the second half's counts
 in it (calls independent of the choice) give ln((P_lo − δ)/Q_hi)
 (:func:`audit.estimation.binomial.eps_from_counts`). ε_lower is the largest of the three
@@ -55,6 +56,7 @@ from audit.enums import StopRule
 from audit.estimation.binomial import check_alpha, eps_from_counts
 from audit.estimation.sequential import BettingWitness, estimation_grid
 from audit.estimation.witness import register_bound
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["OnlineRegion", "choose_region", "OnlineMonitor", "OnlineBound", "OnlineCurveTest",
            "MEMORY"]
@@ -65,9 +67,6 @@ MEMORY = 1 << 22
 LEVELS = 24
 #: the largest bet, as a share of 1/(e^ε + δ): keeps every factor ≥ 1 − CAP
 CAP = 0.5
-#: the level at which the first half ranks the fixed-sample bound's candidate regions: far
-#: below α, a guard against sparse tail regions that look best by chance (winner's curse)
-RANK_ALPHA = 1e-3
 
 
 @dataclass(frozen=True)
@@ -151,15 +150,15 @@ class _Candidates:
                                         float(v[i]))
         return best
 
-    def best_fixed(self, delta: float) -> OnlineRegion | None:
+    def best_fixed(self, delta: float, rank_alpha: float) -> OnlineRegion | None:
         """The region of the largest Clopper–Pearson bound ln((P_lo − δ)/Q_hi) at
-        :data:`RANK_ALPHA` on these counts (:func:`audit.estimation.binomial.
+        ``rank_alpha`` on these counts (:func:`audit.estimation.binomial.
         eps_from_counts`)."""
         best, best_eps = None, -1.0
         for sign, ts, kx, ky in self.rows:
             for numerator, kn, nn, kd, nd in (("z", kx, self.nx, ky, self.ny),
                                               ("z_prime", ky, self.ny, kx, self.nx)):
-                eps = eps_from_counts(kn, nn, kd, nd, delta, RANK_ALPHA)
+                eps = eps_from_counts(kn, nn, kd, nd, delta, rank_alpha)
                 i = int(np.argmax(eps))
                 if eps[i] > best_eps:
                     best_eps = float(eps[i])
@@ -252,7 +251,8 @@ class OnlineMonitor:
     METHOD = "online betting e-process (regions predictable from past calls, no pilot)"
 
     def __init__(self, claims, delta: float, alpha: float, *, stop: StopRule | str = "refuted",
-                 budget: int = 1, budget_share: float = 0.05, memory: int = MEMORY) -> None:
+                 budget: int = 1, budget_share: float | None = None, memory: int = MEMORY,
+                 rank_alpha: float | None = None) -> None:
         claims = np.unique(np.asarray(claims, dtype=np.float64).reshape(-1))
         if claims.size == 0 or not np.all(np.isfinite(claims)) or np.any(claims < 0):
             raise ValueError(f"claims must be finite values >= 0, got claims={claims!r}")
@@ -262,9 +262,14 @@ class OnlineMonitor:
         self.alpha = check_alpha(alpha)
         self.stop = StopRule.parse(stop, "stop")
         self.budget = check_positive_int(budget, "budget")
+        if budget_share is None:
+            budget_share = DEFAULT_POLICY.budget_test_share
         share = 0.5 if self.stop is StopRule.REFUTED else check_in_range(
             "budget_share", budget_share, 0.0, 0.5, lo_closed=False, hi_closed=False)
         self.memory = check_positive_int(memory, "memory")
+        self.rank_alpha = (DEFAULT_POLICY.online.rank_alpha if rank_alpha is None else
+                           check_in_range("rank_alpha", rank_alpha, 0.0, 1.0, lo_closed=False,
+                                          hi_closed=False))
         grid = estimation_grid(float(claims.max()))
         self.claims = _Wealth(claims, self.delta, math.log(1.0 / (alpha * share)))
         self.grid = _Wealth(grid, self.delta, math.log(grid.size / (alpha * share)))
@@ -334,7 +339,7 @@ class OnlineMonitor:
         if self.fixed_alpha is None:
             return
         if self._frozen is None and cands is not None and self.calls >= self.budget // 2:
-            self._frozen = cands.best_fixed(self.delta)
+            self._frozen = cands.best_fixed(self.delta, self.rank_alpha)
         if self._frozen is not None:
             a, b = self._frozen.indicators(x, y)
             self._second += (int(a.sum()), int(b.sum()), a.size)

@@ -282,16 +282,13 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
                                 search=report, curve_claim=curve_claim)
 
 
-#: the online run's first chunk (calls per side), growth per chunk, and the least cap
-ONLINE_FIRST, ONLINE_GROWTH, ONLINE_CAP = 10, 1.25, 1000
-
-
 def _run_online(subject: Subject, seed: int, timer: _Timer, progress: bool,
                 report) -> AuditResult:
-    """``audit.mode = "online"``: no pilot; chunks of calls of growing size (10 per side
-    first, ×1.25 each, up to max(1,000, trials/200)), each bet on regions chosen from the
-    calls before it (:class:`audit.estimation.online.OnlineMonitor`), each drawn from its own
-    child of the main run's seed."""
+    """``audit.mode = "online"``: no pilot; chunks of calls of growing size (the policy's
+    :class:`audit.policy.OnlineRule`: 10 per side first, ×1.25 each, up to max(1,000,
+    trials/200)), each bet on regions chosen from the calls before it
+    (:class:`audit.estimation.online.OnlineMonitor`), each drawn from its own child of the
+    main run's seed."""
     au = subject.config.audit
     if not subject.is_scalar:
         raise ValueError("audit.mode='online' thresholds a scalar output: the implementation "
@@ -300,11 +297,13 @@ def _run_online(subject: Subject, seed: int, timer: _Timer, progress: bool,
     grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],
                                                claims.get(CeilingKind.AMPLIFIED_CLAIM),
                                                policy=au.policy)
+    rule = au.policy.online
     monitor = OnlineMonitor(grid, subject.delta, au.alpha, stop=au.stop, budget=au.trials,
-                            budget_share=au.policy.budget_test_share)
+                            budget_share=au.policy.budget_test_share,
+                            rank_alpha=rule.rank_alpha)
     streams = np.random.SeedSequence(seed)
-    cap = max(ONLINE_CAP, au.trials // 200)
-    size, done = float(ONLINE_FIRST), 0
+    cap = rule.chunk_cap(au.trials)
+    size, done = float(rule.first), 0
     bar = progress_bar(au.trials, f"{subject.config.name}: online", progress)
     try:
         with timer.phase("main run"):
@@ -317,7 +316,7 @@ def _run_online(subject: Subject, seed: int, timer: _Timer, progress: bool,
                     bar.update(k)
                 if monitor.update(draws.p, draws.q):
                     break
-                size = min(size * ONLINE_GROWTH, cap)
+                size = min(size * rule.growth, cap)
     finally:
         if bar is not None:
             bar.close()

@@ -55,8 +55,8 @@ from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.profiles import gaussian_epsilon
 from audit.theory.worst_case import WorstCase, tolerance
 
-__all__ = ["PublicCountMean", "public_count_worst_case", "ObservedMeanSetting", "observed_mean_worst_case",
-           "gaussian_pair_delta_bounds"]
+__all__ = ["PublicCountMean", "public_count_worst_case", "ObservedMeanSetting",
+           "observed_mean_worst_case", "gaussian_pair_delta_bounds"]
 
 COVERS = "every pair of the domain and the NA record, both orders"
 #: relative slack on every floating-point sum of the certified δ bounds
