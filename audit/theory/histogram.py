@@ -25,11 +25,12 @@ import time
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy import signal, special
+from scipy import special
 
-from audit._numeric import brentq, log1p_c_expm1
+from audit._numeric import log1p_c_expm1
 from audit._validate import check_count, check_delta, check_positive, check_probability
 from audit.enums import MaskRegime, NoiseKind
+from audit.theory.grid_expectation import coarsen, expectation, power, solve_epsilon
 
 __all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PAIRS"]
 
@@ -41,8 +42,6 @@ _Z = 12.0
 _TAIL = 1e-30
 #: finest grid tried (points of one variable's fine law)
 _MAX_FINE = 4_000_000
-#: relative precision of the ε bisection
-_XTOL = 1e-6
 #: largest |loss| a release may reach (e^loss stays a finite double)
 _LOSS_MAX = 600.0
 
@@ -151,22 +150,6 @@ def _laplace_step(b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return grid, up, down
 
 
-def _power(m: np.ndarray, k: int) -> np.ndarray:
-    """The k-fold convolution of masses on an integer grid (FFT by squaring; rounding
-    negatives clipped to 0)."""
-    result = None
-    base = m
-    while k:
-        if k & 1:
-            result = base if result is None else np.clip(signal.fftconvolve(result, base),
-                                                         0.0, None)
-        k >>= 1
-        if k:
-            base = np.clip(signal.fftconvolve(base, base), 0.0, None)
-    assert result is not None
-    return result
-
-
 def _window(pts: np.ndarray, m: np.ndarray) -> tuple[int, int]:
     """Indices [i, j) of the points holding all but ``_TAIL`` of the mass on each side, under
     the law and under its tilt by e^x."""
@@ -183,7 +166,7 @@ def _laplace_law(b: float, k: int, n: int) -> _Law:
     grid, up1, down1 = _laplace_step(b, n)
     step = 2 / (b * n)
     pts = -k / b + step * np.arange(k * n + 1)
-    up, down = _power(up1, k), _power(down1, k)
+    up, down = power(up1, k), power(down1, k)
     i, j = _window(pts, up)
     hi_mass = float(up[j:].sum())
     hi_tilted = float(np.dot(up[j:], np.exp(pts[j:])))
@@ -197,85 +180,7 @@ def _laplace_law(b: float, k: int, n: int) -> _Law:
     return _Law((pts[i:j], up_m), (down_pts, down_m), hi_mass, hi_tilted, mean_exp)
 
 
-def _coarse(pts: np.ndarray, m: np.ndarray, up: bool, step: float,
-            tail: float) -> tuple[np.ndarray, np.ndarray]:
-    """The law moved further onto a uniform grid of ``step`` over the window that holds all
-    but ``tail`` of its mass and of its tilt by e^x on each side. ``up``: values moved up,
-    the lower tail to the window's first point, the upper tail dropped (this law serves
-    lower bounds of an integrand falling in x); else down, the lower tail to −∞, the upper
-    tail to the window's last point."""
-    finite = np.isfinite(pts)
-    f, fm = pts[finite], m[finite]
-    c = np.cumsum(fm)
-    w = fm * np.exp(f - f[-1])
-    ct = np.cumsum(w) / w.sum()
-    i = int(min(np.searchsorted(c, tail), np.searchsorted(ct, tail)))
-    j = int(max(np.searchsorted(c, c[-1] - tail), np.searchsorted(ct, 1 - tail)))
-    i, j = min(i, f.size - 1), min(j, f.size - 1)
-    n = max(int(math.ceil((f[j] - f[i]) / step)), 1)
-    edges = f[i] + step * np.arange(n + 1)
-    inside = slice(i, j + 1)
-    if up:
-        idx = np.ceil((f[inside] - f[i]) / step - 1e-9).astype(np.int64)
-        cm = np.bincount(np.clip(idx, 0, n), weights=fm[inside], minlength=n + 1)
-        cm[0] += fm[:i].sum() + m[~finite].sum()
-        out_pts, out_m = edges, cm
-    else:
-        idx = np.floor((f[inside] - f[i]) / step + 1e-9).astype(np.int64)
-        cm = np.bincount(np.clip(idx, 0, n), weights=fm[inside], minlength=n + 1)
-        cm[min(int(idx[-1]), n)] += fm[j + 1:].sum()
-        out_pts = np.concatenate([[-np.inf], edges])
-        out_m = np.concatenate([[fm[:i].sum() + m[~finite].sum()], cm])
-    keep = out_m > 0
-    return out_pts[keep], out_m[keep]
-
-
 # ----------------------------------------------------------------------- expectation
-def _expectation(A: float, B: float, C: float, s, t, r,
-                 variance: float | None = None) -> tuple[float, float]:
-    """(E, rounding error) of E[(A e^s + B e^t − C e^r)_+] over independent discrete s, t, r
-    given as (points, masses), t ascending; with ``variance`` v, t ~ N(−v/2, v) exactly
-    instead (the inner expectation in closed form: B Φ((v/2 − d)/√v) − K Φ((−v/2 − d)/√v),
-    d = ln(K/B), for K = C e^r − A e^s > 0; B − K for K ≤ 0)."""
-    sp, sm = s
-    rp, rm = r
-    es = np.exp(sp)
-    er = np.exp(rp)
-    if B == 0.0:  # (A e^s − C e^r)_+: r below ln(A e^s / C), by prefix sums over r
-        if A <= 0.0:
-            return 0.0, 0.0
-        cer = C * er
-        p0 = np.concatenate([[0.0], np.cumsum(rm)])  # mass of the first j points of r
-        p1 = np.concatenate([[0.0], np.cumsum(rm * cer)])
-        j = np.searchsorted(cer, A * es, side="left")  # r points with C e^r < A e^s
-        val = A * es * p0[j] - p1[j]
-        total = float(sm @ val)
-        return max(total, 0.0), 8e-16 * float(sm @ (A * es * p0[j] + p1[j]))
-    if variance is None:
-        tp, tm = t
-        bet = B * np.exp(tp)
-        s0 = np.concatenate([np.cumsum(tm[::-1])[::-1], [0.0]])  # suffix sums from index j
-        s1 = np.concatenate([np.cumsum((tm * bet)[::-1])[::-1], [0.0]])
-    total = err = 0.0
-    rows = max(1, 2_000_000 // max(rp.size, 1))
-    for lo in range(0, sp.size, rows):
-        K = C * er[None, :] - A * es[lo:lo + rows, None]  # the threshold B e^t must pass
-        if variance is None:
-            j = np.searchsorted(bet, K, side="right")
-            j[K <= 0] = 0
-            above, tilted = s0[j], s1[j]
-        else:
-            sd = math.sqrt(variance)
-            with np.errstate(divide="ignore"):
-                d = np.log(np.maximum(K, 0.0) / B)
-            above = special.ndtr((-variance / 2 - d) / sd)
-            tilted = B * special.ndtr((variance / 2 - d) / sd)
-        val = tilted - K * above
-        total += float(sm[lo:lo + rows] @ val @ rm)
-        err += 8e-16 * float(sm[lo:lo + rows] @ (tilted + np.abs(K) * above) @ rm)
-    return total, err
-
-
 def _coefficients(pair: tuple[str, str], gamma: float, q: float) -> tuple[float, float, float]:
     if pair == ("a", "b"):
         return (1 - q) * (1 - gamma), q, gamma * q
@@ -308,13 +213,13 @@ def pair_delta_bracket(laws: _Laws, pair: tuple[str, str], epsilon: float,
     def pick(law: _Law, up: bool, coarse: bool):
         pts, m = law.up if up else law.down
         if coarse and C > 0 and B > 0:  # the 2-D pair (a, b): s and r on the coarse grid
-            return _coarse(pts, m, up, laws.step, laws.tail)
+            return coarsen(pts, m, up, laws.step, laws.tail)
         return pts, m
 
     s_up = A > 0  # the integrand rises with s when A > 0
     point = _POINT.up
     v = t.variance
-    upper, e1 = _expectation(A, B, C, pick(s, s_up, True), pick(t, True, False),
+    upper, e1 = expectation(A, B, C, pick(s, s_up, True), pick(t, True, False),
                              pick(t, False, True) if C > 0 else point, v)
     # the tails the upper bound's laws leave out: t above its window (none when t is
     # exact), s above it when A > 0
@@ -323,7 +228,7 @@ def pair_delta_bracket(laws: _Laws, pair: tuple[str, str], epsilon: float,
         upper += B * t.hi_tilted + t.hi_mass * max(A, 0.0) * s.mean_exp
     if s_up:
         upper += A * s.hi_tilted + s.hi_mass * B * t.mean_exp
-    lower, e2 = _expectation(A, B, C, pick(s, not s_up, True), pick(t, False, False),
+    lower, e2 = expectation(A, B, C, pick(s, not s_up, True), pick(t, False, False),
                              pick(t, True, True) if C > 0 else point, v)
     return max(lower - e2, 0.0), min(upper, 1.0)
 
@@ -382,26 +287,6 @@ def _laws(setting: HistogramSetting, releases: int, h: float, delta: float) -> _
     return _Laws(t if setting.na_category else _POINT, t, h, max(1e-4 * delta, 1e-30))
 
 
-def _solve(bound, target: float, top: float) -> float:
-    """The ε where ``bound(ε)`` (a δ bound, non-increasing in ε) crosses ``target`` on
-    [0, ``top``], by Brent's method on ln δ: for an upper δ bound an ε with bound ≤ target
-    (so it holds), for a lower one an ε with bound > target (so it is exceeded); 0 if none
-    is."""
-    if bound(0.0) <= target:
-        return 0.0
-    if bound(top) > target:
-        return top
-
-    def gap(e):
-        b = bound(e)
-        return (math.log(b) if b > 0 else -800.0) - math.log(target)
-
-    root = brentq(gap, 0.0, top, xtol=_XTOL * max(top, 1e-3))
-    step = _XTOL * max(top, 1e-3)
-    hi, lo = min(root + step, top), max(root - step, 0.0)
-    return hi if bound(hi) <= target else lo  # the side the caller's invariant needs
-
-
 def _top(bound, target: float, start: float) -> float:
     """An ε where the upper δ bound is ≤ ``target`` (doubling from ``start``)."""
     e = max(start, 0.5)
@@ -428,7 +313,8 @@ def _pair_bracket(setting: HistogramSetting, delta: float, pair: tuple[str, str]
         return pair_delta_bracket(laws, pair, e, q)[0]
 
     top = pure if math.isfinite(pure) else _top(up, delta, 1.0)
-    return _solve(low, delta, top), min(_solve(up, delta, top), pure)
+    return (solve_epsilon(low, delta, top, upper=False),
+            min(solve_epsilon(up, delta, top, upper=True), pure))
 
 
 def _refined(setting: HistogramSetting, delta: float, pair: tuple[str, str],

@@ -40,7 +40,8 @@ import numpy as np
 
 from audit._validate import check_count, check_interval, check_positive, check_probability
 
-__all__ = ["SharedPure", "laplace_shared_pure"]
+__all__ = ["SharedPure", "laplace_shared_pure", "opposite_pair_epsilon",
+           "MAX_OPPOSITE_RELEASES"]
 
 #: most rounds of box splitting (each halves every live box in both directions)
 MAX_ROUNDS = 80
@@ -204,3 +205,102 @@ def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: 
     c, cp, counts = arg
     return SharedPure(upper, lower, (_name(c, lo, hi, na), _name(cp, lo, hi, na)), counts,
                       seen)
+
+
+#: most releases the exact δ > 0 value of an opposite-side pair is computed for (its laws of
+#: every partial sum are kept: about k³ a/(b h) floats)
+MAX_OPPOSITE_RELEASES = 32
+
+
+def _step_law(a: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One release's v = (2 min(y, a) − a)/b, y ~ Exp(b) (x = m + y, x above the missing
+    reading): grid −a/b + 2aj/(bn), j = 0..n, masses moved up and down; atom e^{−a/b} at a/b."""
+    y = a * np.arange(n + 1) / n
+    cells = np.diff(-np.expm1(-y / b))
+    up, down = np.zeros(n + 1), np.zeros(n + 1)
+    up[1:] += cells
+    down[:-1] += cells
+    up[n] += math.exp(-a / b)
+    down[n] += math.exp(-a / b)
+    return -a / b + 2 * a / (b * n) * np.arange(n + 1), up, down
+
+
+def _partial_sums(a: float, b: float, n: int, k: int) -> list[tuple[np.ndarray, ...]]:
+    """(points, up, down) of the sum of j releases' v, j = 0..k (each value moved on its
+    own grid, so the sum moves by at most 2ak/(bn))."""
+    from scipy import signal
+
+    grid, up1, down1 = _step_law(a, b, n)
+    step = grid[1] - grid[0]
+    out = [(np.zeros(1), np.ones(1), np.ones(1))]
+    up, down = np.ones(1), np.ones(1)
+    for j in range(1, k + 1):
+        up = np.clip(signal.fftconvolve(up, up1), 0.0, None)
+        down = np.clip(signal.fftconvolve(down, down1), 0.0, None)
+        out.append((-j * a / b + step * np.arange(up.size), up, down))
+    return out
+
+
+def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k: int,
+                          delta: float, *, step: float = 0.01) -> tuple[float, float]:
+    """Certified (lower, upper) ε at δ > 0 of the pair (hi, lo) of k Laplace releases from one
+    table with the missing reading strictly inside (lo, hi) (docs/THEORY.md §10.3).
+
+    Relative to k releases at m = ``na`` the pair's densities are 1 − q + q e^u and
+    1 − q + q e^w with u = Σ_i (|x_i − m| − |x_i − hi|)/b, w the same at lo. A release below m
+    adds the constant −(hi − m)/b to u and a varying amount to w; one above m the converse. So
+    given the number j of releases above m (Binomial(k, 1/2) under the reference) u and w are
+    independent, each a sum of i.i.d. one-release values v = (2 min(y, a) − a)/b,
+    y ~ Exp(b), a = hi − m (for u) or m − lo (for w), and
+
+        D_γ = Σ_j C(k, j) 2^{−k} E[(1 − q + q e^{u_j} − γ(1 − q + q e^{w_j}))_+],
+
+    bracketed by the grid expectations of :mod:`audit.theory.grid_expectation` with each
+    release's value moved on a grid (the sums move by at most ``step``). The pair (lo, hi)
+    is its mirror image (swap hi − m and m − lo).
+
+    Raises
+    ------
+    ValueError
+        Unless lo < na < hi, 0 < δ < 1, k ≤ ``MAX_OPPOSITE_RELEASES``.
+    """
+    from audit.theory.grid_expectation import coarsen, expectation, solve_epsilon
+
+    if not lo < na < hi:
+        raise ValueError(f"na must lie strictly inside (lo, hi) for an opposite-side pair, got "
+                         f"lo={lo!r}, na={na!r}, hi={hi!r}")
+    check_count(k, "k")
+    if k > MAX_OPPOSITE_RELEASES:
+        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for an opposite-side "
+                         f"pair's exact value, got k={k}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    a, ap = hi - na, na - lo
+    us = _partial_sums(a, b, max(int(math.ceil(2 * a * k / (b * step))), 1), k)
+    ws = _partial_sums(ap, b, max(int(math.ceil(2 * ap * k / (b * step))), 1), k)
+    weights = [math.comb(k, j) / 2.0 ** k for j in range(k + 1)]
+    # u = −(k − j)a/b + U_j (t in the expectation), w = −j a′/b + W_{k−j} (r, coarsened)
+    rows = []
+    for j in range(k + 1):
+        (tu, up_u, down_u), (tw, up_w, down_w) = us[j], ws[k - j]
+        t = tu - (k - j) * a / b
+        r = tw - j * ap / b
+        rows.append((weights[j], (t, up_u), (t, down_u),
+                     coarsen(r, down_w, False, step, 1e-4 * delta),
+                     coarsen(r, up_w, True, step, 1e-4 * delta)))
+    point = (np.zeros(1), np.ones(1))
+
+    def bracket(e: float) -> tuple[float, float]:
+        g = math.exp(e)
+        A, B, C = (1 - q) * (1 - g), q, g * q
+        low = high = 0.0
+        for wt, t_up, t_down, r_down, r_up in rows:
+            v, err = expectation(A, B, C, point, t_up, r_down)
+            high += wt * (v + err)
+            v, err = expectation(A, B, C, point, t_down, r_up)
+            low += wt * max(v - err, 0.0)
+        return low, min(high, 1.0)
+
+    top = float(_phi(np.array(k * a / b), q) - _phi(np.array(-k * ap / b), q))
+    return (solve_epsilon(lambda e: bracket(e)[0], delta, top, upper=False),
+            solve_epsilon(lambda e: bracket(e)[1], delta, top, upper=True))

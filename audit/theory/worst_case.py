@@ -422,7 +422,11 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     by |c − na|) of the domain (:func:`worst_case` caps it at the δ = 0 value); below, the
     worst pair with the missing record (exact by its one-dimensional loss,
     :func:`audit.theory.pair.releases.record_level_pair_epsilon`)."""
-    from audit.theory.laplace_shared import laplace_shared_pure
+    from audit.theory.laplace_shared import (
+        MAX_OPPOSITE_RELEASES,
+        laplace_shared_pure,
+        opposite_pair_epsilon,
+    )
 
     lo, hi = setting.domain
     q, k, b, m = setting.observation, setting.releases, setting.scale, setting.na_value
@@ -438,6 +442,12 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     mu1 = max(abs(hi - m), abs(lo - m)) / b
     mu2 = max((hi - lo) / b, mu1)
     lower, pair = _missing_record_lower(setting, delta)
+    if lo < m < hi and k <= MAX_OPPOSITE_RELEASES:  # the pairs across the missing reading
+        for names, (a_lo, a_hi) in ((("hi", "lo"), (lo, hi)),
+                                    (("lo", "hi"), (2 * m - hi, 2 * m - lo))):
+            low = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta)[0]
+            if low > lower:
+                lower, pair = low, names
     top = log1p_c_expm1(k * mu2, q)
     d1 = _laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
     d2 = _laplace_profile(mu2, k, DISCRETIZATION)
@@ -457,9 +467,12 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     na = "NA" if "NA" in setting.candidates() else ("lo" if m == lo else "hi")
     # the pair whose shift is the bound's μ₂ (the domain's largest move)
     argument = ("hi", "lo") if hi - lo >= mu1 * b else _ordered((far, na))
+    how = ("lower: the worst pair across the missing reading, exact (§10.3)"
+           if pair in (("hi", "lo"), ("lo", "hi")) else
+           "lower: the worst pair of a record and the missing record, exact")
     return WorstCase(max(min(upper, top), lower), lower, pair,
-                     "advanced joint convexity over the domain ([BBG18] Thm 2)", covers,
-                     upper_pair=argument)
+                     f"upper: advanced joint convexity over the domain ([BBG18] Thm 2); {how}",
+                     covers, upper_pair=argument)
 
 
 def _missing_record_lower(setting: Setting, delta: float) -> tuple[float, tuple | None]:

@@ -167,21 +167,21 @@ def test_laplace_shared_with_na_inside_is_exact_at_delta_zero(capsys, tmp_path):
 
 
 def test_an_open_bracket_prints_each_ends_pair(tmp_path):
-    """A bracket that does not close names the upper end's pair (the domain's move hi vs lo),
-    not only the lower end's (the record against the missing record)."""
+    """A bracket that does not close names the upper end's pair (the domain's move hi vs lo)
+    and the lower end's (the pair across the missing reading, exact at δ > 0)."""
     path = _setting(tmp_path, **_ISSUE_44)
     res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
                           "--target-delta", "1e-5"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stdout.splitlines() if x.startswith("worst case"))
-    assert "worst pair: upper end hi vs lo, lower end lo vs NA;" in line
+    assert "worst pair: upper end hi vs lo, lower end hi vs lo;" in line
     res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
                           "--target-delta", "1e-5", "--json"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
     row = next(r for r in json.loads(res.stdout)["bounds"]
                if r["reference"] == "worst case (bracket)")
-    assert row["upper_pair"] == ["hi", "lo"] and row["pair"] == ["lo", "NA"]
+    assert row["upper_pair"] == ["hi", "lo"] and row["pair"] == ["hi", "lo"]
     assert row["lower"] < row["epsilon"]
 
 

@@ -113,3 +113,66 @@ def test_bad_parameters_are_refused_by_name(kwargs, match):
     base = {"lo": 0.0, "hi": 1.0, "na": 0.5, "q": 0.5, "b": 1.0, "k": 3}
     with pytest.raises(ValueError, match=match):
         laplace_shared_pure(**{**base, **kwargs})
+
+
+def test_opposite_pair_of_one_release_is_the_scalar_mixture_pair():
+    """k = 1: the pair (hi, lo) is a pair of scalar mixtures, whose exact ε the pair
+    integrator gives independently (audit.theory.pair)."""
+    from audit.mixture import Mixture
+    from audit.theory.laplace_shared import opposite_pair_epsilon
+    from audit.theory.pair.epsilon import pair_epsilon
+
+    lo, hi, m, q, b = -1.0, 2.0, 0.5, 0.3, 0.8
+    P = Mixture([1 - q, q], [m, hi], "laplace", b)
+    Q = Mixture([1 - q, q], [m, lo], "laplace", b)
+    for delta in (1e-3, 1e-6):
+        exact = pair_epsilon(P, Q, delta)
+        low, high = opposite_pair_epsilon(lo, hi, m, q, b, 1, delta, step=0.002)
+        assert low - exact.error <= exact.value <= high + exact.error
+        assert high - low <= 0.005 * exact.value
+
+
+def test_opposite_pair_of_two_releases_against_an_output_grid():
+    """k = 2: D_γ integrated over R² on a midpoint grid of step 0.01 (each density a mixture
+    of two product Laplace laws); ε from it lies in the certified bracket, up to the grid's
+    error."""
+    from audit.theory.laplace_shared import opposite_pair_epsilon
+
+    lo, hi, m, q, b, delta = -1.0, 1.0, 0.0, 0.2, 1.0, 1e-3
+    x = np.arange(-14.0, 14.0, 0.01) + 0.005
+    lap = lambda c: np.exp(-np.abs(x - c) / b) / (2 * b)  # noqa: E731
+    def dens(c):
+        return (1 - q) * np.outer(lap(m), lap(m)) + q * np.outer(lap(c), lap(c))
+    p, r = dens(hi), dens(lo)
+
+    def excess(e):
+        return float(np.maximum(p - np.exp(e) * r, 0.0).sum() * 1e-4) - delta
+
+    from scipy.optimize import brentq
+    ref = brentq(excess, 0.0, 4.0, xtol=1e-9)
+    low, high = opposite_pair_epsilon(lo, hi, m, q, b, 2, delta, step=0.002)
+    assert low - 2e-3 <= ref <= high + 2e-3
+    assert high - low <= 2e-3
+
+
+def test_opposite_pair_raises_the_lower_end_of_the_na_inside_bracket():
+    """The setting of docs/THEORY.md §10.3 at δ = 1e-5: the pair (hi, lo) across the missing
+    reading is worse than every record against the missing record."""
+    from audit.theory.worst_case import Setting, _missing_record_lower, worst_case
+
+    s = Setting("laplace", 1.0, (-1.0, 1.0), 0.0, 0.05, 10)
+    w = worst_case(s, 1e-5)
+    assert w.pair == ("hi", "lo") and w.lower > _missing_record_lower(s, 1e-5)[0] + 0.04
+    assert w.lower == pytest.approx(6.902, abs=2e-3) and w.epsilon >= w.lower
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"na": 2.0}, "strictly inside"), ({"k": 33}, "at most 32"), ({"delta": 0.0}, "delta"),
+])
+def test_opposite_pair_refusals(kwargs, match):
+    from audit.theory.laplace_shared import opposite_pair_epsilon
+
+    args = {"lo": -1.0, "hi": 1.0, "na": 0.0, "q": 0.5, "b": 1.0, "k": 2, "delta": 1e-5,
+            **kwargs}
+    with pytest.raises(ValueError, match=match):
+        opposite_pair_epsilon(**args)

@@ -201,8 +201,10 @@ def test_laplace_shared_upper_bound_is_above_every_computable_pair():
     setting = Setting("laplace", b, (-1.0, 1.0), 0.0, q, k)
     for delta in (1e-5, 1e-3):
         w = worst_case(setting, delta)
-        assert not w.exact and "NA" in w.pair
-        # the record against the missing record has an exact record-level form
+        assert w.pair == ("hi", "lo")  # the pair across the missing reading
+        # it closes the bracket at δ = 1e-5 (1.37612 to 1.37732), not at 1e-3
+        assert w.exact is (delta == 1e-5)
+        # the record against the missing record has an exact record-level form, below it
         for c in (1.0, -1.0):
             pair = RecordLevelPair(q, np.full(k, c), np.zeros(k), "laplace", b)
             v = record_level_pair_epsilon(pair, delta)
