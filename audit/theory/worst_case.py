@@ -434,7 +434,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     if delta == 0.0:
         r = laplace_shared_pure(lo, hi, m, q, b, k)
         a, nc, ncp = r.counts
-        return WorstCase(r.epsilon, r.lower, _ordered(r.pair),
+        return WorstCase(float(r.epsilon), float(r.lower), _ordered(r.pair),
                          "exact at delta = 0: the largest log density ratio over R^k and every "
                          "pair, certified by branch and bound (its worst output: "
                          f"{nc} releases at {r.pair[0]}, {ncp} at {r.pair[1]}, {a} at the NA "
