@@ -30,7 +30,15 @@ from scipy import special
 from audit._numeric import log1p_c_expm1
 from audit._validate import check_count, check_delta, check_positive, check_probability
 from audit.enums import MaskRegime, NoiseKind
-from audit.theory.grid_expectation import coarsen, expectation, power, solve_epsilon
+from audit.theory.grid_expectation import (
+    POINT,
+    GridLaw,
+    coarsen,
+    expectation,
+    power,
+    solve_epsilon,
+    window,
+)
 
 __all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PAIRS"]
 
@@ -95,41 +103,42 @@ class HistogramSetting:
 # ----------------------------------------------------------------------------- laws
 @dataclass(frozen=True)
 class _Law:
-    """One loss variable's law moved onto grid points: ``up`` and ``down`` are
-    (points, masses) stochastically above and below the true law, ``hi_mass`` and
-    ``hi_tilted`` the mass and E[e^X; X > window] of the upper tail that ``up`` leaves out
-    (``down`` drops it, ``up`` keeps its lower tail at the window's left end)."""
+    """One loss variable's law moved onto grid points: ``up`` and ``down`` stochastically
+    above and below the true law; ``hi_mass`` and ``hi_tilted`` the mass and E[e^X; X above
+    the window] of the upper tail that ``up`` leaves out (``down`` moves it down to the
+    window's end, and both keep the lower tail: ``up`` at the window's start, ``down`` at −∞).
+    """
 
-    up: tuple[np.ndarray, np.ndarray]
-    down: tuple[np.ndarray, np.ndarray]
+    up: GridLaw
+    down: GridLaw
     hi_mass: float
     hi_tilted: float
     mean_exp: float  # E[e^X] of ``up`` plus its tail (≥ the true E[e^X] = 1)
     variance: float | None = None  # X ~ N(−v/2, v) exactly (Gaussian), else None
 
 
-_POINT = _Law((np.zeros(1), np.ones(1)), (np.zeros(1), np.ones(1)), 0.0, 0.0, 1.0)
+_POINT = _Law(POINT, POINT, 0.0, 0.0, 1.0)
 
 
 def _gaussian_law(v: float, h: float) -> _Law:
-    """X ~ N(−v/2, v) (the k-fold Gaussian loss, v = k/σ²) on a grid of step h."""
+    """X ~ N(−v/2, v) (the k-fold Gaussian loss, v = k/σ²) on a grid of step h; cell masses
+    from the distribution function below the median and the survival function above it, so
+    each is accurate relative to itself."""
     sd = math.sqrt(v)
     lo, hi = -v / 2 - _Z * sd, v / 2 + _Z * sd
     n = max(int(math.ceil((hi - lo) / h)), 2)
     edges = np.linspace(lo, hi, n + 1)
-    cdf = special.ndtr((edges + v / 2) / sd)
-    cells = np.diff(cdf)
-    below = float(cdf[0])
-    up_pts = edges[1:].copy()
+    z = (edges + v / 2) / sd
+    cells = np.where(z[1:] <= 0, np.diff(special.ndtr(z)), -np.diff(special.ndtr(-z)))
+    below, above = float(special.ndtr(z[0])), float(special.ndtr(-z[-1]))
     up_m = cells.copy()
     up_m[0] += below  # the lower tail, moved up to the first cell's right end
-    down_pts = np.concatenate([[-np.inf], edges[:-1]])
     down_m = np.concatenate([[below], cells])
-    down_m[-1] += float(special.ndtr(-(hi + v / 2) / sd))  # upper tail moved down
-    hi_mass = float(special.ndtr(-(hi + v / 2) / sd))
+    down_m[-1] += above  # the upper tail moved down to the last edge
+    up = GridLaw.exact(edges[1:], up_m)
+    down = GridLaw.exact(np.concatenate([[-np.inf], edges[:-1]]), down_m)
     hi_tilted = float(special.ndtr(-(hi - v / 2) / sd))  # e^X tilts N(−v/2, v) to N(v/2, v)
-    mean_exp = float(np.dot(up_m, np.exp(up_pts))) + hi_tilted
-    return _Law((up_pts, up_m), (down_pts, down_m), hi_mass, hi_tilted, mean_exp, v)
+    return _Law(up, down, above, hi_tilted, float(up.tilted.sum()) + hi_tilted, v)
 
 
 def _laplace_step(b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -150,34 +159,37 @@ def _laplace_step(b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]
     return grid, up, down
 
 
-def _window(pts: np.ndarray, m: np.ndarray) -> tuple[int, int]:
-    """Indices [i, j) of the points holding all but ``_TAIL`` of the mass on each side, under
-    the law and under its tilt by e^x."""
-    c = np.cumsum(m)
-    t = m * np.exp(pts - pts[-1])
-    ct = np.cumsum(t) / t.sum()
-    i = int(min(np.searchsorted(c, _TAIL), np.searchsorted(ct, _TAIL)))
-    j = int(max(np.searchsorted(c, 1 - _TAIL), np.searchsorted(ct, 1 - _TAIL))) + 1
-    return max(i, 0), min(j, pts.size)
+def k_fold(points: np.ndarray, masses: np.ndarray, k: int, start: float,
+           step: float) -> GridLaw:
+    """The k-fold sum of a law on the grid ``points`` (step ``step``): its masses and its
+    tilted masses each convolved by FFT (:func:`audit.theory.grid_expectation.power`), on the
+    grid ``start`` + j·step."""
+    m = power(masses, k)
+    mt = power(masses * np.exp(points), k)
+    return GridLaw.reconciled(start + step * np.arange(m.size), m, mt)
 
 
-def _laplace_law(b: float, k: int, n: int) -> _Law:
+def _laplace_law(b: float, k: int, n: int, tail: float) -> _Law:
     """The k-fold sum of ℓ with each release's value moved on a grid of n cells."""
     grid, up1, down1 = _laplace_step(b, n)
     step = 2 / (b * n)
-    pts = -k / b + step * np.arange(k * n + 1)
-    up, down = power(up1, k), power(down1, k)
-    i, j = _window(pts, up)
-    hi_mass = float(up[j:].sum())
-    hi_tilted = float(np.dot(up[j:], np.exp(pts[j:])))
-    up_m = up[i:j].copy()
-    up_m[0] += up[:i].sum()  # lower tail moved up to the window's left end
-    i2, j2 = _window(pts, down)
-    down_pts = np.concatenate([[-np.inf], pts[i2:j2]])
-    down_m = np.concatenate([[down[:i2].sum()], down[i2:j2]])
-    down_m[-1] += down[j2:].sum()  # upper tail moved down to the window's right end
-    mean_exp = float(np.dot(up_m, np.exp(pts[i:j]))) + hi_tilted
-    return _Law((pts[i:j], up_m), (down_pts, down_m), hi_mass, hi_tilted, mean_exp)
+    up, down = k_fold(grid, up1, k, -k / b, step), k_fold(grid, down1, k, -k / b, step)
+    i, j = window(up, tail)
+    hi_mass, hi_tilted = float(up.masses[j + 1:].sum()), float(up.tilted[j + 1:].sum())
+    up_m, up_t = up.masses[i:j + 1].copy(), up.tilted[i:j + 1].copy()
+    up_m[0] += up.masses[:i].sum()  # the lower tail moved up to the window's start
+    up_t[0] += up.masses[:i].sum() * math.exp(up.points[i])
+    i2, j2 = window(down, tail)
+    top = down.points[j2]
+    down_law = GridLaw(
+        np.concatenate([[-np.inf], down.points[i2:j2 + 1]]),
+        np.concatenate([[down.masses[:i2].sum()], down.masses[i2:j2 + 1]]),
+        np.concatenate([[0.0], down.tilted[i2:j2 + 1]]))
+    down_law.masses[-1] += down.masses[j2 + 1:].sum()  # the upper tail moved down to the end
+    down_law.tilted[-1] += float((down.tilted[j2 + 1:] * np.exp(top - down.points[j2 + 1:]))
+                                 .sum())
+    up_law = GridLaw(up.points[i:j + 1], up_m, up_t)
+    return _Law(up_law, down_law, hi_mass, hi_tilted, float(up_t.sum()) + hi_tilted)
 
 
 # ----------------------------------------------------------------------- expectation
@@ -210,11 +222,11 @@ def pair_delta_bracket(laws: _Laws, pair: tuple[str, str], epsilon: float,
         value = _gaussian_one_bin_move(pair, gamma, q, 2 * t.variance)
         return max(value - 1e-15, 0.0), min(value + 1e-15, 1.0)
 
-    def pick(law: _Law, up: bool, coarse: bool):
-        pts, m = law.up if up else law.down
-        if coarse and C > 0 and B > 0:  # the 2-D pair (a, b): s and r on the coarse grid
-            return coarsen(pts, m, up, laws.step, laws.tail)
-        return pts, m
+    def pick(law: _Law, up: bool, coarse: bool) -> GridLaw:
+        g = law.up if up else law.down
+        if coarse and C > 0 and B > 0 and g.points.size > 1:  # (a, b): s and r coarse
+            return coarsen(g, up, laws.step, laws.tail)
+        return g
 
     s_up = A > 0  # the integrand rises with s when A > 0
     point = _POINT.up
@@ -283,7 +295,7 @@ def _laws(setting: HistogramSetting, releases: int, h: float, delta: float) -> _
             raise ValueError(f"releases must be fewer for a Laplace histogram at delta > 0: "
                              f"its grid would hold {releases * n} points (at most "
                              f"{_MAX_FINE}), got releases={releases}")
-        t = _laplace_law(setting.scale, releases, n)
+        t = _laplace_law(setting.scale, releases, n, _TAIL)
     return _Laws(t if setting.na_category else _POINT, t, h, max(1e-4 * delta, 1e-30))
 
 

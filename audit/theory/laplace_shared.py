@@ -225,20 +225,33 @@ def _step_law(a: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.nd
     return -a / b + 2 * a / (b * n) * np.arange(n + 1), up, down
 
 
-def _partial_sums(a: float, b: float, n: int, k: int) -> list[tuple[np.ndarray, ...]]:
-    """(points, up, down) of the sum of j releases' v, j = 0..k (each value moved on its
-    own grid, so the sum moves by at most 2ak/(bn))."""
+def _partial_sums(a: float, b: float, n: int, k: int):
+    """(up, down) :class:`~audit.theory.grid_expectation.GridLaw` of the sum of j releases'
+    v, j = 0..k (each value moved on its own grid, so the sum moves by at most 2ak/(bn));
+    masses and tilted masses convolved apart, each accurate where it is read."""
     from scipy import signal
+
+    from audit.theory.grid_expectation import POINT, GridLaw
 
     grid, up1, down1 = _step_law(a, b, n)
     step = grid[1] - grid[0]
-    out = [(np.zeros(1), np.ones(1), np.ones(1))]
-    up, down = np.ones(1), np.ones(1)
+    steps = [(m, m * np.exp(grid)) for m in (up1, down1)]
+    out = [(POINT, POINT)]
+    current = [(np.ones(1), np.ones(1)), (np.ones(1), np.ones(1))]
     for j in range(1, k + 1):
-        up = np.clip(signal.fftconvolve(up, up1), 0.0, None)
-        down = np.clip(signal.fftconvolve(down, down1), 0.0, None)
-        out.append((-j * a / b + step * np.arange(up.size), up, down))
+        current = [tuple(np.clip(signal.fftconvolve(c, s1), 0.0, None)
+                         for c, s1 in zip(cur, one, strict=True))
+                   for cur, one in zip(current, steps, strict=True)]
+        pts = -j * a / b + step * np.arange(current[0][0].size)
+        out.append(tuple(GridLaw.reconciled(pts, m, mt) for m, mt in current))
     return out
+
+
+def _shifted(law, by: float):
+    """The law of X + ``by`` (its tilted masses times e^by)."""
+    from audit.theory.grid_expectation import GridLaw
+
+    return GridLaw(law.points + by, law.masses, law.tilted * math.exp(by))
 
 
 def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k: int,
@@ -264,7 +277,7 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     ValueError
         Unless lo < na < hi, 0 < δ < 1, k ≤ ``MAX_OPPOSITE_RELEASES``.
     """
-    from audit.theory.grid_expectation import coarsen, expectation, solve_epsilon
+    from audit.theory.grid_expectation import POINT, coarsen, expectation, solve_epsilon
 
     if not lo < na < hi:
         raise ValueError(f"na must lie strictly inside (lo, hi) for an opposite-side pair, got "
@@ -282,13 +295,15 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     # u = −(k − j)a/b + U_j (t in the expectation), w = −j a′/b + W_{k−j} (r, coarsened)
     rows = []
     for j in range(k + 1):
-        (tu, up_u, down_u), (tw, up_w, down_w) = us[j], ws[k - j]
-        t = tu - (k - j) * a / b
-        r = tw - j * ap / b
-        rows.append((weights[j], (t, up_u), (t, down_u),
-                     coarsen(r, down_w, False, step, 1e-4 * delta),
-                     coarsen(r, up_w, True, step, 1e-4 * delta)))
-    point = (np.zeros(1), np.ones(1))
+        (u_up, u_down), (w_up, w_down) = us[j], ws[k - j]
+        t_up, t_down = (_shifted(x, -(k - j) * a / b) for x in (u_up, u_down))
+        r_up, r_down = (_shifted(x, -j * ap / b) for x in (w_up, w_down))
+        rows.append((weights[j], t_up, t_down,
+                     coarsen(r_down, False, step, 1e-4 * delta) if r_down.points.size > 1
+                     else r_down,
+                     coarsen(r_up, True, step, 1e-4 * delta) if r_up.points.size > 1
+                     else r_up))
+    point = POINT
 
     def bracket(e: float) -> tuple[float, float]:
         g = math.exp(e)

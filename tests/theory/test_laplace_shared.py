@@ -176,3 +176,20 @@ def test_opposite_pair_refusals(kwargs, match):
             **kwargs}
     with pytest.raises(ValueError, match=match):
         opposite_pair_epsilon(**args)
+
+
+def test_opposite_pair_without_missingness_is_the_composed_laplace_shift():
+    """q = 1: the pair is k Laplace releases at hi against k at lo, whose ε dp_accounting's
+    composed PLD brackets (pessimistic above, optimistic below); k = 20 puts the hockey stick
+    deep in the tail of the k-fold laws."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit.theory.laplace_shared import opposite_pair_epsilon
+
+    lo, hi, m, b, k, delta = -1.0, 1.0, 0.25, 1.5, 20, 1e-6
+    low, high = opposite_pair_epsilon(lo, hi, m, 1.0, b, k, delta, step=0.005)
+    refs = [float(dpl.from_laplace_mechanism(b, sensitivity=hi - lo, pessimistic_estimate=est,
+                                             value_discretization_interval=1e-4)
+                  .self_compose(k).get_epsilon_for_delta(delta)) for est in (True, False)]
+    assert low <= refs[0] + 1e-9 and refs[1] <= high + 1e-9
+    assert high - low <= 0.01 * high
