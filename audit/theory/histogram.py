@@ -28,7 +28,7 @@ import numpy as np
 from scipy import special
 
 from audit._numeric import log1p_c_expm1
-from audit._validate import check_count, check_delta, check_positive, check_probability
+from audit._validate import check_count, check_delta, check_in_range, check_positive
 from audit.enums import MaskRegime, NoiseKind
 from audit.theory.grid_expectation import (
     POINT,
@@ -84,17 +84,10 @@ class HistogramSetting:
     def __post_init__(self) -> None:
         object.__setattr__(self, "noise", NoiseKind.parse(self.noise, "noise"))
         object.__setattr__(self, "scale", check_positive(self.scale, "scale"))
-        q = check_probability(self.observation, "observation")
-        if q == 0.0:
-            raise ValueError(f"observation must be in (0, 1], got observation="
-                             f"{self.observation!r}")
-        object.__setattr__(self, "observation", q)
+        object.__setattr__(self, "observation", check_in_range(
+            "observation", self.observation, 0.0, 1.0, lo_closed=False))
         object.__setattr__(self, "releases", check_count(self.releases, "releases"))
-        masks = MaskRegime.parse(self.masks, "masks")
-        if masks is MaskRegime.PERSISTENT:
-            raise ValueError("masks must be 'shared' or 'fresh' for a histogram, got "
-                             "masks='persistent'")
-        object.__setattr__(self, "masks", masks)
+        object.__setattr__(self, "masks", MaskRegime.parse_fixed(self.masks, "masks"))
         if not isinstance(self.na_category, bool):
             raise ValueError(f"na_category must be true or false, got na_category="
                              f"{self.na_category!r}")

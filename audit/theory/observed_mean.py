@@ -105,11 +105,7 @@ class ObservedMeanSetting:
         q = check_in_range("observation", self.observation, 0.0, 1.0, lo_closed=False)
         object.__setattr__(self, "observation", q)
         object.__setattr__(self, "releases", check_count(self.releases, "releases"))
-        masks = MaskRegime.parse(self.masks, "masks")
-        if masks is MaskRegime.PERSISTENT:
-            raise ValueError("masks must be 'shared' or 'fresh' for a mean over the observed "
-                             "entries, got masks='persistent'")
-        object.__setattr__(self, "masks", masks)
+        object.__setattr__(self, "masks", MaskRegime.parse_fixed(self.masks, "masks"))
         s = check_in_range("split", self.split, 0.0, 1.0, lo_closed=False, hi_closed=False)
         object.__setattr__(self, "split", s)
         if noise is NoiseKind.LAPLACE:
@@ -213,11 +209,7 @@ class PublicCountMean:
         object.__setattr__(self, "observation", check_in_range(
             "observation", self.observation, 0.0, 1.0, lo_closed=False))
         object.__setattr__(self, "releases", check_count(self.releases, "releases"))
-        regime = MaskRegime.parse(self.masks, "masks")
-        if regime is MaskRegime.PERSISTENT:
-            raise ValueError("masks must be 'shared' or 'fresh' for a mean over the observed "
-                             "entries, got masks='persistent'")
-        object.__setattr__(self, "masks", regime)
+        object.__setattr__(self, "masks", MaskRegime.parse_fixed(self.masks, "masks"))
 
     @property
     def seen(self) -> float:
