@@ -210,6 +210,8 @@ def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: 
 #: most releases the exact δ > 0 value of an opposite-side pair is computed for (its laws of
 #: every partial sum are kept: about k³ a/(b h) floats)
 MAX_OPPOSITE_RELEASES = 32
+#: most grid points of the law of the sum of the k releases (per side)
+_MAX_POINTS = 200_000
 
 
 def _step_law(a: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -289,6 +291,9 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
     a, ap = hi - na, na - lo
+    # the sum of k releases spans 2ak/b on a grid of step/k per release: coarser where that
+    # would pass _MAX_POINTS points (a bracket wider in proportion to ε, still certified)
+    step = max(step, 2 * max(a, ap) * k * k / (b * _MAX_POINTS))
     us = _partial_sums(a, b, max(int(math.ceil(2 * a * k / (b * step))), 1), k)
     ws = _partial_sums(ap, b, max(int(math.ceil(2 * ap * k / (b * step))), 1), k)
     weights = [math.comb(k, j) / 2.0 ** k for j in range(k + 1)]
