@@ -365,16 +365,89 @@ _FIRST_STEP, _MIN_STEP = 0.01, 0.01 / 16
 _STEP_SECONDS = 3.0
 
 
+def _move_epsilon(setting: HistogramSetting, delta: float) -> float:
+    """A certified lower bound on ε at δ of the pair (a, NA) (with the NA bin) over k
+    releases with fresh masks, both orders composed apart.
+
+    Gaussian: the pair is one release of the Poisson-subsampled Gaussian, remove order
+    ((1 − q)N + qA, N) with A against N a shift √2/σ: dp_accounting's optimistic PLD.
+    Laplace: its log ratio depends on d = t − s only. With every value of t and s moved on a
+    grid (t down, s up, a deterministic post-processing of the outputs), d moves down and the
+    pair's laws on the grid are exact: with R the one-release law of ℓ under Lap(0, b) and its
+    mirror image the law under Lap(1, b), Q = R↓ ∗ R↓ and P = (1 − q) R↓ ∗ R↓ + q M(R↑ ∗ R↑)
+    (M the mirror image, ↓/↑ the grid rounding). Its PLD, losses rounded down, is dominated
+    by the true pair's."""
+    from dp_accounting.pld import pld_pmf
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    q, k, h = setting.observation, setting.releases, 1e-4
+    if setting.noise is NoiseKind.GAUSSIAN:
+        pld = dpl.from_gaussian_mechanism(setting.scale / math.sqrt(2), sensitivity=1.0,
+                                          sampling_prob=q, pessimistic_estimate=False,
+                                          value_discretization_interval=h,
+                                          use_connect_dots=False)
+    else:
+        n = int(math.ceil(4 / (setting.scale * _FRESH_STEP)))
+        _, up, down = _laplace_step(setting.scale, n)
+        dq = np.convolve(down, down)
+        dp = (1 - q) * dq + q * np.convolve(up, up)[::-1]
+        keep = (dq > 0) | (dp > 0)
+        with np.errstate(divide="ignore"):
+            loss = np.log(dp[keep]) - np.log(dq[keep])
+
+        def pmf(losses, masses):
+            finite = np.isfinite(losses)
+            idx = np.floor(losses[finite] / h).astype(np.int64)
+            lo = int(idx.min())
+            return pld_pmf.DensePLDPmf(h, lo, np.bincount(idx - lo, weights=masses[finite]),
+                                       float(masses[~finite].sum()), False)
+
+        pld = dpl.PrivacyLossDistribution(pmf(loss, dp[keep]), pmf(-loss, dq[keep]))
+    return float(pld.self_compose(k).get_epsilon_for_delta(delta))
+
+
+def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
+    """C_{p*}(f)^{⊗k} at δ, f the histogram's own one-release curve (two bins moving by 1:
+    Lap_{1/b} twice, or G_{√2/σ}): the per-release theorem of §7, for every pair."""
+    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
+
+    from audit._numeric import log1p_expm1_div
+    from audit.theory.pld import gaussian_loss, laplace_loss, profile_pmf, subsampled_pmf
+
+    q, k, h = setting.observation, setting.releases, _FRESH_STEP
+    if setting.noise is NoiseKind.GAUSSIAN:
+        one = PrivacyLossDistribution(subsampled_pmf(gaussian_loss(math.sqrt(2) / setting.scale),
+                                                     q, h))
+    else:
+        inner = PrivacyLossDistribution(subsampled_pmf(laplace_loss(1 / setting.scale), 1.0, h)
+                                        ).self_compose(2)
+
+        def profile(eps):
+            e = np.array([log1p_expm1_div(float(x), q) for x in np.atleast_1d(eps)])
+            return q * np.asarray(inner.get_delta_for_epsilon(e))
+
+        top = log1p_c_expm1(float(inner.get_epsilon_for_delta(1e-15)), q)
+        one = PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), h))
+    return float(one.self_compose(k).get_epsilon_for_delta(delta))
+
+
 def _fresh_bracket(setting: HistogramSetting, delta: float):
-    """(lower, upper, worst pair, step) of the fresh-mask setting: the upper end the k-fold
-    composition of a pair dominating the envelope of the three pairs' one-release profile
-    bounds; the lower end, per unordered pair, the composition of a pair that the true one
-    dominates (module docstring), the larger."""
+    """(lower, upper, worst pair, step) of the fresh-mask setting. Upper: the smaller of the
+    k-fold composition of a pair dominating the envelope of the three pairs' one-release
+    profile bounds, and C_{p*}(f)^{⊗k} (:func:`_theorem_epsilon`). Lower: per unordered pair,
+    the composition of a pair that the true one dominates (module docstring), and with the
+    NA bin the pair (a, NA) composed exactly, both orders apart (:func:`_move_epsilon`); the
+    largest."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     from audit.theory.pld import curve_pmf, profile_grid, profile_pmf, tradeoff_from_profile
 
     h = _FIRST_STEP
+    if setting.noise is NoiseKind.GAUSSIAN and setting.na_category:
+        # the profiles of the two-dimensional pair (a, b) would take a minute: the theorem
+        # above, the pair (a, NA) below
+        upper, lower = _theorem_epsilon(setting, delta), _move_epsilon(setting, delta)
+        return lower, max(upper, lower), ("a", "NA"), h
     laws = _laws(setting, 1, h, delta * 1e-3)
     q, k = setting.observation, setting.releases
     one = replace(setting, releases=1, masks=MaskRegime.SHARED)
@@ -386,8 +459,8 @@ def _fresh_bracket(setting: HistogramSetting, delta: float):
     brackets = {p: np.array([pair_delta_bracket(laws, p, e, q) for e in eps]) for p in PAIRS}
     envelope = np.max([b[:, 1] for b in brackets.values()], axis=0)
     upper_pmf = profile_pmf(lambda e: np.interp(e, eps, envelope), top, _FRESH_STEP)
-    upper = float(PrivacyLossDistribution(upper_pmf).self_compose(k)
-                  .get_epsilon_for_delta(delta))
+    upper = min(float(PrivacyLossDistribution(upper_pmf).self_compose(k)
+                      .get_epsilon_for_delta(delta)), _theorem_epsilon(setting, delta))
     best = None
     for orders in ((("a", "b"), ("a", "b")), (("a", "NA"), ("NA", "a"))):
         low = np.minimum(brackets[orders[0]][:, 0], brackets[orders[1]][:, 0])
@@ -398,6 +471,10 @@ def _fresh_bracket(setting: HistogramSetting, delta: float):
         if best is None or value > best[0]:
             best = (value, orders[0])
     assert best is not None
+    if setting.na_category:
+        move = _move_epsilon(setting, delta)
+        if move > best[0]:
+            best = (move, ("a", "NA"))
     return best[0], max(upper, best[0]), best[1], h
 
 
@@ -453,13 +530,13 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
     if setting.noise is NoiseKind.LAPLACE and per_release / setting.scale > _LOSS_MAX:
         raise ValueError(f"releases / scale must be at most {_LOSS_MAX:g} for a Laplace "
                          f"histogram at delta > 0, got {per_release / setting.scale:g}")
-    if setting.masks is MaskRegime.FRESH:
+    if setting.masks is MaskRegime.FRESH and setting.releases > 1:  # one release: shared
         lower, upper, pair, h = _fresh_bracket(setting, d)
     else:
         lower, upper, pair, h = _shared_bracket(setting, d)
     method = ("three independent bin losses, each law moved up and down on a grid "
               f"(step {h:.3g})")
-    if setting.masks is MaskRegime.FRESH:
+    if setting.masks is MaskRegime.FRESH and setting.releases > 1:
         method = ("upper: the k-fold composition of a pair dominating the three pairs' "
                   "one-release profile bounds; lower: a pair the worst pair dominates, "
                   f"composed; profiles from {method}")
