@@ -154,10 +154,15 @@ def _name(v: float, lo: float, hi: float, na: float) -> str:
 
 
 def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: int, *,
-                        rel_tol: float = 1e-4, abs_tol: float = 1e-6) -> SharedPure:
+                        rel_tol: float = 1e-4, abs_tol: float = 1e-6,
+                        na_is_record: bool = True) -> SharedPure:
     """The ε at δ = 0 of k Laplace(b) releases of a sum from one table, the record in
     [``lo``, ``hi``] observed with probability ``q`` and read as ``na`` when missing,
     bracketed to within max(``abs_tol``, ``rel_tol``·ε) (module docstring).
+
+    ``na_is_record`` False: a record missing in the data is not a record of the setting (the
+    supremum is over the domain's records only; ``na`` outside the domain is then only the
+    missing reading). Inside the domain ``na`` is a domain record either way.
 
     Raises
     ------
@@ -184,6 +189,9 @@ def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: 
     rel_tol, abs_tol = check_positive(rel_tol, "rel_tol"), check_positive(abs_tol, "abs_tol")
     na = float(na)
     box = _initial_boxes(lo, hi, na, k)
+    if not na_is_record and not lo <= na <= hi:
+        keep = (box["cp"] != na) & ~((box["c1"] == na) & (box["c2"] == na))
+        box = {key: val[keep] for key, val in box.items()}
     lower, arg = _points(box, na, k, b, q)
     done, seen = -math.inf, len(box["c1"])
     for _ in range(MAX_ROUNDS):

@@ -414,34 +414,16 @@ def _laplace_pure(setting: ObservedMeanSetting, k: int) -> WorstCase:
                             "q'' = q e^Y/(1 - q + q e^Y), (c, NA) in closed form")
 
 
-def _domain_pure(lo, hi, q, b, k, rel_tol=1e-4, abs_tol=1e-6):
-    """§10.3's branch and bound with the record 0 kept only where it is a domain record."""
-    from audit.theory import laplace_shared as ls
+def _domain_pure(lo, hi, q, b, k):
+    """§10.3's branch and bound over the domain's records only (0, the missing reading of the
+    sum, is a record only inside the domain, where it is an observed 0, named ``c=0``)."""
+    from audit.theory.laplace_shared import laplace_shared_pure
 
-    box = ls._initial_boxes(lo, hi, 0.0, k)
-    if not lo <= 0.0 <= hi:  # 0 (the function's NA reading) is not a record here
-        keep = (box["cp"] != 0.0) & ~((box["c1"] == 0.0) & (box["c2"] == 0.0))
-        box = {key: v[keep] for key, v in box.items()}
-    lower, arg = ls._points(box, 0.0, k, b, q)
-    done = -math.inf
-    for _ in range(ls.MAX_ROUNDS):
-        up = ls._bound(box, 0.0, k, b, q)
-        keep = up > lower + max(abs_tol, rel_tol * abs(lower))
-        if np.any(~keep):
-            done = max(done, float(np.max(up[~keep])))
-        if not np.any(keep) or 4 * int(np.sum(keep)) > ls.MAX_BOXES:
-            break
-        box = ls._split({key: v[keep] for key, v in box.items()})
-        value, where = ls._points(box, 0.0, k, b, q)
-        if value > lower:
-            lower, arg = value, where
-    live = ls._bound(box, 0.0, k, b, q) if len(box["c1"]) else np.array([-math.inf])
-    upper = max(done, float(np.max(live)), lower) + 4 * np.finfo(float).eps * (1 + abs(lower))
-    c, cp, _ = arg
+    r = laplace_shared_pure(lo, hi, 0.0, q, b, k, na_is_record=False)
 
-    def name(v):
-        return "lo" if v == lo else "hi" if v == hi else f"c={v:.6g}"
-    return {(name(c), name(cp)): (max(lower, 0.0), upper)}
+    def name(n: str) -> str:
+        return "c=0" if n == "NA" else n
+    return {(name(r.pair[0]), name(r.pair[1])): (max(r.lower, 0.0), r.epsilon)}
 
 
 def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:

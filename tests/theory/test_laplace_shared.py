@@ -193,3 +193,16 @@ def test_opposite_pair_without_missingness_is_the_composed_laplace_shift():
                   .self_compose(k).get_epsilon_for_delta(delta)) for est in (True, False)]
     assert low <= refs[0] + 1e-9 and refs[1] <= high + 1e-9
     assert high - low <= 0.01 * high
+
+
+def test_the_missing_reading_outside_the_domain_can_be_left_out_of_the_records():
+    """na_is_record=False: the supremum over the domain's records only (what a mean over the
+    observed entries needs, docs/THEORY.md §10.8): no pair names NA, it is at most the value
+    with the NA record, and the domain's own corner pair (hi, lo) attains it here."""
+    full = laplace_shared_pure(0.5, 1.5, 0.0, 0.3, 1.0, 4)
+    domain = laplace_shared_pure(0.5, 1.5, 0.0, 0.3, 1.0, 4, na_is_record=False)
+    assert "NA" in full.pair and "NA" not in domain.pair
+    assert domain.epsilon < full.lower
+    # every release at hi = 1.5 against lo = 0.5: u = L_0 − L_hi = 4·1.5, w = L_0 − L_lo = 4·0.5
+    at_hi = math.log((0.7 + 0.3 * math.exp(6.0)) / (0.7 + 0.3 * math.exp(2.0)))
+    assert domain.lower >= at_hi - 1e-9 and domain.pair == ("hi", "lo")
