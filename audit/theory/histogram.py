@@ -14,8 +14,10 @@ law with the record nowhere), every hockey-stick divergence of the setting is
 (without the NA bin, s ≡ 0). Certificate: the integrand is monotone in each variable, so each
 law moved up and down onto a grid gives an upper and a lower bound (a coupling moves every
 value one way); the Gaussian expectation over t and the Gaussian pairs (a, NA), (NA, a) are in
-closed form. δ = 0 is in closed form; fresh masks at δ > 0 compose a dominating pair (upper)
-and a dominated one (lower) built from the one-release profile bounds.
+closed form. δ = 0 is in closed form. Fresh masks at δ > 0: above, the smaller of a pair
+dominating the one-release profile bounds of every pair and C_{p*}(f)^{⊗k}, composed; below,
+pairs the true ones dominate, and with the NA bin the pair (a, NA) composed exactly, order by
+order (its loss depends on t − s alone).
 """
 
 from __future__ import annotations
