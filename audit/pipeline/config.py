@@ -46,6 +46,7 @@ from audit.enums import (
 from audit.noise import noise_of
 from audit.pipeline.config_tables import (  # the tables' dataclasses, re-exported
     _INT_KEYS,
+    DEFAULT_CHUNK,
     MAX_CHUNK_CALLS,
     ClaimConfig,
     ImplementationConfig,
@@ -331,6 +332,18 @@ class AuditConfig:
     def policy(self) -> AuditPolicy:
         """The policy this audit reads its defaults from (``[audit]``'s ``policy``)."""
         return self.audit.policy
+
+    @property
+    def chunk(self) -> int:
+        """Calls per side in one chunk of a black box's main run (``implementation.chunk``;
+        the default for a config without ``[implementation]``, handed its black box)."""
+        return self.implementation.chunk if self.implementation is not None else DEFAULT_CHUNK
+
+    @property
+    def batch(self) -> bool:
+        """Whether the black box may be called in its batched form (``implementation.batch``;
+        True for a config without ``[implementation]``, handed its black box)."""
+        return self.implementation.batch if self.implementation is not None else True
 
     def with_policy(self, policy: AuditPolicy) -> AuditConfig:
         """A copy audited under ``policy`` (an unset confidence or attack is then its)."""

@@ -12,10 +12,12 @@ from audit._validate import check_in_range, check_positive, check_positive_int
 from audit.enums import MaskRegime
 
 __all__ = ["ImplementationConfig", "ReleasesConfig", "PairConfig", "ClaimConfig",
-           "check_chunk", "MAX_CHUNK_CALLS"]
+           "check_chunk", "MAX_CHUNK_CALLS", "DEFAULT_CHUNK"]
 
 #: Largest number of implementation calls per side in one chunk.
 MAX_CHUNK_CALLS = 1_000_000
+#: Calls per side in one chunk of a black box's main run, unless ``implementation.chunk``.
+DEFAULT_CHUNK = 1000
 
 
 def _check_keys(table: str, given: dict, allowed: set[str]) -> None:
@@ -44,7 +46,7 @@ class ImplementationConfig:
     delta: float = 0.0
     params: dict = field(default_factory=dict)
     batch: bool = True
-    chunk: int = 1000
+    chunk: int = DEFAULT_CHUNK
 
     def __post_init__(self) -> None:
         if not isinstance(self.target, str) or ":" not in self.target:

@@ -11,7 +11,7 @@ import dataclasses
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
-from audit.pipeline.parts import NEEDS_IMPLEMENTATION, check_parts
+from audit.pipeline.parts import NEEDS_IMPLEMENTATION, check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan, plan_audit
 from audit.pipeline.strata_subject import StratifiedImplementationSubject
 from audit.pipeline.subject import Subject
@@ -51,7 +51,7 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
     if not isinstance(cfg, AuditConfig):
         raise ValueError(f"cfg must be an AuditConfig (from audit.load_config(path) or "
                          f"audit.config_from_dict(doc)), got {type(cfg).__name__}")
-    black_box = (implementation is not None or cfg.implementation is not None
+    black_box = (implementation is not None or names_black_box(cfg)
                  or isinstance(plan, ImplementationPlan))
     check_parts(cfg, black_box=black_box)  # before the plan's work
     if plan is not None and plan.config is not cfg:
@@ -69,7 +69,7 @@ def implementation_of(cfg: AuditConfig, implementation=None):
     audit) for what needs a black box (the pair search)."""
     if implementation is not None:
         return implementation
-    if cfg.implementation is None:
+    if not names_black_box(cfg):
         raise ValueError(NEEDS_IMPLEMENTATION)
     return cfg.implementation.build()
 

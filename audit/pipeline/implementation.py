@@ -38,6 +38,7 @@ from audit.model.implementation import Claim, Implementation
 from audit.model.neighbours import NeighbourPair, worst_case_pair
 from audit.pipeline.ceilings import Ceiling, ClaimReport, Comparison
 from audit.pipeline.config import AuditConfig
+from audit.pipeline.config_tables import DEFAULT_CHUNK
 from audit.pipeline.plan import ranking_release
 from audit.pipeline.progress import progress_bar
 from audit.pipeline.repeated import releases_of
@@ -58,8 +59,6 @@ __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_a
 #: Most calls per side :meth:`ImplementationSubject.rate` times for a batched target.
 RATE_BATCH_CALLS = 1000
 
-#: Calls per side in one chunk when neither the config nor the caller sets it.
-DEFAULT_CHUNK = 1000
 #: Most bytes of raw pilot outputs (both sides) an implementation audit holds in memory.
 MAX_PILOT_BYTES = 2 * 2**30
 
@@ -121,7 +120,7 @@ def plan_implementation_audit(cfg: AuditConfig, implementation=None, *,
     mech, query = cfg.components()
     z, z_prime = _pair(cfg, mech, query)
     if batch is None:
-        batch = cfg.implementation.batch if cfg.implementation is not None else True
+        batch = cfg.batch
     check = None
     if batch:
         impl, check = batch_check.checked(impl, z)
@@ -187,11 +186,10 @@ class ImplementationSubject(PlannedSubject):
                   batch: bool | None = None) -> ImplementationSubject:
         """The subject of ``plan``: chunk and batch from its config's ``[implementation]``
         table unless given."""
-        table = plan.config.implementation
         if chunk is None:
-            chunk = table.chunk if table is not None else DEFAULT_CHUNK
+            chunk = plan.config.chunk
         if batch is None:
-            batch = table.batch if table is not None else True
+            batch = plan.config.batch
         return cls(plan, chunk, batch)
 
     @classmethod

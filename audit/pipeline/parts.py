@@ -458,7 +458,7 @@ def check_config(cfg: AuditConfig) -> None:
     known), so it is refused only when both refuse, with the model's own reason if it has
     one."""
     black = refusals(parts_of(cfg, black_box=True))
-    if cfg.implementation is not None:
+    if names_black_box(cfg):
         if black:
             raise ValueError(black[0])
         return

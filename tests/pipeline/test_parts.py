@@ -303,3 +303,21 @@ def test_a_wrapped_stratified_subject_is_still_one_for_the_runner():
     for subject in (unstratified, SplitSubject(unstratified, 2)):
         with pytest.raises(ValueError, match="audited by mask stratum"):
             check_subject(subject)
+
+
+def test_only_the_parts_ask_whether_a_config_names_its_black_box():
+    """Whether a config holds an ``[implementation]`` is asked in one module outside the
+    config, :func:`audit.pipeline.parts.names_black_box`; the others read the config's
+    answers (``cfg.chunk``, ``cfg.batch``) or ask the parts."""
+    import re
+
+    pattern = re.compile(r"(cfg|config)\.implementation\s+is\s+(not\s+)?None|"
+                         r"=\s*\w*\.?config\.implementation\s*$")
+    root = Path(__file__).resolve().parents[2] / "audit"
+    offenders = [f"{path.relative_to(root)}:{i}"
+                 for path in sorted(root.rglob("*.py"))
+                 if path.name not in ("config.py", "parts.py")
+                 for i, line in enumerate(path.read_text().splitlines(), 1)
+                 if pattern.search(line)]
+    assert offenders == []
+    assert pattern.search("        table = plan.config.implementation")  # the scan can fail
