@@ -165,26 +165,16 @@ def k_fold(points: np.ndarray, masses: np.ndarray, k: int, start: float,
 
 
 def _laplace_law(b: float, k: int, n: int, tail: float) -> _Law:
-    """The k-fold sum of ℓ with each release's value moved on a grid of n cells."""
+    """The k-fold sum of ℓ with each release's value moved on a grid of n cells, each law
+    cut to its window (:func:`audit.theory.grid_expectation.coarsen` on its own grid)."""
     grid, up1, down1 = _laplace_step(b, n)
     step = 2 / (b * n)
     up, down = k_fold(grid, up1, k, -k / b, step), k_fold(grid, down1, k, -k / b, step)
-    i, j = window(up, tail)
+    j = window(up, tail)[1]  # the upper tail that the cut ``up`` leaves out
     hi_mass, hi_tilted = float(up.masses[j + 1:].sum()), float(up.tilted[j + 1:].sum())
-    up_m, up_t = up.masses[i:j + 1].copy(), up.tilted[i:j + 1].copy()
-    up_m[0] += up.masses[:i].sum()  # the lower tail moved up to the window's start
-    up_t[0] += up.masses[:i].sum() * math.exp(up.points[i])
-    i2, j2 = window(down, tail)
-    top = down.points[j2]
-    down_law = GridLaw(
-        np.concatenate([[-np.inf], down.points[i2:j2 + 1]]),
-        np.concatenate([[down.masses[:i2].sum()], down.masses[i2:j2 + 1]]),
-        np.concatenate([[0.0], down.tilted[i2:j2 + 1]]))
-    down_law.masses[-1] += down.masses[j2 + 1:].sum()  # the upper tail moved down to the end
-    down_law.tilted[-1] += float((down.tilted[j2 + 1:] * np.exp(top - down.points[j2 + 1:]))
-                                 .sum())
-    up_law = GridLaw(up.points[i:j + 1], up_m, up_t)
-    return _Law(up_law, down_law, hi_mass, hi_tilted, float(up_t.sum()) + hi_tilted)
+    up_law = coarsen(up, True, step, tail)
+    return _Law(up_law, coarsen(down, False, step, tail), hi_mass, hi_tilted,
+                float(up_law.tilted.sum()) + hi_tilted)
 
 
 # ----------------------------------------------------------------------- expectation
@@ -397,7 +387,7 @@ def _move_epsilon(setting: HistogramSetting, delta: float) -> float:
         with np.errstate(divide="ignore"):
             loss = np.log(dp[keep]) - np.log(dq[keep])
 
-        def pmf(losses, masses):
+        def pmf(losses, masses):  # an infinite loss is an atom of the moved pair: kept
             finite = np.isfinite(losses)
             idx = np.floor(losses[finite] / h).astype(np.int64)
             lo = int(idx.min())
@@ -413,8 +403,7 @@ def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
     Lap_{1/b} twice, or G_{√2/σ}): the per-release theorem of §7, for every pair."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    from audit._numeric import log1p_expm1_div
-    from audit.theory.pld import gaussian_loss, laplace_loss, profile_pmf, subsampled_pmf
+    from audit.theory.pld import amplified_pld, gaussian_loss, laplace_loss, subsampled_pmf
 
     q, k, h = setting.observation, setting.releases, _FRESH_STEP
     if setting.noise is NoiseKind.GAUSSIAN:
@@ -423,13 +412,7 @@ def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
     else:
         inner = PrivacyLossDistribution(subsampled_pmf(laplace_loss(1 / setting.scale), 1.0, h)
                                         ).self_compose(2)
-
-        def profile(eps):
-            e = np.array([log1p_expm1_div(float(x), q) for x in np.atleast_1d(eps)])
-            return q * np.asarray(inner.get_delta_for_epsilon(e))
-
-        top = log1p_c_expm1(float(inner.get_epsilon_for_delta(1e-15)), q)
-        one = PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), h))
+        one = amplified_pld(inner, q, h)
     return float(one.self_compose(k).get_epsilon_for_delta(delta))
 
 

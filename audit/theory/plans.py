@@ -29,7 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from audit._numeric import log1p_c_expm1, log1p_expm1_div
+from audit._numeric import log1p_c_expm1
 from audit._validate import (
     check_count,
     check_delta,
@@ -185,20 +185,13 @@ def _composed(releases, p: float, h: float):
 
 def _subsampled_copies(r: PlannedRelease, p: float, h: float):
     """C_p of one release whose curve is its base pair composed twice (fresh masks: the
-    record's mask is drawn once per release, so C_p applies to the release's whole curve):
-    a dominating pair of the profile q·δ_f(ln(1 + (e^ε − 1)/q)) of f = base^{⊗2}."""
+    record's mask is drawn once per release, so C_p applies to the release's whole curve)."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    from audit.theory.pld import profile_pmf
+    from audit.theory.pld import amplified_pld
 
     inner = PrivacyLossDistribution(subsampled_pmf(r.base(), 1.0, h)).self_compose(r.copies)
-
-    def profile(eps):
-        e = np.array([log1p_expm1_div(float(x), p) for x in np.atleast_1d(eps)])
-        return p * np.asarray(inner.get_delta_for_epsilon(e))
-
-    top = log1p_c_expm1(float(inner.get_epsilon_for_delta(1e-15)), p)
-    return PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), h))
+    return amplified_pld(inner, p, h)
 
 
 def _table_pld(table: Table, h: float):
@@ -210,15 +203,11 @@ def _table_pld(table: Table, h: float):
 
 def _profile(table: Table, pld):
     """δ(ε) of the table's guarantee from its PLD (an upper bound, vectorised over ε ≥ 0)."""
+    from audit.theory.pld import amplified_profile
+
     if table.masks is MaskRegime.FRESH:
         return lambda eps: np.asarray(pld.get_delta_for_epsilon(np.asarray(eps)))
-    q = table.p_star
-
-    def shared(eps):
-        inner = np.array([log1p_expm1_div(float(e), q) for e in np.atleast_1d(eps)])
-        return q * np.asarray(pld.get_delta_for_epsilon(inner))
-
-    return shared
+    return amplified_profile(pld, table.p_star)
 
 
 def _table_epsilon(table: Table, pld, delta: float) -> float:

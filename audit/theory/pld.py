@@ -48,6 +48,8 @@ __all__ = [
     "profile_pmf",
     "profile_grid",
     "curve_pmf",
+    "amplified_profile",
+    "amplified_pld",
     "refine_bracket",
     "MAX_GRID",
     "MAX_PLD_RELEASES",
@@ -465,13 +467,34 @@ def curve_pmf(curve, discretization: float, *, pessimistic: bool = True):
     dp_, dq = np.diff(curve.alphas), -np.diff(curve.betas)
     keep = dp_ > 0
     dp_, dq = dp_[keep], dq[keep]
-    infinite = float(dp_[dq <= 0].sum())
+    infinite = float(dp_[dq <= 0].sum())  # an atom of the pair itself: kept either way
     finite = dq > 0
     losses = np.log(dp_[finite]) - np.log(dq[finite])
     idx = (np.ceil if pessimistic else np.floor)(losses / h).astype(np.int64)
     lo = int(idx.min())
     probs = np.bincount(idx - lo, weights=dp_[finite])
     return pld_pmf.DensePLDPmf(h, lo, probs, infinite, pessimistic)
+
+
+def amplified_profile(pld, p: float):
+    """δ(ε), ε ≥ 0, of C_p applied to the curve of ``pld``: p·δ_f(ln(1 + (e^ε − 1)/p))
+    ([DRS] Theorem 4.2; docs/THEORY.md §7, §9.1), vectorised over ε."""
+    from audit._numeric import log1p_expm1_div
+
+    def profile(eps):
+        inner = np.array([log1p_expm1_div(float(e), p) for e in np.atleast_1d(eps)])
+        return p * np.asarray(pld.get_delta_for_epsilon(inner))
+
+    return profile
+
+
+def amplified_pld(pld, p: float, discretization: float):
+    """A pessimistic PLD of C_p applied to the curve of ``pld`` (a pair dominating
+    :func:`amplified_profile`, :func:`profile_pmf`)."""
+    from audit._numeric import log1p_c_expm1
+
+    top = log1p_c_expm1(float(pld.get_epsilon_for_delta(1e-15)), p)
+    return _dp()[1](profile_pmf(amplified_profile(pld, p), max(top, 1e-3), discretization))
 
 
 def refine_bracket(bracket_at, h: float, *, good, can_refine, step_seconds: float):
