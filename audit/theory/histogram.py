@@ -41,6 +41,7 @@ from audit.theory.grid_expectation import (
     solve_epsilon,
     window,
 )
+from audit.theory.pld import MAX_PLD_RELEASES
 
 __all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PAIRS"]
 
@@ -54,6 +55,8 @@ _TAIL = 1e-30
 _MAX_FINE = 4_000_000
 #: largest |loss| a release may reach (e^loss stays a finite double)
 _LOSS_MAX = 600.0
+#: largest k/σ² of a Gaussian histogram at δ > 0: v/2 + _Z·√v = _LOSS_MAX
+_GAUSSIAN_V_MAX = (math.sqrt(_Z ** 2 + 2 * _LOSS_MAX) - _Z) ** 2
 
 
 @dataclass(frozen=True)
@@ -515,6 +518,14 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
     if setting.noise is NoiseKind.LAPLACE and per_release / setting.scale > _LOSS_MAX:
         raise ValueError(f"releases / scale must be at most {_LOSS_MAX:g} for a Laplace "
                          f"histogram at delta > 0, got {per_release / setting.scale:g}")
+    if setting.masks is MaskRegime.FRESH and setting.releases > MAX_PLD_RELEASES:
+        raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for fresh masks at "
+                         f"delta > 0 (a PLD composition), got releases={setting.releases}")
+    v = per_release / setting.scale ** 2  # a Gaussian bin loss is N(−v/2, v)
+    if setting.noise is NoiseKind.GAUSSIAN and v / 2 + _Z * math.sqrt(v) > _LOSS_MAX:
+        # its grid reaches v/2 + Z·√v (e^x must stay a double; the grid's size grows with v)
+        raise ValueError(f"releases / scale^2 must be at most {_GAUSSIAN_V_MAX:g} for a "
+                         f"Gaussian histogram at delta > 0, got {v:g}")
     if setting.masks is MaskRegime.FRESH and setting.releases > 1:  # one release: shared
         lower, upper, pair, h = _fresh_bracket(setting, d)
     else:

@@ -177,3 +177,16 @@ def test_bound_config_prints_the_histogram_worst_case_and_run_refuses_it():
                          text=True, cwd=ROOT)
     assert run.returncode == 2 and run.stderr.startswith("error:")
     assert "scenario.na_category" in run.stderr
+
+
+@pytest.mark.parametrize("setting,match", [
+    (HistogramSetting("gaussian", 1.0, 0.3, 10**6), "releases / scale\\^2 must be at most 608"),
+    (HistogramSetting("laplace", 2.0, 0.3, 10**6, "fresh"), "releases must be at most 10000"),
+    (HistogramSetting("laplace", 1e-3, 0.3, 1), "releases / scale must be at most 600"),
+])
+def test_settings_whose_grid_or_composition_would_not_fit_are_refused(setting, match):
+    """Refused before any grid is built: the Gaussian grid spans k/σ² (and e^x must stay a
+    double), a fresh-mask composition holds a PLD per release count."""
+    with pytest.raises(ValueError, match=match):
+        histogram_worst_case(setting, 1e-5)
+    histogram_worst_case(setting, 0.0)  # δ = 0 is a closed form at any size
