@@ -134,6 +134,16 @@ def _digest(*arrays: np.ndarray) -> str:
     return h.hexdigest()[:20]
 
 
+@dataclass(frozen=True, eq=False)
+class SampleCounts:
+    """Histogram counts of ``trials`` draws per side (the bins of a :class:`Statistic`): what a
+    subject counts and a bound reads (re-exported by :mod:`audit.pipeline.subject`)."""
+
+    counts_p: np.ndarray
+    counts_q: np.ndarray
+    trials: int
+
+
 @dataclass(frozen=True)
 class OutputValue:
     """The output itself: the projection of scalar outputs."""

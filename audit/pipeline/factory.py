@@ -1,7 +1,12 @@
-"""The one factory of audit subjects (:mod:`audit.pipeline.subject`).
+"""The one factory of audit subjects (:mod:`audit.pipeline.subject`): an audit's parts,
+asked, then built.
 
-:func:`make_subject` is the only place of the pipeline that asks whether a config names an
-implementation: everything downstream sees a :class:`~audit.pipeline.subject.Subject`.
+:func:`assemble` asks the parts of an audit (:func:`audit.pipeline.parts.check_parts`)
+before any work, has its target build the subject (the model's release on its plan, or the
+implementation called plainly or by mask stratum) and has every design wrap it, in order.
+Everything downstream sees the parts and a :class:`~audit.pipeline.subject.Subject`. The
+target is built here, not in :mod:`audit.pipeline.parts`, because the parts answer the
+config's loader (below the subjects) while a subject is built on a plan (above it).
 """
 
 from __future__ import annotations
@@ -11,17 +16,30 @@ import dataclasses
 from audit.pipeline.config import AuditConfig
 from audit.pipeline.implementation import ImplementationPlan, ImplementationSubject
 from audit.pipeline.model_subject import ModelSubject
-from audit.pipeline.parts import NEEDS_IMPLEMENTATION, check_parts, names_black_box
-from audit.pipeline.plan import AuditPlan, plan_audit
+from audit.pipeline.parts import (
+    NEEDS_IMPLEMENTATION,
+    AuditParts,
+    StratifiedDesign,
+    check_parts,
+    names_black_box,
+)
+from audit.pipeline.plan import AuditPlan, build_plan
 from audit.pipeline.strata_subject import StratifiedImplementationSubject
 from audit.pipeline.subject import Subject
 
-__all__ = ["make_subject", "check_subject", "implementation_of"]
+__all__ = ["assemble", "make_subject", "check_subject", "implementation_of"]
 
 
 def make_subject(cfg: AuditConfig | None = None, *, plan=None,
                  implementation=None) -> Subject:
-    """The subject ``cfg`` describes.
+    """The subject ``cfg`` describes (:func:`assemble`'s subject)."""
+    return assemble(cfg, plan=plan, implementation=implementation)[1]
+
+
+def assemble(cfg: AuditConfig | None = None, *, plan=None,
+             implementation=None) -> tuple[AuditParts, Subject]:
+    """The parts of the audit ``cfg`` describes, asked before any work, and the subject they
+    build.
 
     Parameters
     ----------
@@ -53,14 +71,14 @@ def make_subject(cfg: AuditConfig | None = None, *, plan=None,
                          f"audit.config_from_dict(doc)), got {type(cfg).__name__}")
     black_box = (implementation is not None or names_black_box(cfg)
                  or isinstance(plan, ImplementationPlan))
-    check_parts(cfg, black_box=black_box)  # before the plan's work
+    parts = check_parts(cfg, black_box=black_box)  # before the plan's work
     if plan is not None and plan.config is not cfg:
         # the plan's pair and ceilings with this config's audit settings (seed, trials, ...)
         plan = dataclasses.replace(plan, config=cfg)
-    subject = _build(cfg, plan, implementation, black_box)
-    for design in cfg.designs:  # the plug-in designs, in the config's order
+    subject = _build(parts, plan, implementation)
+    for design in parts.designs:  # built-in, then registered, in the config's order
         subject = design.wrap(subject)
-    return subject  # (its parts were asked above; check_subject is for subjects handed in)
+    return parts, subject  # (check_subject is for subjects handed in)
 
 
 def implementation_of(cfg: AuditConfig, implementation=None):
@@ -74,26 +92,29 @@ def implementation_of(cfg: AuditConfig, implementation=None):
     return cfg.implementation.build()
 
 
-def _build(cfg: AuditConfig, plan, implementation, black_box: bool) -> Subject:
-    if not black_box:
-        return ModelSubject(plan if plan is not None else plan_audit(cfg))
-    # plain calls, or calls by mask stratum ([strata])
-    kind = ImplementationSubject if cfg.strata is None else StratifiedImplementationSubject
+def _build(parts: AuditParts, plan, implementation) -> Subject:
+    """The subject of ``parts``' target: the model's release on its plan, or the black box
+    called plainly or by mask stratum (a :class:`StratifiedDesign` among the designs)."""
+    cfg = parts.config
+    if not parts.black_box:
+        return ModelSubject(plan if plan is not None else build_plan(cfg))
+    kind = (StratifiedImplementationSubject if parts.has(StratifiedDesign)
+            else ImplementationSubject)
     if plan is not None:
         return kind.from_plan(plan)
     return kind.from_config(cfg, implementation)
 
 
-def check_subject(subject: Subject) -> Subject:
+def check_subject(subject: Subject) -> AuditParts:
     """Refuse, before any work, what the subject cannot run under its config: the parts'
     answers for its target kind (:func:`audit.pipeline.parts.check_parts`), and a config with
     ``[strata]`` handed a subject that does not stratify (its optional ``stratified`` member).
     The runner calls it for a subject handed to it (:func:`make_subject` asks the parts
-    itself, before building)."""
+    itself, before building). Returns the subject's parts."""
     cfg = subject.config
-    check_parts(cfg, black_box=subject.laws is None)
-    if cfg.strata is not None and not subject.stratified:
+    parts = check_parts(cfg, black_box=subject.laws is None)
+    if parts.has(StratifiedDesign) and not subject.stratified:
         raise ValueError("a config with [strata] is audited by mask stratum: build its "
                          "subject with make_subject (a StratifiedImplementationSubject), got "
                          f"{type(subject).__name__}")
-    return subject
+    return parts

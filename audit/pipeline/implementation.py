@@ -156,6 +156,7 @@ class ImplementationSubject(PlannedSubject):
     batch: bool = True
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         self._check_sendable()
         if self.config.audit.pilot_trials is None:
             return  # the default rule stays within the memory bound (pilot_rule)

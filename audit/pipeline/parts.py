@@ -8,12 +8,12 @@ object, and handed to the one runner:
   implementation object handed to the runner);
 - the **PairSource**, where the neighbours come from: given (``[pair]``), the worst case for
   the query (the default), or searched by calling a black box (``[search]``);
-- the **Designs**, how calls are spent: the plain fixed run (always), the sequential test
-  (``audit.mode = "sequential"``), the online test with no pilot (``audit.mode = "online"``),
-  k releases from one table (``[releases]``), mask strata
-  (``[strata]``), and any design a package registers under the ``audit.designs`` entry-point
-  group (:func:`available_designs`: a class with a config ``table``, ``from_table``,
-  ``supports``, ``wrap`` and ``to_dict``; :class:`Design`).
+- the **Designs** (:mod:`audit.pipeline.designs`), how calls are spent: the plain fixed run
+  (always), the sequential test (``audit.mode = "sequential"``), the online test with no
+  pilot (``audit.mode = "online"``), k releases from one table (``[releases]``), mask strata
+  (``[strata]``), a curve claim (``[claim]``), and any design a package registers under the
+  ``audit.designs`` entry-point group (:func:`available_designs`: a class with a config
+  ``table``, ``from_table``, ``supports``, ``wrap`` and ``to_dict``; :class:`Design`).
 
 Which combinations exist is decided in one place: every part answers ``supports(parts)`` with
 None or the reason it cannot run with the others (the one-line error), and
@@ -21,11 +21,13 @@ None or the reason it cannot run with the others (the one-line error), and
 loader, with the target kind its tables name) and again for a subject (the factory and the
 runner, once the target is known). No other module refuses a combination.
 
-A plug-in design is applied by :func:`audit.pipeline.factory.make_subject` to the subject the
-target, the pair and the built-in designs give (``design.wrap(subject)``, in the order of the
-config's tables), so adding one edits neither the runner, nor the factory, nor the command
-line: ``tests/pipeline/test_parts.py`` registers a test-only design through a temporary
-distribution's entry point and runs it through ``run_audit`` and ``python -m audit run``.
+What a part does is asked of the part too: the factory (:mod:`audit.pipeline.factory`) has
+the target build its subject and every design wrap it, and the runner calls every design at
+the points where a design acts (its own run, a monitor of the main run, a claim's region and
+verdict; :class:`audit.pipeline.designs.DesignPart`), so adding a design edits neither the
+runner, nor the factory, nor the command line: ``tests/pipeline/test_parts.py`` registers a
+test-only design through a temporary distribution's entry point and runs it through
+``run_audit`` and ``python -m audit run``.
 """
 
 from __future__ import annotations
@@ -35,17 +37,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from audit._plugins import entry_points_of
-from audit.enums import AuditMode, MaskRegime, PairFamily, Selection
+from audit.enums import PairFamily, Selection
 from audit.interfaces import Design, Part
+from audit.pipeline.designs import (
+    ONLINE_NEEDS,
+    SEQUENTIAL_NEEDS,
+    STRATA_NEEDS,
+    CurveClaimDesign,
+    DesignPart,
+    OnlineDesign,
+    PlainDesign,
+    RegisteredDesign,
+    RepeatedDesign,
+    SequentialDesign,
+    StratifiedDesign,
+    designs_of,
+)
 
 #: an ``audit.pipeline.config.AuditConfig`` (not imported: the config imports this module)
 AuditConfig = Any
 
 __all__ = ["DESIGN_ENTRY_POINT_GROUP", "Design", "AuditParts", "Part", "available_designs",
            "design_class", "parts_of", "check_parts", "check_config", "refusals", "target_part",
-           "pair_source", "built_in_designs", "ModelTarget", "ImplementationTarget",
-           "GivenPair", "WorstCasePair", "SearchedPair", "PlainDesign", "SequentialDesign",
-           "RepeatedDesign", "StratifiedDesign", "CurveClaimDesign"]
+           "pair_source", "designs_of", "ModelTarget", "ImplementationTarget",
+           "GivenPair", "WorstCasePair", "SearchedPair", "DesignPart", "PlainDesign",
+           "SequentialDesign", "OnlineDesign", "RepeatedDesign", "StratifiedDesign",
+           "CurveClaimDesign", "RegisteredDesign"]
 
 #: the entry-point group designs are registered under (``name = "package.module:Class"``, the
 #: name being the design's config table)
@@ -54,13 +71,14 @@ DESIGN_ENTRY_POINT_GROUP = "audit.designs"
 
 @dataclass(frozen=True, eq=False)
 class AuditParts:
-    """The parts of one audit, as their ``supports`` answers see them: the config, the target,
-    the pair source and every design (built-in and plug-in, in order)."""
+    """The parts of one audit: the config, the target, the pair source and every design
+    (built-in, then registered, in order; each a
+    :class:`~audit.pipeline.designs.DesignPart`)."""
 
     config: AuditConfig
     target: Part
     pairs: Part
-    designs: tuple
+    designs: tuple[DesignPart, ...]
 
     @property
     def black_box(self) -> bool:
@@ -160,16 +178,10 @@ def target_part(black_box: bool) -> Part:
 #: Why an audit of the model refuses ``[search]`` (its own worst-case search is exact).
 NEEDS_IMPLEMENTATION = ("[search] searches the pair of a black box: it needs an implementation "
                         "(a model audit's pair search is exact)")
-_SEQUENTIAL_NEEDS = ("audit.mode='sequential' tests an implementation's claim: it needs an "
-                     "[implementation] table")
-_STRATA_NEEDS = ("[strata] stratifies the masks of an implementation audit: it needs an "
-                 "[implementation] table")
-_ONLINE_NEEDS = ("audit.mode='online' tests an implementation's claim: it needs an "
-                 "[implementation] table")
 #: The answers of parts that only a black box can run (a config without ``[implementation]``
 #: may still be handed one: :func:`audit.pipeline.parts.check_config`).
-NEEDS_BLACK_BOX = frozenset({NEEDS_IMPLEMENTATION, _SEQUENTIAL_NEEDS, _STRATA_NEEDS,
-                             _ONLINE_NEEDS})
+NEEDS_BLACK_BOX = frozenset({NEEDS_IMPLEMENTATION, SEQUENTIAL_NEEDS, STRATA_NEEDS,
+                             ONLINE_NEEDS})
 
 
 @dataclass(frozen=True)
@@ -225,180 +237,6 @@ def pair_source(cfg: AuditConfig) -> Part:
     return SearchedPair() if cfg.search is not None else WorstCasePair()
 
 
-# --------------------------------------------------------------------------- designs
-@dataclass(frozen=True)
-class PlainDesign:
-    """One pilot, one fixed main run, one bound: every audit's design unless another one
-    changes how its calls are spent."""
-
-    def supports(self, parts: AuditParts) -> str | None:
-        return None
-
-
-@dataclass(frozen=True)
-class SequentialDesign:
-    """``audit.mode = "sequential"``: the main run feeds an anytime-valid test of the claim
-    chunk by chunk (a stratified audit tests at looks instead)."""
-
-    def supports(self, parts: AuditParts) -> str | None:
-        if not parts.black_box:
-            return _SEQUENTIAL_NEEDS
-        if parts.config.audit.selection is Selection.GRID:
-            return ("audit.mode='sequential' tests one region declared from the pilot: "
-                    "audit.selection must be 'pilot' or 'auto', got audit.selection='grid'")
-        return None
-
-
-@dataclass(frozen=True)
-class OnlineDesign:
-    """``audit.mode = "online"``: no pilot; every chunk of calls is bet on a threshold region
-    of the output chosen from the calls before it (:mod:`audit.estimation.online`)."""
-
-    #: the attacks whose score is the output itself (what the online regions threshold)
-    ATTACKS = ("auto", "threshold")
-
-    def supports(self, parts: AuditParts) -> str | None:
-        au = parts.config.audit
-        if not parts.black_box:
-            return _ONLINE_NEEDS
-        if au.attack is not None and au.attack not in self.ATTACKS:
-            return (f"audit.mode='online' chooses threshold regions of the output from the "
-                    f"run's own past calls (no pilot to fit an attack on): audit.attack must "
-                    f"be 'threshold' or 'auto' (or unset), got audit.attack={au.attack!r}")
-        if au.selection is not Selection.AUTO:
-            return (f"audit.mode='online' chooses its regions from past calls, with no pilot: "
-                    f"audit.selection must be 'auto' (unset), got "
-                    f"audit.selection={au.selection.value!r}")
-        if parts.config.releases is not None:
-            return ("audit.mode='online' thresholds one scalar output per call: [releases] "
-                    "(k outputs per trial) is not supported")
-        if parts.config.strata is not None:
-            return ("audit.mode='online' and [strata] are exclusive: a stratified audit "
-                    "tests at looks of its own (audit.mode='sequential' with strata.looks)")
-        if au.checkpoint is not None:
-            return ("audit.mode='online' keeps no checkpoint (its regions depend on every "
-                    "earlier call): remove audit.checkpoint")
-        return None
-
-
-@dataclass(frozen=True)
-class RepeatedDesign:
-    """``[releases]``: k releases per trial from one masked table (shared masks) or each from
-    a table masked anew (fresh masks); what it computes is
-    :mod:`audit.pipeline.repeated`'s. It nests in ``[strata]`` with shared masks (the
-    strata are those of the one mask the k releases share)."""
-
-    def supports(self, parts: AuditParts) -> str | None:
-        from audit.model.repeated import MAX_RELEASES
-        from audit.theory.pld import MAX_PLD_RELEASES
-
-        rel = parts.config.releases
-        if parts.black_box and rel.count > MAX_RELEASES:
-            return (f"releases.count must be at most {MAX_RELEASES} for an implementation "
-                    f"audit (each trial calls it k times), got releases.count={rel.count}")
-        if (not parts.black_box and rel.masks is MaskRegime.FRESH
-                and rel.count > MAX_PLD_RELEASES):
-            return (f"releases.count must be at most {MAX_PLD_RELEASES} for a model audit "
-                    f"with fresh masks (its bound is a PLD composition), got {rel.count}")
-        if rel.masks is MaskRegime.PERSISTENT:
-            return _persistent_refusal(parts)
-        return None
-
-
-def _persistent_refusal(parts: AuditParts) -> str | None:
-    """Persistent masks (docs/THEORY.md §10.7): a model audit of a Gaussian scalar release
-    under record-level MCAR, k ≤ 12 (where its bracket exists)."""
-    from audit.theory.persistent import persistent_refusal
-
-    cfg = parts.config
-    sc, kind = cfg.scenario, cfg.missingness.kind
-    if parts.black_box:
-        return ("releases.masks='persistent' is audited on the model only (an implementation "
-                "audit re-masks per call: shared or fresh), got it with [implementation]")
-    if not (kind == "mcar-row" or (kind == "mcar-iid" and sc.d == 1)):
-        return ("releases.masks='persistent' needs record-level missingness (the record's "
-                "mask kept or redrawn as a whole): missingness.kind must be 'mcar-row' (or "
-                f"'mcar-iid' with scenario.d = 1), got missingness.kind={kind!r} with "
-                f"scenario.d={sc.d}")
-    dim = cfg.components()[1].output_dim(sc.d)
-    if dim != 1:
-        return (f"releases.masks='persistent' needs a scalar release, got scenario.query="
-                f"{sc.query!r} with output dimension {dim}")
-    return persistent_refusal(sc.noise, cfg.releases.count, noise_name="scenario.noise",
-                              releases_name="releases.count")
-
-
-@dataclass(frozen=True)
-class StratifiedDesign:
-    """``[strata]``: the masks drawn by stratum, one run bounding every rate of a grid."""
-
-    def supports(self, parts: AuditParts) -> str | None:
-        from audit.estimation.strata import MAX_ENTRIES
-
-        cfg = parts.config
-        strata, sc = cfg.strata, cfg.scenario
-        if not parts.black_box:
-            return _STRATA_NEEDS
-        mech = cfg.components()[0]
-        if mech.kind != "mcar-iid":
-            return (f"strata.by='missing-count' with a grid of rates needs "
-                    f"missingness.kind='mcar-iid' (its strata do not depend on the rate; other "
-                    f"mechanisms need one audit per parameter), got missingness.kind="
-                    f"{mech.kind!r}")
-        rate = mech.params().get("rate")
-        if rate not in strata.rates:
-            return (f"strata.rates must hold the config's missingness.rate={rate!r} (the rate "
-                    f"the result reports), got strata.rates={list(strata.rates)}")
-        if sc.n * sc.d > MAX_ENTRIES:
-            return (f"strata.by='missing-count' needs at most {MAX_ENTRIES} entries per "
-                    f"dataset ({MAX_ENTRIES + 1} strata), got scenario.n * scenario.d = "
-                    f"{sc.n * sc.d}")
-        if parts.has(RepeatedDesign) and cfg.releases.masks is not MaskRegime.SHARED:
-            return ("[strata] stratifies the one mask a table's k releases share: with "
-                    "[releases] it needs releases.masks='shared', got releases.masks="
-                    f"{cfg.releases.masks.value!r} (fresh masks are drawn per release)")
-        if strata.looks is not None and cfg.audit.mode is not AuditMode.SEQUENTIAL:
-            return (f"strata.looks sets the looks of a sequential run: it needs "
-                    f"audit.mode='sequential', got strata.looks={strata.looks} in fixed mode")
-        if cfg.audit.selection is Selection.GRID:
-            return ("[strata] bounds one region chosen on the pilot: audit.selection must be "
-                    "'pilot' or 'auto', got audit.selection='grid'")
-        return None
-
-
-@dataclass(frozen=True)
-class CurveClaimDesign:
-    """``[claim]``: a curve claim tested on the plain main run's counts, on a region chosen
-    on the pilot (:mod:`audit.estimation.curve_claims`); it spends no calls of its own. Its
-    bounds need a main run of a size fixed in advance, counted as one histogram per side."""
-
-    def supports(self, parts: AuditParts) -> str | None:
-        cfg = parts.config
-        if cfg.audit.mode is not AuditMode.FIXED:
-            return (f"[claim] is tested on a main run of fixed size: it needs "
-                    f"audit.mode='fixed', got audit.mode={cfg.audit.mode.value!r}")
-        if cfg.strata is not None:
-            return ("[claim] is tested on one histogram per side: it cannot run with "
-                    "[strata] (counts by stratum), got both")
-        return None
-
-
-def built_in_designs(cfg: AuditConfig) -> tuple:
-    """The built-in designs the config's settings and tables name (the plain design first)."""
-    out: list = [PlainDesign()]
-    if cfg.audit.mode is AuditMode.SEQUENTIAL:
-        out.append(SequentialDesign())
-    if cfg.audit.mode is AuditMode.ONLINE:
-        out.append(OnlineDesign())
-    if cfg.releases is not None:
-        out.append(RepeatedDesign())
-    if cfg.strata is not None:
-        out.append(StratifiedDesign())
-    if cfg.claim is not None:
-        out.append(CurveClaimDesign())
-    return tuple(out)
-
-
 #: the config tables of the built-in parts (no registered design may take one of them)
 RESERVED_TABLES = frozenset({"name", "scenario", "missingness", "audit", "implementation",
                              "pair", "releases", "strata", "search", "claim"})
@@ -439,8 +277,7 @@ def design_class(table: str, registered: dict | None = None) -> type:
 
 def parts_of(cfg: AuditConfig, *, black_box: bool) -> AuditParts:
     """The parts of an audit of ``cfg`` on a target of that kind."""
-    return AuditParts(cfg, target_part(black_box), pair_source(cfg),
-                      built_in_designs(cfg) + tuple(cfg.designs))
+    return AuditParts(cfg, target_part(black_box), pair_source(cfg), designs_of(cfg))
 
 
 def refusals(parts: AuditParts) -> list[str]:

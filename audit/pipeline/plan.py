@@ -31,7 +31,7 @@ from audit.theory import accountant as acc
 from audit.theory.noise_theory import theory_of
 from audit.theory.tradeoff import TradeoffFunction
 
-__all__ = ["AuditPlan", "plan_audit", "ranking_release"]
+__all__ = ["build_plan", "AuditPlan", "plan_audit", "ranking_release"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -179,6 +179,12 @@ def plan_audit(cfg: AuditConfig) -> AuditPlan:
         (:func:`audit.pipeline.parts.check_parts`), or a theorem's hypotheses fail.
     """
     check_parts(cfg, black_box=False)
+    return build_plan(cfg)
+
+
+def build_plan(cfg: AuditConfig) -> AuditPlan:
+    """:func:`plan_audit` of a config whose parts were asked already (the factory's call:
+    :func:`audit.pipeline.factory.assemble` asks them once for the whole audit)."""
     t0 = time.perf_counter()
     sc = cfg.scenario
     mech, query = cfg.components()

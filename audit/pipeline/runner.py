@@ -30,28 +30,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from audit._validate import check_bool
-from audit.enums import AuditMode, BoundRule, CeilingKind, Selection
+from audit.enums import BoundRule, Selection
 from audit.estimation import policy as estimation_policy
-from audit.estimation.curve_claims import (
-    CurveClaimResult,
-    choose_claim_region,
-    choose_claim_region_by_model,
-    curve_claim_bound,
-)
-from audit.estimation.online import OnlineMonitor
 from audit.estimation.regions import Region
-from audit.estimation.sequential import SequentialMonitor
 from audit.estimation.tradeoff_points import (
     TradeoffPoints,
     empirical_tradeoff_points,
     tradeoff_violation,
 )
 from audit.pipeline.config import AuditConfig
-from audit.pipeline.factory import check_subject, implementation_of, make_subject
-from audit.pipeline.parts import check_parts, names_black_box
+from audit.pipeline.designs import DesignPart
+from audit.pipeline.factory import assemble, check_subject, implementation_of
+from audit.pipeline.parts import AuditParts, check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
 from audit.pipeline.poisson import count_poissonised, poissonisable
-from audit.pipeline.progress import progress_bar
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
 from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
@@ -64,8 +56,9 @@ __all__ = ["run_audit", "run_tradeoff_audit", "TradeoffAudit", "resolve_selectio
 resolve_selection = estimation_policy.resolve_selection
 
 
-class _Timer:
-    """Seconds spent in each named phase of an audit."""
+class PhaseTimer:
+    """Seconds spent in each named phase of an audit (``phases``, in the order first
+    entered)."""
 
     def __init__(self) -> None:
         self.phases: dict[str, float] = {}
@@ -77,10 +70,6 @@ class _Timer:
             yield
         finally:
             self.phases[name] = self.phases.get(name, 0.0) + time.perf_counter() - t0
-
-    @property
-    def total(self) -> float:
-        return sum(self.phases.values())
 
 
 def _streams(seed: int) -> tuple[int, int, int, int]:
@@ -108,11 +97,11 @@ class _Prepared:
     pilot_trials: int
     #: the subject that runs the main run (:meth:`Subject.with_pilot`)
     subject: Subject
-    #: the region a ``[claim]`` is tested on (chosen on the pilot), or None
-    claim_region: Region | None = None
+    #: the design whose claim is tested and its region (chosen on the pilot), or None
+    claimed: tuple[DesignPart, Region] | None = None
 
 
-def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
+def _prepare(subject: Subject, parts: AuditParts, attack: Attack, seeds, timer: PhaseTimer,
              progress: bool) -> _Prepared:
     """Pilot, attack fit, statistic and region: everything decided before the main run."""
     au = subject.config.audit
@@ -138,66 +127,25 @@ def _prepare(subject: Subject, attack: Attack, seeds, timer: _Timer,
                                              progress=progress, label="pilot")
         elif len(rest.p):
             selection_counts = _counted(statistic, rest)
+    watched = any(d.watches_main_run for d in parts.designs)
     rules = estimation_policy.bound_rules(selection, delta=subject.delta,
-                               poissonised=au.mode is AuditMode.FIXED and poissonisable(subject),
+                               poissonised=poissonisable(subject) and not watched,
                                black_box=subject.laws is None, policy=au.policy)
     with timer.phase("fit"):
         region = estimation_policy.choose_region(selection, score, statistic, delta=subject.delta,
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
                                       selection_counts=selection_counts, rules=rules,
                                       policy=au.policy)
-    claim_region = _claim_region(subject, score, statistic, selection_counts, fit_part)
+    scores = statistic.bin_scores(score)
+    claim = next(((d, r) for d in parts.designs
+                  if (r := d.claim_region(subject, scores, selection_counts, fit_part,
+                                          statistic)) is not None), None)
     return _Prepared(selection, score, statistic, region, fit_part, design.total, subject,
-                     claim_region)
-
-
-def _claim_region(subject: Subject, score: Score, statistic: Statistic, selection_counts,
-                  fit_part: Pilot) -> Region | None:
-    """The region of the config's ``[claim]`` (None without one), chosen on the pilot's
-    counted part, else on the part the attack was fitted on, else (a model audit that
-    draws no pilot: model selection) from the exact laws: each independent of the main run."""
-    cfg = subject.config
-    if cfg.claim is None:
-        return None
-    family, au, scores = cfg.claim.family(), cfg.audit, statistic.bin_scores(score)
-    counts = selection_counts
-    if counts is None and len(fit_part.p):
-        counts = _counted(statistic, fit_part)
-    if counts is None:
-        laws = subject.laws  # (a model audit: model selection needs them)
-        return choose_claim_region_by_model(laws.P, laws.Q, statistic.edges, scores, family,
-                                            trials=au.trials, alpha=au.alpha)
-    return choose_claim_region(counts.counts_p, counts.counts_q, scores, family,
-                               trials=au.trials, alpha=au.alpha, policy=au.policy)
-
-
-def _curve_claim(subject: Subject, prep: _Prepared, counts) -> CurveClaimResult | None:
-    """The ``[claim]``'s verdict on the main run's counts (None without one)."""
-    if prep.claim_region is None:
-        return None
-    cfg = subject.config
-    return curve_claim_bound(counts.counts_p, counts.counts_q,
-                             prep.statistic.bin_scores(prep.score), prep.claim_region,
-                             cfg.claim.family(), subject.delta, cfg.audit.alpha)
+                     claim)
 
 
 def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
     return SampleCounts(statistic.counts(pilot.p), statistic.counts(pilot.q), len(pilot.p))
-
-
-def _monitor(subject: Subject, prep: _Prepared) -> SequentialMonitor | None:
-    """The sequential test on the declared region, or None in fixed mode or where the subject
-    runs its own (a stratified audit tests at looks)."""
-    au = subject.config.audit
-    if au.mode is not AuditMode.SEQUENTIAL or subject.tests_at_looks:
-        return None  # (what sequential mode needs: checked by check_subject)
-    claims = {c.kind: c.value for c in subject.ceilings}
-    grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],
-                                    claims.get(CeilingKind.AMPLIFIED_CLAIM), policy=au.policy)
-    return SequentialMonitor(prep.region.mask(prep.statistic.bin_scores(prep.score)),
-                             prep.region.direction, prep.region.threshold, grid,
-                             subject.delta, au.alpha, stop=au.stop,
-                             budget_share=au.policy.budget_test_share)
 
 
 def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=None,
@@ -245,18 +193,33 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
             # no black box to call: the model's parts refuse [search], with their own reason
             check_parts(cfg, black_box=names_black_box(cfg) or implementation is not None)
             cfg, report = searched_config(cfg, _candidate_scorer(cfg, implementation))
-        subject = make_subject(cfg, plan=plan, implementation=implementation)
+        parts, subject = assemble(cfg, plan=plan, implementation=implementation)
     else:
-        check_subject(subject)
-    au, timer, seeds = subject.config.audit, _Timer(), _streams(subject.config.audit.seed)
+        parts = check_subject(subject)
+    return _audit(parts, subject, report, progress)
+
+
+def _audit(parts: AuditParts, subject: Subject, report, progress: bool) -> AuditResult:
+    """The audit of ``subject`` by its ``parts``: a design's own run, or the plain run (pilot,
+    main run watched by a design's monitor, bound, a design's claim verdict)."""
+    au, timer, seeds = subject.config.audit, PhaseTimer(), _streams(subject.config.audit.seed)
     timer.phases["plan"] = subject.seconds  # measured where it was built
-    if au.mode is AuditMode.ONLINE:
-        return _run_online(subject, seeds[2], timer, progress, report)
+    for design in parts.designs:  # a design that spends the calls its own way
+        t0 = time.perf_counter()
+        own = design.run(subject, seeds[2], progress)
+        if own is not None:
+            timer.phases["main run"] = time.perf_counter() - t0
+            return AuditResult.from_run(subject, own.bound, attack=own.attack,
+                                        selection=own.selection, trials=own.trials,
+                                        pilot_trials=own.pilot_trials, timings=timer.phases,
+                                        attack_note=own.attack_note, search=report)
     attack_name = au.attack_for(black_box=subject.laws is None)
     attack = load_attack(attack_name)
-    prep = _prepare(subject, attack, seeds, timer, progress)
+    prep = _prepare(subject, parts, attack, seeds, timer, progress)
     subject = prep.subject
-    monitor = _monitor(subject, prep)
+    scores = prep.statistic.bin_scores(prep.score)
+    monitor = next((m for d in parts.designs
+                    if (m := d.monitor(subject, prep.region, scores)) is not None), None)
     with timer.phase("main run"):
         if getattr(prep.region, "rule", None) is BoundRule.JOINT:  # chosen before this run
             counts = count_poissonised(subject, prep.statistic, au.trials, seeds[2], seeds[3],
@@ -272,7 +235,10 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
                                        prep.region, counts, delta=subject.delta,
                                        alpha=au.alpha, grid_pilot=prep.fit_pilot,
                                        policy=au.policy)
-        curve_claim = _curve_claim(subject, prep, counts)
+        curve_claim = None
+        if prep.claimed is not None:  # the claim's verdict, by the design that chose its region
+            claimant, region = prep.claimed
+            curve_claim = claimant.verdict(subject, scores, region, counts)
     label = prep.selection.value
     if subject.supports_sequential:
         label += f" ({au.mode.value})"
@@ -280,52 +246,6 @@ def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=No
                                 trials=counts.trials, pilot_trials=prep.pilot_trials,
                                 timings=timer.phases, attack_note=prep.score.note,
                                 search=report, curve_claim=curve_claim)
-
-
-def _run_online(subject: Subject, seed: int, timer: _Timer, progress: bool,
-                report) -> AuditResult:
-    """``audit.mode = "online"``: no pilot; chunks of calls of growing size (the policy's
-    :class:`audit.policy.OnlineRule`: 10 per side first, ×1.25 each, up to max(1,000,
-    trials/200)), each bet on regions chosen from the calls before it
-    (:class:`audit.estimation.online.OnlineMonitor`), each drawn from its own child of the
-    main run's seed."""
-    au = subject.config.audit
-    if not subject.is_scalar:
-        raise ValueError("audit.mode='online' thresholds a scalar output: the implementation "
-                         "returns a vector (use audit.mode='sequential')")
-    claims = {c.kind: c.value for c in subject.ceilings}
-    grid = estimation_policy.sequential_claims(claims[CeilingKind.CLAIM],
-                                               claims.get(CeilingKind.AMPLIFIED_CLAIM),
-                                               policy=au.policy)
-    rule = au.policy.online
-    monitor = OnlineMonitor(grid, subject.delta, au.alpha, stop=au.stop, budget=au.trials,
-                            budget_share=au.policy.budget_test_share,
-                            rank_alpha=rule.rank_alpha)
-    streams = np.random.SeedSequence(seed)
-    cap = rule.chunk_cap(au.trials)
-    size, done = float(rule.first), 0
-    bar = progress_bar(au.trials, f"{subject.config.name}: online", progress)
-    try:
-        with timer.phase("main run"):
-            while done < au.trials:
-                k = min(int(size), au.trials - done)
-                child = streams.spawn(1)[0]
-                draws = subject.draw(k, int(child.generate_state(1, np.uint64)[0] >> 1))
-                done += k
-                if bar is not None:
-                    bar.update(k)
-                if monitor.update(draws.p, draws.q):
-                    break
-                size = min(size * rule.growth, cap)
-    finally:
-        if bar is not None:
-            bar.close()
-    return AuditResult.from_run(subject, monitor.bound(), attack="threshold",
-                                selection="online", trials=done, pilot_trials=0,
-                                timings=timer.phases,
-                                attack_note="thresholds the output, its regions chosen "
-                                            "from the run's own past calls (no pilot)",
-                                search=report)
 
 
 def _checked_arguments(cfg: AuditConfig | None, progress, plan, subject, implementation,

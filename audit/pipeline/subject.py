@@ -24,11 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from audit.interfaces import Monitor, Subject
 from audit.protocols import Pilot, Score
-from audit.statistics import Statistic
+from audit.statistics import SampleCounts, Statistic
 
 if TYPE_CHECKING:
     from audit.pipeline.config import AuditConfig
@@ -50,15 +48,6 @@ class Setting:
 
 
 @dataclass(frozen=True, eq=False)
-class SampleCounts:
-    """Histogram counts of ``trials`` draws per side (the bins of a ``Statistic``)."""
-
-    counts_p: np.ndarray
-    counts_q: np.ndarray
-    trials: int
-
-
-@dataclass(frozen=True, eq=False)
 class FittedPilot:
     """What the runner fixed on the pilot, handed to :meth:`Subject.with_pilot`: the raw
     ``pilot`` (its first ``fit_size`` draws per side are the fit half, the rest the
@@ -75,17 +64,16 @@ class FittedPilot:
 
 class PlannedSubject:
     """What every subject built on a plan shares: its config and planning time come from the
-    plan (a frozen dataclass field ``plan`` in the subclass)."""
+    plan (a frozen dataclass field ``plan`` in the subclass), copied at construction so that
+    reading them is an attribute, not a call."""
 
     plan: object
+    config: AuditConfig
+    seconds: float
 
-    @property
-    def config(self) -> AuditConfig:
-        return self.plan.config
-
-    @property
-    def seconds(self) -> float:
-        return self.plan.seconds
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "config", self.plan.config)
+        object.__setattr__(self, "seconds", self.plan.seconds)
 
     def with_pilot(self, fitted: FittedPilot) -> PlannedSubject:
         """The subject that runs the main run: itself (its main run does not depend on the

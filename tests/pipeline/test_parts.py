@@ -238,7 +238,7 @@ def test_moved_refusals_are_supports_answers(doc, black_box, part, needle):
                for p in (parts.target, parts.pairs, *parts.designs)}
     assert needle in (answers[part.__name__] or ""), answers
     # refused with that answer, before any plan or draw
-    with mock.patch("audit.pipeline.factory.plan_audit", side_effect=AssertionError("work")), \
+    with mock.patch("audit.pipeline.factory.build_plan", side_effect=AssertionError("work")), \
             pytest.raises(ValueError) as err:
         run_audit(config_from_dict(merged), implementation=_impl() if black_box and
                   "implementation" not in doc else None)

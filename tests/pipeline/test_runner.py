@@ -238,6 +238,6 @@ def test_run_audit_refuses_a_wrong_argument_naming_it(param, value, kind, needle
 
     kwargs = {"cfg": _MODEL_DOC, param: value}
     # before any work: no plan is built
-    with mock.patch("audit.pipeline.factory.plan_audit", side_effect=AssertionError("work")), \
+    with mock.patch("audit.pipeline.factory.build_plan", side_effect=AssertionError("work")), \
             pytest.raises(kind, match=needle):
         run_audit(**kwargs)
