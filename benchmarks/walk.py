@@ -22,6 +22,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("audit", "attacks")
+sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
 
 
 def walk(cfg_path: Path, trials: int) -> list[str]:

@@ -26,6 +26,7 @@ every point above), else through :class:`RegisteredDesign` (it wraps the subject
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -47,10 +48,10 @@ from audit.statistics import SampleCounts
 
 if TYPE_CHECKING:
     from audit.interfaces import AuditParts, Bound, Design, Monitor
-    from audit.protocols import Pilot
+    from audit.protocols import Pilot, Score
     from audit.statistics import Statistic
 
-__all__ = ["DesignPart", "OwnRun", "RegisteredDesign", "PlainDesign", "SequentialDesign",
+__all__ = ["DesignPart", "OwnRun", "Scored", "RegisteredDesign", "PlainDesign", "SequentialDesign",
            "OnlineDesign", "RepeatedDesign", "StratifiedDesign", "CurveClaimDesign", "designs_of",
            "SEQUENTIAL_NEEDS", "STRATA_NEEDS", "ONLINE_NEEDS"]
 
@@ -60,6 +61,20 @@ STRATA_NEEDS = ("[strata] stratifies the masks of an implementation audit: it ne
                 "[implementation] table")
 ONLINE_NEEDS = ("audit.mode='online' tests an implementation's claim: it needs an "
                 "[implementation] table")
+
+
+@dataclass(frozen=True, eq=False)
+class Scored:
+    """The attack's ``score`` and the ``statistic`` fitted on the pilot, as the designs read
+    them: each bin's score (:attr:`bin_scores`) is computed on first use, so a run whose
+    designs read none computes none."""
+
+    statistic: Statistic
+    score: Score
+
+    @cached_property
+    def bin_scores(self) -> np.ndarray:
+        return self.statistic.bin_scores(self.score)
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,19 +114,18 @@ class DesignPart:
         spends its calls its own way; None: the plain run (pilot, main run, bound)."""
         return None
 
-    def monitor(self, subject: Subject, region: Region, scores: np.ndarray) -> Monitor | None:
-        """The test that watches the main run, on the pilot's ``region`` of the statistic's
-        bins (``scores``: each bin's score); None: no test watches."""
+    def monitor(self, subject: Subject, region: Region, scored: Scored) -> Monitor | None:
+        """The test that watches the main run, on the pilot's ``region`` of the ``scored``
+        statistic's bins; None: no test watches."""
         return None
 
-    def claim_region(self, subject: Subject, scores: np.ndarray,
-                     selection: SampleCounts | None, fitted: Pilot,
-                     statistic: Statistic) -> Region | None:
+    def claim_region(self, subject: Subject, scored: Scored,
+                     selection: SampleCounts | None, fitted: Pilot) -> Region | None:
         """The region a claim of this design is tested on, chosen on the pilot (the counted
         ``selection`` part, else the ``fitted`` part, else the exact laws); None: no claim."""
         return None
 
-    def verdict(self, subject: Subject, scores: np.ndarray, region: Region,
+    def verdict(self, subject: Subject, scored: Scored, region: Region,
                 counts: SampleCounts) -> CurveClaimResult | None:
         """The claim's verdict on the main run's counts in ``region``; None: no claim."""
         return None
@@ -152,11 +166,11 @@ class SequentialDesign(DesignPart):
                     "audit.selection must be 'pilot' or 'auto', got audit.selection='grid'")
         return None
 
-    def monitor(self, subject: Subject, region: Region, scores: np.ndarray) -> Monitor | None:
+    def monitor(self, subject: Subject, region: Region, scored: Scored) -> Monitor | None:
         if subject.tests_at_looks:
             return None
         au = subject.config.audit
-        return SequentialMonitor(region.mask(scores), region.direction, region.threshold,
+        return SequentialMonitor(region.mask(scored.bin_scores), region.direction, region.threshold,
                                  _claim_grid(subject), subject.delta, au.alpha, stop=au.stop,
                                  budget_share=au.policy.budget_test_share)
 
@@ -340,13 +354,12 @@ class CurveClaimDesign(DesignPart):
                     "[strata] (counts by stratum), got both")
         return None
 
-    def claim_region(self, subject: Subject, scores: np.ndarray,
-                     selection: SampleCounts | None, fitted: Pilot,
-                     statistic: Statistic) -> Region:
+    def claim_region(self, subject: Subject, scored: Scored,
+                     selection: SampleCounts | None, fitted: Pilot) -> Region:
         """Chosen on the pilot's counted part, else on the part the attack was fitted on,
         else (a model audit that draws no pilot: model selection) from the exact laws: each
         independent of the main run."""
-        cfg = subject.config
+        cfg, statistic, scores = subject.config, scored.statistic, scored.bin_scores
         family, au = cfg.claim.family(), cfg.audit
         counts = selection
         if counts is None and len(fitted.p):
@@ -359,10 +372,10 @@ class CurveClaimDesign(DesignPart):
         return choose_claim_region(counts.counts_p, counts.counts_q, scores, family,
                                    trials=au.trials, alpha=au.alpha, policy=au.policy)
 
-    def verdict(self, subject: Subject, scores: np.ndarray, region: Region,
+    def verdict(self, subject: Subject, scored: Scored, region: Region,
                 counts: SampleCounts) -> CurveClaimResult:
         cfg = subject.config
-        return curve_claim_bound(counts.counts_p, counts.counts_q, scores, region,
+        return curve_claim_bound(counts.counts_p, counts.counts_q, scored.bin_scores, region,
                                  cfg.claim.family(), subject.delta, cfg.audit.alpha)
 
 

@@ -39,7 +39,7 @@ from audit.estimation.tradeoff_points import (
     tradeoff_violation,
 )
 from audit.pipeline.config import AuditConfig
-from audit.pipeline.designs import DesignPart
+from audit.pipeline.designs import DesignPart, Scored
 from audit.pipeline.factory import assemble, check_subject, implementation_of
 from audit.pipeline.parts import AuditParts, check_parts, names_black_box
 from audit.pipeline.plan import AuditPlan
@@ -97,6 +97,8 @@ class _Prepared:
     pilot_trials: int
     #: the subject that runs the main run (:meth:`Subject.with_pilot`)
     subject: Subject
+    #: the score and statistic as the designs read them
+    scored: Scored
     #: the design whose claim is tested and its region (chosen on the pilot), or None
     claimed: tuple[DesignPart, Region] | None = None
 
@@ -136,12 +138,12 @@ def _prepare(subject: Subject, parts: AuditParts, attack: Attack, seeds, timer: 
                                       alpha=au.alpha, trials=au.trials, laws=subject.laws,
                                       selection_counts=selection_counts, rules=rules,
                                       policy=au.policy)
-    scores = statistic.bin_scores(score)
+    scored = Scored(statistic, score)
     claim = next(((d, r) for d in parts.designs
-                  if (r := d.claim_region(subject, scores, selection_counts, fit_part,
-                                          statistic)) is not None), None)
+                  if (r := d.claim_region(subject, scored, selection_counts, fit_part))
+                  is not None), None)
     return _Prepared(selection, score, statistic, region, fit_part, design.total, subject,
-                     claim)
+                     scored, claim)
 
 
 def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
@@ -217,9 +219,8 @@ def _audit(parts: AuditParts, subject: Subject, report, progress: bool) -> Audit
     attack = load_attack(attack_name)
     prep = _prepare(subject, parts, attack, seeds, timer, progress)
     subject = prep.subject
-    scores = prep.statistic.bin_scores(prep.score)
     monitor = next((m for d in parts.designs
-                    if (m := d.monitor(subject, prep.region, scores)) is not None), None)
+                    if (m := d.monitor(subject, prep.region, prep.scored)) is not None), None)
     with timer.phase("main run"):
         if getattr(prep.region, "rule", None) is BoundRule.JOINT:  # chosen before this run
             counts = count_poissonised(subject, prep.statistic, au.trials, seeds[2], seeds[3],
@@ -238,7 +239,7 @@ def _audit(parts: AuditParts, subject: Subject, report, progress: bool) -> Audit
         curve_claim = None
         if prep.claimed is not None:  # the claim's verdict, by the design that chose its region
             claimant, region = prep.claimed
-            curve_claim = claimant.verdict(subject, scores, region, counts)
+            curve_claim = claimant.verdict(subject, prep.scored, region, counts)
     label = prep.selection.value
     if subject.supports_sequential:
         label += f" ({au.mode.value})"

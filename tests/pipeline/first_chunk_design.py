@@ -41,8 +41,8 @@ class FirstChunk(SequentialDesign):
             return "[first_chunk] runs its own sequential test: it needs audit.mode='fixed'"
         return super().supports(parts)
 
-    def monitor(self, subject, region, scores):
-        return StopAfter(super().monitor(subject, region, scores), self.chunks)
+    def monitor(self, subject, region, scored):
+        return StopAfter(super().monitor(subject, region, scored), self.chunks)
 
 
 class StopAfter:

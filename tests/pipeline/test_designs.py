@@ -7,7 +7,6 @@ import ast
 import inspect
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from audit.pipeline import designs as ds
@@ -48,9 +47,9 @@ def test_a_design_acts_nowhere_unless_it_says_so():
     assert plain.supports(None) is None
     assert plain.wrap("subject") == "subject"
     assert plain.run(None, 0, False) is None
-    assert plain.monitor(None, None, np.zeros(1)) is None
-    assert plain.claim_region(None, np.zeros(1), None, None, None) is None
-    assert plain.verdict(None, np.zeros(1), None, None) is None
+    assert plain.monitor(None, None, None) is None
+    assert plain.claim_region(None, None, None, None) is None
+    assert plain.verdict(None, None, None, None) is None
     assert not plain.watches_main_run and ds.SequentialDesign.watches_main_run
     # each built-in design overrides exactly the points where it acts
     acts = {cls.__name__: sorted(name for name in ("run", "monitor", "claim_region", "verdict",
@@ -78,7 +77,7 @@ def test_a_stratified_subject_that_tests_at_looks_gets_no_monitor():
     class Looks:
         tests_at_looks = True
 
-    assert ds.SequentialDesign().monitor(Looks(), None, np.zeros(3)) is None
+    assert ds.SequentialDesign().monitor(Looks(), None, None) is None
 
 
 def _branched_on(function) -> set[str]:
@@ -134,5 +133,19 @@ def test_a_registered_design_that_only_wraps_is_wrapped():
 
     part = ds.RegisteredDesign(Wraps())
     assert part.supports(None) == "no" and part.wrap(1) == ("wrapped", 1)
-    assert part.monitor(None, None, np.zeros(1)) is None and part.run(None, 0,
+    assert part.monitor(None, None, None) is None and part.run(None, 0,
                                                                         False) is None
+
+
+def test_the_bin_scores_are_computed_once_and_only_when_a_design_reads_them():
+    calls = []
+
+    class Counting:
+        def bin_scores(self, score):
+            calls.append(score)
+            return [1.0, 2.0]
+
+    scored = ds.Scored(Counting(), "score")
+    assert calls == []  # a run whose designs read no scores computes none
+    assert scored.bin_scores == [1.0, 2.0] and scored.bin_scores == [1.0, 2.0]
+    assert calls == ["score"]
