@@ -4,33 +4,48 @@ A curve claim states that the mechanism is f-DP for a given f, or for some membe
 family {f_θ} (:mod:`audit.theory.tradeoff.families`: G_μ, C_{p*}(G_μ), a curve given by
 points). On main-run counts that did not choose the region, one threshold region S gives one
 test of "the output came from z′" (or of "from z") whose two errors, the false-positive rate
-FPR and the false-negative rate FNR = 1 − TPR, are counted on the two sides; their one-sided
-Clopper–Pearson upper bounds α_hi and β_hi, each at α/:data:`~audit.estimation.binomial.SIDES`,
-hold together with probability ≥ 1 − α. If f(α_hi) > β_hi then, f being non-increasing, the
-true errors (α, β) satisfy β ≤ β_hi < f(α_hi) ≤ f(α): the test beats f, so the pair (and the
-mechanism) is not f-DP (docs/THEORY.md §8.2). The mirrored test (the complement region, the
-two sides' roles swapped) has errors (β, α), so f(β_hi) > α_hi refutes f too, at no extra
-cost (f-DP binds both orders of a neighbouring pair).
+FPR and the false-negative rate FNR = 1 − TPR, are counted on the two sides (k_a of n_a and
+k_b of n_b, independent binomials).
 
-In an ordered family the refuted members are an interval [0, θ*): the audit reports θ* and
-``eps_family``, the ε at the audited δ of member θ*. Validity: for a mechanism whose exact
-curve is the member θ₀, ``eps_family`` exceeds its true ε only when θ₀ is refuted, which
-happens with probability ≤ α. It is a statement about the family: it bounds the mechanism's ε
-only if the mechanism is in the family, and it is never ε_lower (docs/THEORY.md §8.2: a μ read
-off a mixture's tails and converted to ε overstates the mixture's ε).
+The two errors are bounded **jointly** (docs/THEORY.md §8.2): a point (a, b) is rejected when
+the product of its two one-sided p-values, P_a(K_a ≤ k_a)·P_b(K_b ≤ k_b), is at most c, where
+c(1 − ln c) = α (:func:`fisher_product_level`; for independent super-uniform p-values the
+product is at most c with probability ≤ c(1 − ln c)). The points not rejected form a
+1 − α confidence region for (FPR, FNR), a down-set whose upper boundary is
+b*(a) = the Clopper–Pearson upper bound of k_b at level c / P_a(K_a ≤ k_a). A curve f is
+refuted when no point of the region is consistent with f-DP (β ≥ f(α) and α ≥ f(β)): covered
+by boxes [a_i, a_{i+1}] × [0, b*(a_i)) on a fine grid of a, it suffices that every box's
+corner (a_{i+1}, b*(a_i)) lie strictly below f (:func:`joint_region_corners`). Where one side
+dominates, the region is close to one Clopper–Pearson bound at level c; where both sides
+count, its corner sits about 1.3 standard errors out on each side at α = 0.05 instead of the
+1.96 of two intervals at α/2 each (the rule before 2026-12-07, kept as
+:func:`claim_errors`).
+
+In an ordered family the refuted members are an interval [0, θ*): the audit reports θ* (the
+least over the corners of the family's boundary, :meth:`~audit.theory.tradeoff.families.
+GaussianFamily.boundary`) and ``eps_family``, the ε at the audited δ of member θ*.
+Validity: for a mechanism whose exact curve is the member θ₀, ``eps_family`` exceeds its true
+ε only when the region misses its errors, which happens with probability ≤ α. It is a
+statement about the family: it bounds the mechanism's ε only if the mechanism is in the
+family, and it is never ε_lower (docs/THEORY.md §8.2: a μ read off a mixture's tails and
+converted to ε overstates the mixture's ε).
 
 The region is chosen without the main counts: on a pilot's counts (:func:`choose_claim_region`:
 every threshold of the per-bin score in both directions, each ranked by the θ* it would give on
 the main run if its errors were the pilot's Clopper–Pearson upper bounds at the policy's guard
-level, the winner's-curse guard of :mod:`audit.estimation.regions`).
+level, the winner's-curse guard of :mod:`audit.estimation.regions`; the prediction bounds each
+expected count at the level √c, the joint region's corner where the two sides weigh alike).
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 import numpy as np
+from scipy.optimize import brentq
+from scipy.special import betainc
 
 from audit._validate import check_delta, check_in_range, check_positive_int
 from audit.enums import CurveFamily, Direction
@@ -44,8 +59,9 @@ from audit.estimation.regions import (
 from audit.mixture import Mixture
 from audit.policy import DEFAULT_POLICY, AuditPolicy
 
-__all__ = ["CurveClaimResult", "claim_errors", "choose_claim_region",
-           "choose_claim_region_by_model", "curve_claim_bound", "audit_curve_claim"]
+__all__ = ["CurveClaimResult", "claim_counts", "claim_errors", "choose_claim_region",
+           "choose_claim_region_by_model", "curve_claim_bound", "audit_curve_claim",
+           "fisher_product_level", "joint_region_corners"]
 
 
 @dataclass(frozen=True)
@@ -54,10 +70,13 @@ class CurveClaimResult:
 
     ``k_fpr`` of ``n_fpr`` draws of the side the test rejects fell in its rejection region
     (false positives), ``k_fnr`` of ``n_fnr`` of the other side fell outside it (false
-    negatives); ``fpr_hi`` and ``fnr_hi`` are their upper bounds at ``alpha``/2 each.
-    ``theta`` is θ*, the boundary of the refuted members (every member below it is refuted;
-    None for a single curve), ``eps_family`` the ε at ``delta`` of member θ* (0 when no member
-    is refuted; None for a single curve). ``refuted``: some member (the curve) is refuted.
+    negatives). ``fpr_hi`` and ``fnr_hi`` are the corner of the errors' confidence region
+    that binds the verdict: under ``rule = "fisher-product"`` the corner of the joint region
+    (module docstring) nearest the curve; under ``"two-intervals"`` (results written before
+    2026-12-07) each error's upper bound at ``alpha``/2. ``theta`` is θ*, the boundary of the
+    refuted members (every member below it is refuted; None for a single curve),
+    ``eps_family`` the ε at ``delta`` of member θ* (0 when no member is refuted; None for a
+    single curve). ``refuted``: some member (the curve) is refuted.
     """
 
     curve: CurveFamily
@@ -75,11 +94,13 @@ class CurveClaimResult:
     n_fnr: int
     fpr_hi: float
     fnr_hi: float
+    rule: str = "fisher-product"
 
     def describe(self) -> str:
         """One sentence: the verdict, what it means, and its witness."""
-        errors = (f"FPR <= {self.fpr_hi:.4g}, FNR <= {self.fnr_hi:.4g} "
-                  f"({self.k_fpr}/{self.n_fpr}, {self.k_fnr}/{self.n_fnr} on "
+        corner = "joint region's corner" if self.rule == "fisher-product" else "upper bounds"
+        errors = (f"FPR {self.fpr_hi:.4g}, FNR {self.fnr_hi:.4g} ({corner}; "
+                  f"{self.k_fpr}/{self.n_fpr}, {self.k_fnr}/{self.n_fnr} on "
                   f"{self.direction.value} at {self.threshold:.6g})")
         if self.theta is None:
             verdict = "refuted" if self.refuted else "not refuted"
@@ -97,15 +118,83 @@ class CurveClaimResult:
                 "delta": self.delta, "alpha": self.alpha, "direction": self.direction.value,
                 "threshold": self.threshold, "k_fpr": self.k_fpr, "n_fpr": self.n_fpr,
                 "k_fnr": self.k_fnr, "n_fnr": self.n_fnr, "fpr_hi": self.fpr_hi,
-                "fnr_hi": self.fnr_hi}
+                "fnr_hi": self.fnr_hi, "rule": self.rule}
 
     @classmethod
     def from_dict(cls, doc: dict) -> CurveClaimResult:
-        """The inverse of :meth:`to_dict`."""
+        """The inverse of :meth:`to_dict` (a document without ``rule`` is a two-interval
+        result, written before the joint region)."""
         values = dict(doc)
         values["curve"] = CurveFamily.parse(values["curve"], "claim.curve")
         values["direction"] = Direction.parse(values["direction"], "claim.direction")
+        values.setdefault("rule", "two-intervals")
         return cls(**values)
+
+
+def fisher_product_level(alpha: float) -> float:
+    """The product level c of the joint region at failure probability ``alpha``.
+
+    For independent U, V uniform on [0, 1], P(U·V ≤ c) = c(1 − ln c); one-sided binomial
+    p-values are super-uniform (P(p ≤ u) ≤ u), so their product is at most c with
+    probability ≤ c(1 − ln c) (Fisher's combination of two p-values). Returns the largest
+    float c with c(1 − ln c) ≤ alpha.
+
+    >>> round(fisher_product_level(0.05), 6)
+    0.008705
+    """
+    alpha = check_alpha(alpha)
+    c = brentq(lambda x: x * (1.0 - math.log(x)) - alpha, 1e-300, alpha, xtol=1e-300,
+               rtol=4 * np.finfo(float).eps)
+    while c * (1.0 - math.log(c)) > alpha:  # the root's rounding, moved to the valid side
+        c = float(np.nextafter(c, 0.0))
+    return c
+
+
+def _a_grid(k_a: float, n_a: float) -> np.ndarray:
+    """The FPR values whose boxes cover the joint region: [0, 1] with 0 and 1, dense (801
+    points over ±8 standard errors) around k_a/n_a, and log-spaced near 0."""
+    p = k_a / n_a
+    se = math.sqrt(max(p * (1.0 - p), 1.0 / n_a) / n_a)
+    grid = np.concatenate([np.linspace(0.0, 1.0, 257), p + se * np.linspace(-8.0, 8.0, 801),
+                           np.logspace(-15.0, 0.0, 151)])
+    return np.unique(np.clip(grid, 0.0, 1.0))
+
+
+def joint_region_corners(k_a, n_a, k_b, n_b, alpha: float) -> tuple[np.ndarray, np.ndarray]:
+    """The corners of the boxes that cover the joint 1 − ``alpha`` confidence region of two
+    binomial proportions (module docstring).
+
+    The region is {(a, b): P_a(K_a ≤ k_a)·P_b(K_b ≤ k_b) > c}, c =
+    :func:`fisher_product_level` (``alpha``), a down-set. On a grid 0 = a_0 < … < a_M = 1,
+    every point with a ∈ [a_i, a_{i+1}] has b < b*(a_i), the Clopper–Pearson upper bound of
+    k_b at level c / P_{a_i}(K_a ≤ k_a) (0 where that p-value is ≤ c: the box is empty and
+    left out). A set of (FPR, FNR) that every corner (a_{i+1}, b*(a_i)) lies outside of, and
+    that is an up-set (f-DP's: β ≥ f(α), α ≥ f(β)), misses the region.
+
+    Parameters
+    ----------
+    k_a, n_a, k_b, n_b : int or float
+        The two counts and their sizes (fractional: expected counts, for a prediction).
+    alpha : float in (0, 1)
+        The region's failure probability.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        The corners' a and b, one per non-empty box (at least one).
+    """
+    c = fisher_product_level(alpha)
+    a = _a_grid(float(k_a), float(n_a))
+    if k_a >= n_a:
+        p_a = np.ones_like(a)
+    else:  # P(Bin(n_a, a) ≤ k_a) = I_{1-a}(n_a - k_a, k_a + 1)
+        p_a = betainc(n_a - k_a, k_a + 1.0, 1.0 - a)
+    open_ = p_a[:-1] > c
+    level = np.where(open_, c / np.where(open_, p_a[:-1], 1.0), 0.5)
+    b_star = np.where(open_, cp_upper_array(np.full(level.shape, float(k_b)), float(n_b),
+                                            level), 0.0)
+    keep = b_star > 0.0  # (the first box, at a = 0, is never empty: P_0(K_a ≤ k_a) = 1)
+    return a[1:][keep], b_star[keep]
 
 
 def _error_counts(rc, direction: Direction):
@@ -119,8 +208,30 @@ def _error_counts(rc, direction: Direction):
     return rc.q_le, rc.n_q, rc.n_p - rc.p_le, rc.n_p
 
 
+def claim_counts(counts_p, counts_q, score, region: Region) -> tuple[int, int, int, int]:
+    """(k_fpr, n_fpr, k_fnr, n_fnr): the two errors' counts of ``region``'s test on main-run
+    histograms ``counts_p`` (z's outputs) and ``counts_q`` (z′'s) over the bins of ``score``.
+
+    Raises
+    ------
+    ValueError
+        On bad histograms, an empty side or a region that is not a ``Region``.
+    """
+    cp, cq, sc = check_histograms(counts_p, counts_q, score)
+    if not isinstance(region, Region):
+        raise ValueError(f"region must be an audit.estimation.regions.Region, got "
+                         f"region={region!r}")
+    rc = region_counts(cp, cq, sc, [region.threshold])
+    if rc.n_p < 1 or rc.n_q < 1:
+        raise ValueError(f"counts_p and counts_q must each hold at least one draw, got "
+                         f"{rc.n_p} and {rc.n_q}")
+    return tuple(int(np.asarray(v).reshape(-1)[0])
+                 for v in _error_counts(rc, region.direction))
+
+
 def claim_errors(counts_p, counts_q, score, region: Region, alpha: float):
-    """The counts and upper confidence bounds of the two errors of ``region``'s test.
+    """The counts and the two errors' separate upper confidence bounds (each at alpha/2) of
+    ``region``'s test: the rule before the joint region, kept for comparison.
 
     Parameters
     ----------
@@ -143,17 +254,8 @@ def claim_errors(counts_p, counts_q, score, region: Region, alpha: float):
     ValueError
         On bad histograms, an empty side or alpha ∉ (0, 1).
     """
-    cp, cq, sc = check_histograms(counts_p, counts_q, score)
     alpha = check_alpha(alpha)
-    if not isinstance(region, Region):
-        raise ValueError(f"region must be an audit.estimation.regions.Region, got "
-                         f"region={region!r}")
-    rc = region_counts(cp, cq, sc, [region.threshold])
-    if rc.n_p < 1 or rc.n_q < 1:
-        raise ValueError(f"counts_p and counts_q must each hold at least one draw, got "
-                         f"{rc.n_p} and {rc.n_q}")
-    k_a, n_a, k_b, n_b = (int(np.asarray(v).reshape(-1)[0])
-                          for v in _error_counts(rc, region.direction))
+    k_a, n_a, k_b, n_b = claim_counts(counts_p, counts_q, score, region)
     a_each = alpha / SIDES
     return (k_a, n_a, k_b, n_b, float(cp_upper_array(k_a, n_a, a_each)),
             float(cp_upper_array(k_b, n_b, a_each)))
@@ -288,11 +390,12 @@ def _pilot_rates(rc, guard: float | None) -> list:
 
 def _best_region(rates: list, thresholds, family, trials: int, alpha: float):
     """The candidate with the best positive prediction from each direction's error rates on
-    a main run of ``trials`` draws per side (None when no prediction is positive)."""
+    a main run of ``trials`` draws per side (None when no prediction is positive): each
+    expected count bounded at the level √c of the joint region's balanced corner."""
     best, region = 0.0, None
+    level = math.sqrt(fisher_product_level(alpha))
     for direction, (rate_a, rate_b) in zip(_DIRECTIONS, rates, strict=True):
-        a_hi, b_hi = (cp_upper_array(r * trials, trials, alpha / SIDES)
-                      for r in (rate_a, rate_b))
+        a_hi, b_hi = (cp_upper_array(r * trials, trials, level) for r in (rate_a, rate_b))
         ranks = _rank(family, a_hi, b_hi)
         i = int(np.argmax(ranks))
         if ranks[i] > best:
@@ -302,42 +405,52 @@ def _best_region(rates: list, thresholds, family, trials: int, alpha: float):
 
 def curve_claim_bound(counts_p, counts_q, score, region: Region, family, delta: float,
                       alpha: float) -> CurveClaimResult:
-    """The curve claim's verdict on main-run counts of a region chosen without them.
+    """The curve claim's verdict on main-run counts of a region chosen without them, from
+    the two errors' joint confidence region (:func:`joint_region_corners`).
 
     Parameters
     ----------
-    counts_p, counts_q, score, region, alpha
-        As :func:`claim_errors`.
+    counts_p, counts_q, score, region
+        As :func:`claim_counts`.
     family : GaussianFamily, SubsampledGaussianFamily or PointsCurve
         The claimed curve (:func:`audit.theory.tradeoff.families.curve_family`).
     delta : float in [0, 1]
         The δ at which ``eps_family`` is the refuted member's ε.
+    alpha : float in (0, 1)
+        The failure probability of the joint region.
 
     Returns
     -------
     CurveClaimResult
         Valid with probability ≥ 1 − alpha: for a mechanism whose curve is the member θ₀,
         theta > θ₀ (so eps_family > its ε) with probability ≤ alpha; a mechanism that is
-        f-DP for a single curve f is called refuted with probability ≤ alpha.
+        f-DP for a single curve f is called refuted with probability ≤ alpha. ``fpr_hi`` and
+        ``fnr_hi`` are the binding corner.
 
     Raises
     ------
     ValueError
-        As :func:`claim_errors`, or delta ∉ [0, 1].
+        As :func:`claim_counts`, alpha ∉ (0, 1) or delta ∉ [0, 1].
     """
     delta = check_delta(delta)
+    alpha = check_alpha(alpha)
     family = _check_family(family)
-    k_a, n_a, k_b, n_b, a_hi, b_hi = claim_errors(counts_p, counts_q, score, region, alpha)
+    k_a, n_a, k_b, n_b = claim_counts(counts_p, counts_q, score, region)
+    corner_a, corner_b = joint_region_corners(k_a, n_a, k_b, n_b, alpha)
     if family.parametric:
-        theta = float(family.boundary(a_hi, b_hi))
+        thetas = family.boundary(corner_a, corner_b)
+        i = int(np.argmin(thetas))  # a member is refuted when every corner refutes it
+        theta = float(thetas[i])
         eps = family.epsilon(theta, delta) if theta > 0.0 else 0.0
         refuted = theta > 0.0
     else:
+        margins = family.margin(corner_a, corner_b)
+        i = int(np.argmin(margins))
         theta = eps = None
-        refuted = family.refutes(a_hi, b_hi)
+        refuted = bool(margins[i] > 0.0)
     return CurveClaimResult(family.curve, family.to_dict(), refuted, theta, eps, delta,
                             alpha, region.direction, region.threshold, k_a, n_a, k_b, n_b,
-                            a_hi, b_hi)
+                            float(corner_a[i]), float(corner_b[i]))
 
 
 def audit_curve_claim(samples_z, samples_zprime, family, delta: float, *,

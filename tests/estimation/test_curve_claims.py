@@ -184,3 +184,51 @@ def test_bad_counts_and_regions_are_refused():
         claim_errors(CP, CQ, SCORE, Region(Direction.Z_VS_ZPRIME, 0.5), 1.5)
     with pytest.raises(ValueError, match="trials must be an integer >= 1"):
         choose_claim_region(CP, CQ, SCORE, G, trials=0, alpha=0.05)
+
+
+# --------------------------------------------------------------------------- the joint region
+def test_the_product_level_solves_fishers_equation():
+    from scipy import integrate
+
+    from audit.estimation.curve_claims import fisher_product_level
+
+    for alpha in (0.01, 0.05, 0.1, 0.5):
+        c = fisher_product_level(alpha)
+        assert c * (1 - np.log(c)) <= alpha < (c * (1 + 1e-12)) * (1 - np.log(c * (1 + 1e-12)))
+        # P(U V <= c) for independent uniforms, by quadrature: integral of min(1, c/u)
+        mass = integrate.quad(lambda u: min(1.0, c / u), 0, 1, points=[c])[0]
+        assert mass == pytest.approx(alpha, rel=1e-9)
+
+
+def _theta_star(k_a, n, k_b, alpha, family=G):
+    from audit.estimation.curve_claims import joint_region_corners
+
+    a, b = joint_region_corners(k_a, n, k_b, n, alpha)
+    return float(np.min(family.boundary(a, b)))
+
+
+@pytest.mark.parametrize(("mu0", "a0"), [(1.0, 0.3), (1.0, 0.05), (2.0, 0.2), (0.5, 0.5)])
+def test_the_joint_region_refutes_a_true_member_at_most_at_the_level_exactly(mu0, a0):
+    # every outcome of two binomials of 40 draws enumerated: the probability that a
+    # mechanism whose errors (a0, G_mu0(a0)) lie on its curve has mu0 refuted is <= alpha
+    n, alpha = 40, 0.1
+    b0 = float(stats.norm.cdf(stats.norm.ppf(1 - a0) - mu0))
+    k = np.arange(n + 1)
+    pa, pb = stats.binom.pmf(k, n, a0), stats.binom.pmf(k, n, b0)
+    miss = sum(pa[i] * pb[j] for i in k for j in k
+               if pa[i] * pb[j] > 1e-14 and _theta_star(i, n, j, alpha) > mu0)
+    assert miss <= alpha
+    # the separate intervals' rule on the same outcomes is more conservative
+    two = sum(pa[i] * pb[j] for i in k for j in k
+              if float(G.boundary(_cp_upper(i, n, alpha / 2), _cp_upper(j, n, alpha / 2)))
+              > mu0)
+    assert two <= miss
+
+
+def test_the_joint_region_is_tighter_than_two_intervals_where_both_sides_count():
+    n, alpha = 50_000, 0.05
+    for k_a, k_b in ((15_000, 20_000), (2_000, 30_000), (500, 45_000)):
+        joint = _theta_star(k_a, n, k_b, alpha)
+        two = float(G.boundary(_cp_upper(k_a, n, alpha / 2), _cp_upper(k_b, n, alpha / 2)))
+        plug = float(G.boundary(k_a / n, k_b / n))
+        assert two < joint < plug
