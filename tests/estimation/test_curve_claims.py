@@ -196,7 +196,7 @@ def test_the_product_level_solves_fishers_equation():
         c = fisher_product_level(alpha)
         assert c * (1 - np.log(c)) <= alpha < (c * (1 + 1e-12)) * (1 - np.log(c * (1 + 1e-12)))
         # P(U V <= c) for independent uniforms, by quadrature: integral of min(1, c/u)
-        mass = integrate.quad(lambda u: min(1.0, c / u), 0, 1, points=[c])[0]
+        mass = integrate.quad(lambda u, c=c: min(1.0, c / u), 0, 1, points=[c])[0]
         assert mass == pytest.approx(alpha, rel=1e-9)
 
 
