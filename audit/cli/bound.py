@@ -229,12 +229,13 @@ def _from_config(args: argparse.Namespace):
     multi = setting.releases > 1
     persistent = setting.masks is MaskRegime.PERSISTENT
     public = isinstance(setting, PublicCountMean)
+    # the worst case first: what it refuses is refused before the theorem rows' work
+    worst = worst_case_of(setting, td)
     table = None if persistent or public else bound_table(
         sc.epsilon, sc.delta, setting.observation, sc.noise.value,
         missingness_class=cfg.components()[0].missing_class,
         releases=setting.releases if multi else None, masks=setting.masks,
         target_delta=td if multi else None)
-    worst = worst_case_of(setting, td)
     name = "worst case of this setting" + (
         f" (persistent masks, r = {setting.persistence:g})" if persistent else "")
     row = {"name": name + ("" if worst.exact else " (upper bound; bracket [lower, epsilon])"),

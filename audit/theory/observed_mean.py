@@ -374,7 +374,12 @@ def _gaussian(setting: ObservedMeanSetting, delta: float, k: int) -> WorstCase:
         mu = math.hypot(c / sig_s, tau)
         P = Mixture([1.0], [mu], "gaussian", 1.0) if q == 1.0 else \
             Mixture([1 - q, q], [0.0, mu], "gaussian", 1.0)
-        v = pair_epsilon(P, Mixture([1.0], [0.0], "gaussian", 1.0), delta)
+        try:
+            v = pair_epsilon(P, Mixture([1.0], [0.0], "gaussian", 1.0), delta)
+        except ValueError as exc:  # σ/√k so small that ε leaves the float range
+            raise ValueError(f"releases must be fewer for this worst case: {k} releases are "
+                             f"one at sigma/sqrt(k) = {sig_s:.3g} for the sum, whose pair "
+                             f"cannot be resolved ({exc}), got releases={k}") from None
         found[(name, "NA")] = (max(v.value - v.error, 0.0), v.value + v.error)
     a_hi, a_lo = hi / sig_s, lo / sig_s
     width = 0.25 * tolerance(max(b for _, b in found.values()))

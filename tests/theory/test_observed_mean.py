@@ -249,3 +249,11 @@ def test_laplace_positive_delta_is_a_certified_bracket():
     w = observed_mean_worst_case(s, 1e-5)
     assert w.epsilon == pure.epsilon and 0 < w.lower <= w.epsilon
     assert w.lower > observed_mean_worst_case(s, 1e-2).lower
+
+
+def test_a_billion_shared_gaussian_releases_are_refused_naming_the_releases():
+    # one release at sigma/sqrt(k): its pair's epsilon leaves the float range (it said only
+    # "delta=1e-05 needs eps > 700.0", naming no parameter)
+    s = ObservedMeanSetting("gaussian", 1.0, 1e-5, (-1.0, 1.0), 0.1, releases=10**9)
+    with pytest.raises(ValueError, match="releases must be fewer .* got releases=1000000000"):
+        observed_mean_worst_case(s, 1e-5)
