@@ -18,17 +18,19 @@ checks it with ``isinstance``. What each seam is:
 
 The modules named above re-export their protocols, so ``audit.protocols.Query``,
 ``audit.pipeline.subject.Subject`` and the like remain importable. This module imports only
-the standard library at run time (no numpy, scipy or numba), and no other module of ``audit``
-but the enums and the policy (for type checkers only): a type of a module that re-exports
-these protocols (a pilot, a score, a statistic) or of a layer above the shared vocabulary (the
-pipeline's config, ceilings and setting; an implementation's claim) is named where it is used
-and annotated as ``Any``, so that the protocols form no import cycle and the shared
-vocabulary imports no layer above it.
+the standard library at run time (no numpy, scipy or numba). The records the protocols hand
+each other (a pilot, the exact laws, a ceiling, a claim, ...) live in :mod:`audit.records`,
+below every layer, and are named here for type checkers; the objects of a layer above (a
+fitted score, a statistic, the pipeline's config, an audit's parts and what the runner fixed
+on the pilot) are named by the members the seams read of them (:class:`ScoreLike`,
+:class:`StatisticLike`, :class:`ConfigLike`, :class:`PartsLike`, :class:`FittedPilotLike`),
+which the package's own classes satisfy (``tests/test_interfaces.py``). No annotation here
+is ``Any``.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, ClassVar, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # annotations only
     from collections.abc import Callable
@@ -36,31 +38,28 @@ if TYPE_CHECKING:  # annotations only
     import numpy as np
 
     from audit.enums import MissingnessClass
-    from audit.policy import PilotRule
-
-# Types the modules that re-export these protocols define (importing them here, even for type
-# checkers only, would be an import cycle), and types of the layers above the shared
-# vocabulary: each is named here and annotated as ``Any``.
-#: an ``audit.protocols.Pilot``, ``Laws``, ``Score``, ``MaskStructure``
-Pilot = Laws = Score = MaskStructure = Any
-#: an ``audit.statistics.Statistic``
-Statistic = Any
-#: an ``audit.pipeline.config.AuditConfig`` (the pipeline layer is above this module)
-AuditConfig = Any
-#: an ``audit.pipeline.parts.AuditParts``
-AuditParts = Any
-#: an ``audit.pipeline.ceilings.Ceiling``, ``ClaimReport``, ``Comparison``
-Ceiling = ClaimReport = Comparison = Any
-#: an ``audit.pipeline.subject.Setting``
-Setting = Any
-#: an ``audit.model.implementation.Claim`` (the model layer is above this module)
-Claim = Any
+    from audit.policy import AuditPolicy, PilotRule
+    from audit.records import (
+        Ceiling,
+        Claim,
+        ClaimReport,
+        Comparison,
+        Laws,
+        MaskStructure,
+        Pilot,
+        Setting,
+    )
 
 __all__ = [
     "Query",
     "MissingnessMechanism",
     "Projection",
     "Implementation",
+    "ScoreLike",
+    "StatisticLike",
+    "ConfigLike",
+    "PartsLike",
+    "FittedPilotLike",
     "Monitor",
     "Subject",
     "Part",
@@ -230,6 +229,88 @@ class Implementation(Protocol):
 
 
 # --------------------------------------------------------------------------- the pipeline
+@runtime_checkable
+class ScoreLike(Protocol):
+    """What the seams read of a fitted distinguisher (:class:`audit.protocols.Score`): the
+    attack's name, the projection the engine counts, what the fit fell back on, and the score
+    of raw outputs, of projected values and of every bin of a histogram."""
+
+    attack: str
+    projection: Projection
+    note: str
+
+    def __call__(self, x: np.ndarray) -> np.ndarray: ...
+
+    def of_projected(self, v: np.ndarray) -> np.ndarray: ...
+
+    def per_bin(self, edges: np.ndarray) -> np.ndarray: ...
+
+
+@runtime_checkable
+class StatisticLike(Protocol):
+    """What the seams read of a statistic (:class:`audit.statistics.Statistic`): the
+    projection and bin edges it histograms outputs with, the counts of outputs, and each
+    bin's score under a fitted score."""
+
+    projection: Projection
+    edges: np.ndarray
+
+    def counts(self, x: np.ndarray) -> np.ndarray: ...
+
+    def bin_scores(self, score: ScoreLike) -> np.ndarray: ...
+
+
+@runtime_checkable
+class ConfigLike(Protocol):
+    """What the seams read of an audit's config (:class:`audit.pipeline.config.AuditConfig`):
+    its name, its tables (``None`` where the config has none; each a frozen dataclass of the
+    pipeline layer), its plug-in designs and the policy it runs under."""
+
+    name: str
+    scenario: object
+    missingness: object
+    audit: object
+    implementation: object
+    pair: object
+    releases: object
+    strata: object
+    search: object
+    claim: object
+    designs: tuple
+
+    @property
+    def policy(self) -> AuditPolicy: ...
+
+
+@runtime_checkable
+class PartsLike(Protocol):
+    """What a part's ``supports`` reads of the other parts of its audit
+    (:class:`audit.pipeline.parts.AuditParts`)."""
+
+    config: ConfigLike
+    target: Part
+    pairs: Part
+    designs: tuple
+
+    @property
+    def black_box(self) -> bool: ...
+
+    def has(self, kind: type) -> bool: ...
+
+
+@runtime_checkable
+class FittedPilotLike(Protocol):
+    """What the runner fixed on the pilot and hands :meth:`Subject.with_pilot`
+    (:class:`audit.pipeline.subject.FittedPilot`)."""
+
+    pilot: Pilot
+    fit_size: int
+    score: ScoreLike
+    statistic: StatisticLike
+    bins: int
+    fit: Callable[[Pilot], ScoreLike]
+
+
 class Monitor(Protocol):
     """Watches the main run chunk by chunk (a sequential test): ``update`` gets the bin
     indices of one chunk of paired draws and returns True to stop the run."""
@@ -241,10 +322,9 @@ class Monitor(Protocol):
 class Subject(Protocol):
     """What the runner audits (:mod:`audit.pipeline.subject`): ``config`` is an
     ``audit.pipeline.config.AuditConfig``; ``ceilings``, ``claim``, ``comparison`` and
-    ``setting`` are the ``Ceiling``, ``ClaimReport`` and ``Comparison`` of
-    ``audit.pipeline.ceilings`` and an ``audit.pipeline.subject.Setting``."""
+    ``setting`` are records of :mod:`audit.records`."""
 
-    config: AuditConfig
+    config: ConfigLike
     #: seconds spent building the subject (its plan), reported as the ``plan`` phase
     seconds: float
 
@@ -300,9 +380,9 @@ class Subject(Protocol):
 
     def draw(self, n: int, seed: int, *, progress: bool = False) -> Pilot: ...
 
-    def statistic(self, score: Score, pilot: Pilot, bins: int) -> Statistic: ...
+    def statistic(self, score: ScoreLike, pilot: Pilot, bins: int) -> StatisticLike: ...
 
-    def with_pilot(self, fitted: Any) -> Subject:
+    def with_pilot(self, fitted: FittedPilotLike) -> Subject:
         """The subject that runs the main run, once the runner has fixed the attack's score,
         statistic and region on the pilot (``fitted``, an
         ``audit.pipeline.subject.FittedPilot``): itself, or, for a subject whose main run's
@@ -310,7 +390,7 @@ class Subject(Protocol):
         allocation per rate), a new frozen subject holding that design. A wrapper (a
         plug-in design) returns itself around what its inner subject returns."""
 
-    def count(self, statistic: Statistic, trials: int, seed: int, *, progress: bool = False,
+    def count(self, statistic: StatisticLike, trials: int, seed: int, *, progress: bool = False,
               label: str = "main run", checkpoint: str | None = None,
               monitor: Monitor | None = None): ...
 
@@ -326,7 +406,7 @@ class Part(Protocol):
     """What every part answers: None, or why it cannot run with the other parts (``parts``
     an ``audit.pipeline.parts.AuditParts``)."""
 
-    def supports(self, parts: AuditParts) -> str | None: ...
+    def supports(self, parts: PartsLike) -> str | None: ...
 
 
 @runtime_checkable
@@ -343,7 +423,7 @@ class Design(Part, Protocol):
 
     def to_dict(self) -> dict: ...
 
-    def wrap(self, subject: Any) -> Any: ...
+    def wrap(self, subject: Subject) -> Subject: ...
 
 
 # --------------------------------------------------------------------------- the witness

@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from audit.interfaces import MissingnessMechanism, Projection, Query
-from audit.mixture import Mixture
+from audit.records import FixedCountMasks, IndependentMasks, Laws, MaskStructure, Pilot
 from audit.statistics import Statistic
 
 __all__ = [
@@ -52,27 +52,6 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, eq=False)
-class IndependentMasks:
-    """A mask law with features missing independently: feature j with probability
-    ``rates[j]`` ∈ [0, 1] (shape (d,))."""
-
-    rates: np.ndarray
-
-
-@dataclass(frozen=True)
-class FixedCountMasks:
-    """A mask law: with probability ``p_observed`` ∈ [0, 1] a uniformly random set of exactly
-    ``observed`` ≥ 1 features is observed, otherwise none."""
-
-    observed: int
-    p_observed: float
-
-
-#: what :meth:`MissingnessMechanism.mask_structure` may return besides None
-MaskStructure = IndependentMasks | FixedCountMasks
-
-
 def protocol_members(protocol: type) -> tuple[str, ...]:
     """The members an object needs to satisfy ``protocol``, in definition order: its
     annotated attributes (``kind``, ``missing_class``, ...), then its methods and properties.
@@ -92,35 +71,6 @@ def protocol_members(protocol: type) -> tuple[str, ...]:
 def missing_members(obj: object, protocol: type) -> list[str]:
     """The members of ``protocol`` (:func:`protocol_members`) that ``obj`` lacks."""
     return [k for k in protocol_members(protocol) if not hasattr(obj, k)]
-
-
-@dataclass(frozen=True, eq=False)
-class Pilot:
-    """Pilot outputs of A_D(z) (``p``) and A_D(z') (``q``), from streams independent of the
-    main run: shape (m,) for scalar outputs, (m, dim) for vectors."""
-
-    p: np.ndarray
-    q: np.ndarray
-
-    @property
-    def is_scalar(self) -> bool:
-        return np.ndim(self.p) == 1
-
-    @property
-    def dim(self) -> int:
-        return 1 if self.is_scalar else int(np.shape(self.p)[1])
-
-    def split(self, m: int) -> tuple[Pilot, Pilot]:
-        """The first ``m`` draws of each side and the rest."""
-        return Pilot(self.p[:m], self.q[:m]), Pilot(self.p[m:], self.q[m:])
-
-
-@dataclass(frozen=True, eq=False)
-class Laws:
-    """The exact output laws P = A_D(z) and Q = A_D(z') (white-box attacks only)."""
-
-    P: Mixture
-    Q: Mixture
 
 
 @dataclass(frozen=True, eq=False)

@@ -154,3 +154,51 @@ def test_a_user_projection_runs_a_black_box_audit(monkeypatch):
     res = run_audit(cfg, implementation=impl)
     assert res.attack == UserAttack.name
     assert 0.2 < res.eps_lower <= 1.0 and res.ceiling_violations()
+
+
+# --------------------------------------------------------------------------- typed seams
+def test_no_annotation_of_the_interfaces_is_any():
+    tree = ast.parse((ROOT / "audit" / "interfaces.py").read_text())
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    attrs = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    assert "Any" not in names | attrs
+
+
+def test_the_package_objects_satisfy_the_structural_types_the_seams_name():
+    from audit.pipeline.config import config_from_dict
+    from audit.pipeline.factory import assemble
+    from audit.pipeline.subject import FittedPilot
+    from audit.statistics import OutputValue
+    from tests.conftest import audit_doc
+
+    cfg = config_from_dict(audit_doc())
+    parts, subject = assemble(cfg)
+    score = Score("test", OutputValue())
+    statistic = Statistic(OutputValue(), np.linspace(-1.0, 1.0, 5))
+    fitted = FittedPilot(Pilot(np.zeros(4), np.zeros(4)), 2, score, statistic, 4, lambda p: score)
+    assert isinstance(cfg, interfaces.ConfigLike) and isinstance(parts, interfaces.PartsLike)
+    assert isinstance(score, interfaces.ScoreLike)
+    assert isinstance(statistic, interfaces.StatisticLike)
+    assert isinstance(fitted, interfaces.FittedPilotLike)
+    assert isinstance(subject, interfaces.Subject)
+    # and an object without the members is not taken for one
+    assert not isinstance(object(), interfaces.ScoreLike)
+    assert not isinstance(np.zeros(3), interfaces.StatisticLike)
+
+
+def test_the_records_the_interfaces_name_are_the_old_modules_objects():
+    import audit.model.batch_check
+    import audit.model.implementation
+    import audit.pipeline.ceilings
+    import audit.pipeline.subject
+    import audit.records as records
+
+    for module, names in ((audit.protocols, ("Pilot", "Laws", "IndependentMasks",
+                                             "FixedCountMasks", "MaskStructure")),
+                          (audit.pipeline.ceilings, ("Ceiling", "Comparison", "ClaimReport")),
+                          (audit.pipeline.subject, ("Setting",)),
+                          (audit.model.implementation, ("Claim",)),
+                          (audit.model.batch_check, ("BatchCheck",))):
+        for name in names:
+            assert getattr(module, name) is getattr(records, name), (module.__name__, name)
+    assert audit.model.batch_check.TESTS == records.BATCH_TESTS

@@ -76,7 +76,6 @@ import json
 import sys
 import time
 import warnings
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -84,66 +83,17 @@ import numpy as np
 from audit.cache import cache_root, read_json, write_json_atomic
 from audit.model.implementation import CallableImplementation
 from audit.policy import DEFAULT_POLICY, BatchCheckRule
+from audit.records import BATCH_TESTS as TESTS
+from audit.records import BatchCheck
 
 __all__ = ["BatchCheck", "BatchRefused", "check_batch", "checked", "clear_cache",
            "code_identity", "cache_file", "TESTS"]
-
-#: The three tests, in the order :attr:`BatchCheck.p_values` lists them.
-TESTS = ("correlation", "permutation", "law")
 
 _CACHE: dict[str, BatchCheck] = {}
 
 
 class BatchRefused(UserWarning):
     """An audit calls an implementation once per dataset: its batched form failed the check."""
-
-
-@dataclass(frozen=True)
-class BatchCheck:
-    """The outcome of :func:`check_batch`.
-
-    ``p_values`` maps each of :data:`TESTS` to its p-value; each is compared with ``alpha``/3.
-    ``nan_free`` is False when some release on the complete dataset was NaN (no test ran: the
-    check fails; ±inf are ordered values like any other, e.g. OpenDP's mean over a noisy
-    count of 0). ``releases`` batched and ``unbatched`` calls were made in
-    ``seconds``. ``cached`` is True when this result was read from the cache on disk (the
-    check ran in an earlier process; ``seconds`` is what it took then).
-    """
-
-    name: str
-    p_values: dict
-    alpha: float
-    releases: int
-    unbatched: int
-    seconds: float
-    nan_free: bool = True
-    cached: bool = False
-
-    @property
-    def failed(self) -> tuple[str, ...]:
-        """The tests that reject (all of them when some release was NaN)."""
-        if not self.nan_free:
-            return TESTS
-        return tuple(t for t in TESTS if self.p_values[t] <= self.alpha / len(TESTS))
-
-    @property
-    def passed(self) -> bool:
-        return not self.failed
-
-    def describe(self) -> str:
-        if not self.nan_free:
-            return (f"{self.name}: a release of the batched or unbatched form on a complete "
-                    f"dataset was NaN; the releases of one call cannot be checked")
-        tests = ", ".join(f"{t} p = {self.p_values[t]:.2g}" for t in TESTS)
-        verdict = "independent" if self.passed else f"refused ({', '.join(self.failed)})"
-        cached = "; cached from an earlier run" if self.cached else ""
-        return (f"{self.name}: batched releases {verdict} at α = {self.alpha:g} "
-                f"({tests}; {self.releases} batched, {self.unbatched} unbatched releases, "
-                f"{self.seconds:.2f} s{cached})")
-
-    def to_dict(self) -> dict:
-        return {**dataclasses.asdict(self), "passed": self.passed,
-                "failed": list(self.failed)}
 
 
 def _scalar(values, m: int) -> np.ndarray:

@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from audit._validate import check_delta, check_epsilon
 from audit.interfaces import Implementation
 from audit.model.release import Release
+from audit.records import Claim
 
 if TYPE_CHECKING:  # annotations only: adapters import this module without scipy
     from audit.protocols import Query
@@ -39,32 +39,6 @@ __all__ = [
     "ReferenceImplementation",
     "load_callable",
 ]
-
-
-@dataclass(frozen=True)
-class Claim:
-    """What an implementation claims: (ε, δ)-DP under substitution of one record.
-
-    Parameters
-    ----------
-    epsilon : float
-        ε ≥ 0.
-    delta : float
-        δ ∈ [0, 1).
-    note : str
-        Where the claim comes from (the library call and its parameters).
-    """
-
-    epsilon: float
-    delta: float = 0.0
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon", check_epsilon(self.epsilon, "claim epsilon"))
-        d = check_delta(self.delta, "claim delta")
-        if d >= 1.0:
-            raise ValueError(f"claim delta must be in [0, 1), got claim delta={d!r}")
-        object.__setattr__(self, "delta", d)
 
 
 @dataclass(frozen=True, eq=False)

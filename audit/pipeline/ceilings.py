@@ -11,95 +11,11 @@ empty with probability ≥ the stated confidence.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from audit.enums import CeilingKind
-
-if TYPE_CHECKING:  # annotations only (the model's batch check loads scipy)
-    from audit.model.batch_check import BatchCheck
+from audit.records import JSON_KEYS, Ceiling, ClaimReport, Comparison
 
 __all__ = ["Ceiling", "Violation", "violations", "CeilingKind", "Comparison", "ClaimReport"]
-
-#: The JSON key each ceiling kind is reported under (an implementation's amplified claim
-#: stands where a model audit's theorem does: both are "the theory" of the audit).
-JSON_KEYS = {CeilingKind.PAIR: "eps_pair", CeilingKind.THEORY: "eps_theory",
-             CeilingKind.FDP: "eps_fdp", CeilingKind.CLAIM: "eps_claim",
-             CeilingKind.AMPLIFIED_CLAIM: "eps_theory"}
-
-
-@dataclass(frozen=True)
-class Ceiling:
-    """An upper bound on the audited ε that the subject states before sampling.
-
-    ``value`` is None where the ceiling does not exist for this setting (no exact ε for a
-    vector output, no theorem for MNAR, a theorem whose δ exceeds the audited δ): it is shown
-    as n/a and never violated. ``error`` is the ceiling's stated numerical error (the pair
-    integrator's), added before comparing. ``label`` says where it comes from.
-    """
-
-    kind: CeilingKind
-    value: float | None
-    label: str = ""
-    error: float = 0.0
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "kind", CeilingKind.parse(self.kind, "kind"))
-
-    @property
-    def key(self) -> str:
-        """The result's JSON key for this ceiling."""
-        return JSON_KEYS[self.kind]
-
-    def exceeded_by(self, eps_lower: float) -> bool:
-        return self.value is not None and eps_lower > self.value + self.error
-
-    def to_dict(self) -> dict:
-        return {"kind": self.kind.value, "value": self.value, "label": self.label,
-                "error": self.error}
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """A value printed beside the ceilings that is NOT a bound: the per-release accounting of
-    k releases with shared masks (the per-release amplified guarantee composed as if the masks
-    were fresh), which an ε_lower above it shows to understate the release's ε. JSON: the
-    result's ``comparisons`` (``eps_fresh_composed``, ``rule``, ``note``)."""
-
-    value: float
-    rule: str
-    note: str = "not a bound for shared masks"
-
-    def to_dict(self) -> dict:
-        return {"eps_fresh_composed": self.value, "rule": self.rule, "note": self.note}
-
-    def exceeded_by(self, eps_lower: float) -> bool:
-        """Whether ``eps_lower`` refutes the per-release accounting (a finding, not a
-        violation)."""
-        return eps_lower > self.value
-
-
-@dataclass(frozen=True)
-class ClaimReport:
-    """An implementation's claim as the result reports it: (ε, δ) per substituted record,
-    where it comes from (``note``) and the implementation's name; ``batch_check``, where the
-    implementation makes several releases in one call, the check that let the audit count
-    them as calls, or refused it (the typed record :class:`audit.model.batch_check.
-    BatchCheck`). JSON: the result's ``claim`` (``batch_check`` only where one ran, as
-    :meth:`~audit.model.batch_check.BatchCheck.to_dict` writes it)."""
-
-    epsilon: float
-    delta: float
-    note: str
-    implementation: str
-    batch_check: BatchCheck | None = None
-
-    def to_dict(self) -> dict:
-        doc = {"epsilon": self.epsilon, "delta": self.delta, "note": self.note,
-               "implementation": self.implementation}
-        if self.batch_check is not None:
-            doc["batch_check"] = self.batch_check.to_dict()
-        return doc
-
 
 @dataclass(frozen=True)
 class Violation:

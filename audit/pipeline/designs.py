@@ -47,7 +47,8 @@ from audit.pipeline.progress import progress_bar
 from audit.statistics import SampleCounts
 
 if TYPE_CHECKING:
-    from audit.interfaces import AuditParts, Bound, Design, Monitor
+    from audit.interfaces import Bound, Design, Monitor
+    from audit.interfaces import PartsLike as AuditParts
     from audit.protocols import Pilot, Score
     from audit.statistics import Statistic
 

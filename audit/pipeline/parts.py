@@ -34,11 +34,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
 from audit._plugins import entry_points_of
 from audit.enums import PairFamily, Selection
-from audit.interfaces import Design, Part
+from audit.interfaces import ConfigLike, Design, Part
 from audit.pipeline.designs import (
     ONLINE_NEEDS,
     SEQUENTIAL_NEEDS,
@@ -54,8 +53,9 @@ from audit.pipeline.designs import (
     designs_of,
 )
 
-#: an ``audit.pipeline.config.AuditConfig`` (not imported: the config imports this module)
-AuditConfig = Any
+#: an ``audit.pipeline.config.AuditConfig`` (not imported: the config imports this module),
+#: as the parts read it
+AuditConfig = ConfigLike
 
 __all__ = ["DESIGN_ENTRY_POINT_GROUP", "Design", "AuditParts", "Part", "available_designs",
            "design_class", "parts_of", "check_parts", "check_config", "refusals", "target_part",

@@ -92,7 +92,8 @@ class _Prepared:
     selection: Selection
     score: Score
     statistic: Statistic
-    region: object
+    #: the region the main run is bounded on (None: a Bonferroni grid, chosen on the counts)
+    region: Region | None
     fit_pilot: Pilot
     pilot_trials: int
     #: the subject that runs the main run (:meth:`Subject.with_pilot`)
@@ -222,7 +223,8 @@ def _audit(parts: AuditParts, subject: Subject, report, progress: bool) -> Audit
     monitor = next((m for d in parts.designs
                     if (m := d.monitor(subject, prep.region, prep.scored)) is not None), None)
     with timer.phase("main run"):
-        if getattr(prep.region, "rule", None) is BoundRule.JOINT:  # chosen before this run
+        # (the region and its rule were chosen before this run; a grid has no one region)
+        if prep.region is not None and prep.region.rule is BoundRule.JOINT:
             counts = count_poissonised(subject, prep.statistic, au.trials, seeds[2], seeds[3],
                                        progress=progress, checkpoint=au.checkpoint)
         else:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 from audit.interfaces import Monitor, Subject
 from audit.protocols import Pilot, Score
+from audit.records import Setting
 from audit.statistics import SampleCounts, Statistic
 
 if TYPE_CHECKING:
@@ -33,18 +34,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Subject", "PlannedSubject", "Setting", "SampleCounts", "FittedPilot", "Monitor",
            "pilot_size"]
-
-
-@dataclass(frozen=True)
-class Setting:
-    """The missingness setting of a subject, as the result reports it."""
-
-    p_star: float
-    rho: float
-    missing_class: str
-    noise_scale: float | None
-    eps_base: float
-    eps_mar_formula: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
