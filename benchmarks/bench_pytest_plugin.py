@@ -14,6 +14,7 @@ its own seed; counts the runs with a failed test against the budget (``--audit-a
 
     python benchmarks/bench_pytest_plugin.py --verdict
     python benchmarks/bench_pytest_plugin.py --null 1000 --tests 10   # about 0.6 s per audit
+    python benchmarks/bench_pytest_plugin.py --null 300 --first 700   # runs 700-999 only
 """
 
 from __future__ import annotations
@@ -95,14 +96,14 @@ def verdict() -> int:
     return 0
 
 
-def null(runs: int, tests: int, trials: int, alpha: float) -> int:
+def null(runs: int, tests: int, trials: int, alpha: float, first: int = 0) -> int:
     import pytest
     from scipy import stats
 
     failed_runs = 0
     t0 = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        for r in range(runs):
+        for r in range(first, first + runs):
             body = NULL_HEAD + "".join(NULL_TEST.format(trials=trials, seed=r * tests + i, i=i)
                                        for i in range(tests))
             path = Path(tmp) / f"test_null_{r}.py"
@@ -110,7 +111,7 @@ def null(runs: int, tests: int, trials: int, alpha: float) -> int:
             code = pytest.main(["-q", "-p", "no:cacheprovider", "--audit-alpha", str(alpha),
                                 "--no-header", "--tb=no", str(path)])
             failed_runs += code != 0
-            print(f"[null] run {r + 1}/{runs}: {failed_runs} with a failed test "
+            print(f"[null] run {r + 1 - first}/{runs}: {failed_runs} with a failed test "
                   f"({time.perf_counter() - t0:.0f} s)", file=sys.stderr, flush=True)
     limit = int(stats.binom.ppf(0.999, runs, alpha))
     print(f"{runs} pytest runs of {tests} marked tests ({trials} calls per side, budget "
@@ -124,20 +125,25 @@ def main(argv=None) -> int:
     ap.add_argument("--verdict", action="store_true")
     ap.add_argument("--null", type=int, default=0, metavar="R")
     ap.add_argument("--tests", type=int, default=10)
+    ap.add_argument("--first", type=int, default=0,
+                    help="index of the first null run (its tests' seeds follow from it), so "
+                         "that processes can share a study")
     ap.add_argument("--trials", type=int, default=2_000)
     ap.add_argument("--audit-alpha", type=float, default=0.05)
     args = ap.parse_args(argv)
     if not args.verdict and args.null < 1:
         print("error: give --verdict or --null R with R >= 1", file=sys.stderr)
         return 2
-    if args.tests < 1 or args.trials < 100 or not 0 < args.audit_alpha < 1:
-        print(f"error: --tests must be >= 1, --trials >= 100 and --audit-alpha in (0, 1), "
-              f"got {args.tests}, {args.trials}, {args.audit_alpha}", file=sys.stderr)
+    if args.tests < 1 or args.trials < 100 or args.first < 0 or not 0 < args.audit_alpha < 1:
+        print(f"error: --tests must be >= 1, --trials >= 100, --first >= 0 and --audit-alpha "
+              f"in (0, 1), got {args.tests}, {args.trials}, {args.first}, {args.audit_alpha}",
+              file=sys.stderr)
         return 2
     sys.path.insert(0, str(ROOT))
     code = verdict() if args.verdict else 0
     if args.null:
-        code = max(code, null(args.null, args.tests, args.trials, args.audit_alpha))
+        code = max(code, null(args.null, args.tests, args.trials, args.audit_alpha,
+                              args.first))
     return code
 
 
