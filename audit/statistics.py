@@ -535,6 +535,11 @@ class Statistic:
         """Histogram of raw outputs in this statistic's bins (plain numpy)."""
         return histogram(self.evaluate(x), self.edges, self.infinities)
 
+    def pilot_counts(self, pilot) -> SampleCounts:
+        """Both sides of a held ``pilot`` (raw outputs ``pilot.p`` and ``pilot.q``, as many
+        of each) counted in this statistic's bins."""
+        return SampleCounts(self.counts(pilot.p), self.counts(pilot.q), len(pilot.p))
+
     def bin_scores(self, score) -> np.ndarray:
         """The score of every bin (an attack's :class:`audit.protocols.Score`), evaluated at
         :func:`bin_representatives`; a NaN score becomes −inf (that bin then joins only the

@@ -124,3 +124,15 @@ def test_each_parameter_is_validated(call, message):
     with pytest.raises(ValueError, match=message):
         call()
 
+
+
+def test_a_pilot_is_counted_on_both_sides_in_the_statistics_bins():
+    from audit.records import Pilot
+    from audit.statistics import OutputValue, Statistic
+
+    stat = Statistic(OutputValue(), np.array([0.0, 1.0]))
+    counted = stat.pilot_counts(Pilot(np.array([-1.0, 0.5, 0.5]), np.array([2.0, 2.0, -3.0])))
+    assert counted.trials == 3
+    np.testing.assert_array_equal(counted.counts_p, stat.counts(np.array([-1.0, 0.5, 0.5])))
+    np.testing.assert_array_equal(counted.counts_q, stat.counts(np.array([2.0, 2.0, -3.0])))
+    assert counted.counts_p.sum() == counted.counts_q.sum() == 3

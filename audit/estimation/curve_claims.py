@@ -189,12 +189,11 @@ def joint_region_corners(k_a, n_a, k_b, n_b, alpha: float) -> tuple[np.ndarray, 
         p_a = np.ones_like(a)
     else:  # P(Bin(n_a, a) ≤ k_a) = I_{1-a}(n_a - k_a, k_a + 1)
         p_a = betainc(n_a - k_a, k_a + 1.0, 1.0 - a)
+    # a box is empty where its p-value is ≤ c already; elsewhere c / p-value < 1, so b* > 0
+    # (the first box, at a = 0, is never empty: P_0(K_a ≤ k_a) = 1)
     open_ = p_a[:-1] > c
-    level = np.where(open_, c / np.where(open_, p_a[:-1], 1.0), 0.5)
-    b_star = np.where(open_, cp_upper_array(np.full(level.shape, float(k_b)), float(n_b),
-                                            level), 0.0)
-    keep = b_star > 0.0  # (the first box, at a = 0, is never empty: P_0(K_a ≤ k_a) = 1)
-    return a[1:][keep], b_star[keep]
+    b_star = cp_upper_array(float(k_b), float(n_b), c / p_a[:-1][open_])
+    return a[1:][open_], b_star
 
 
 def _error_counts(rc, direction: Direction):

@@ -364,8 +364,7 @@ class CurveClaimDesign(DesignPart):
         family, au = cfg.claim.family(), cfg.audit
         counts = selection
         if counts is None and len(fitted.p):
-            counts = SampleCounts(statistic.counts(fitted.p), statistic.counts(fitted.q),
-                                  len(fitted.p))
+            counts = statistic.pilot_counts(fitted)
         if counts is None:
             laws = subject.laws  # (a model audit: model selection needs them)
             return choose_claim_region_by_model(laws.P, laws.Q, statistic.edges, scores,

@@ -46,7 +46,7 @@ from audit.pipeline.plan import AuditPlan
 from audit.pipeline.poisson import count_poissonised, poissonisable
 from audit.pipeline.results import AuditResult
 from audit.pipeline.search import CandidateScore, searched_config
-from audit.pipeline.subject import FittedPilot, SampleCounts, Subject, pilot_size
+from audit.pipeline.subject import FittedPilot, Subject, pilot_size
 from audit.policy import AuditPolicy
 from audit.protocols import Attack, Laws, Pilot, Score, load_attack
 from audit.statistics import Statistic
@@ -129,7 +129,7 @@ def _prepare(subject: Subject, parts: AuditParts, attack: Attack, seeds, timer: 
             selection_counts = subject.count(statistic, design.counted, seed_select,
                                              progress=progress, label="pilot")
         elif len(rest.p):
-            selection_counts = _counted(statistic, rest)
+            selection_counts = statistic.pilot_counts(rest)
     watched = any(d.watches_main_run for d in parts.designs)
     rules = estimation_policy.bound_rules(selection, delta=subject.delta,
                                poissonised=poissonisable(subject) and not watched,
@@ -145,10 +145,6 @@ def _prepare(subject: Subject, parts: AuditParts, attack: Attack, seeds, timer: 
                   is not None), None)
     return _Prepared(selection, score, statistic, region, fit_part, design.total, subject,
                      scored, claim)
-
-
-def _counted(statistic: Statistic, pilot: Pilot) -> SampleCounts:
-    return SampleCounts(statistic.counts(pilot.p), statistic.counts(pilot.q), len(pilot.p))
 
 
 def run_audit(cfg: AuditConfig | None = None, *, progress: bool = False, plan=None,

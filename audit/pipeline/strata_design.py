@@ -34,7 +34,6 @@ from audit.estimation.strata_regions import (
     region_prediction,
     stratum_frequencies,
 )
-from audit.pipeline.subject import SampleCounts
 from audit.protocols import Pilot, Score
 from audit.statistics import Statistic
 
@@ -169,7 +168,7 @@ def _on_score(grid: StrataGrid, score: Score, stat: Statistic, rest: Pilot, labe
         h = np.zeros((grid.weights[side].shape[1], stat.n_bins), dtype=np.int64)
         np.add.at(h, (labels[side], stat.indices(out)), 1)
         hist.append(h)
-    counted = SampleCounts(stat.counts(rest.p), stat.counts(rest.q), len(rest.p))
+    counted = stat.pilot_counts(rest)
     pooled = policy.choose_region(Selection.PILOT, score, stat, delta=grid.delta,
                                   alpha=grid.alpha, trials=grid.trials,
                                   selection_counts=counted)

@@ -53,7 +53,7 @@ from audit.theory.calibration import gaussian_sigma_classical, laplace_scale
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.profiles import gaussian_epsilon
-from audit.theory.worst_case import WorstCase, tolerance
+from audit.theory.worst_case import WorstCase, tolerance, unresolved_releases
 
 __all__ = ["PublicCountMean", "public_count_worst_case", "ObservedMeanSetting",
            "observed_mean_worst_case", "gaussian_pair_delta_bounds"]
@@ -377,9 +377,7 @@ def _gaussian(setting: ObservedMeanSetting, delta: float, k: int) -> WorstCase:
         try:
             v = pair_epsilon(P, Mixture([1.0], [0.0], "gaussian", 1.0), delta)
         except ValueError as exc:  # σ/√k so small that ε leaves the float range
-            raise ValueError(f"releases must be fewer for this worst case: {k} releases are "
-                             f"one at sigma/sqrt(k) = {sig_s:.3g} for the sum, whose pair "
-                             f"cannot be resolved ({exc}), got releases={k}") from None
+            raise unresolved_releases(k, setting.sum_scale, exc) from None
         found[(name, "NA")] = (max(v.value - v.error, 0.0), v.value + v.error)
     a_hi, a_lo = hi / sig_s, lo / sig_s
     width = 0.25 * tolerance(max(b for _, b in found.values()))

@@ -69,7 +69,7 @@ from audit.theory.persistent import (
 from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
-           "MAX_GAUSSIAN_SCALE"]
+           "unresolved_releases", "MAX_GAUSSIAN_SCALE"]
 
 #: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
 #: a float; a larger σ overflows them).
@@ -315,6 +315,14 @@ def _pairs(setting: Setting):
             yield a, b
 
 
+def unresolved_releases(k: int, scale: float, exc: Exception) -> ValueError:
+    """The refusal of k Gaussian releases from one table whose pair leaves the float range:
+    they are one release at ``scale``/√k (``exc``: why that pair cannot be resolved)."""
+    return ValueError(f"releases must be fewer for this worst case: {k} releases are one at "
+                      f"sigma/sqrt(k) = {scale / math.sqrt(k):.3g}, whose pair cannot be "
+                      f"resolved ({exc}), got releases={k}")
+
+
 def _corners(setting: Setting, delta: float) -> WorstCase:
     cands = setting.candidates()
     best: tuple[float, float, tuple[str, str]] | None = None
@@ -324,11 +332,7 @@ def _corners(setting: Setting, delta: float) -> WorstCase:
             try:
                 val = shared_pair_epsilon(P, Q, setting.releases, delta)
             except ValueError as exc:  # σ/√k so small that ε leaves the float range
-                raise ValueError(f"releases must be fewer for this worst case: {setting.releases}"
-                                 f" releases are one at sigma/sqrt(k) = "
-                                 f"{setting.scale / math.sqrt(setting.releases):.3g}, whose pair "
-                                 f"cannot be resolved ({exc}), got releases="
-                                 f"{setting.releases}") from None
+                raise unresolved_releases(setting.releases, setting.scale, exc) from None
         else:
             val = pair_epsilon(P, Q, delta)
         low, high = _bracket(val)
