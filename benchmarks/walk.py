@@ -25,12 +25,10 @@ PACKAGES = ("audit", "attacks")
 sys.path.insert(0, str(ROOT))  # this checkout's package, whatever is installed
 
 
-def walk(cfg_path: Path, trials: int) -> list[str]:
-    """The package files entered, call by call, during one audit of ``cfg_path``."""
-    from audit.pipeline.config import load_config
+def walk(cfg) -> list[str]:
+    """The package files entered, call by call, during one audit of ``cfg``."""
     from audit.pipeline.runner import run_audit
 
-    cfg = load_config(cfg_path).with_overrides(trials=trials, jobs=1)
     run_audit(cfg)  # imports, compiles, caches
     roots = tuple(str(ROOT / p) + "/" for p in PACKAGES)
     files: list[str] = []
@@ -69,7 +67,14 @@ def main(argv=None) -> int:
                     help="count only files under this folder ('' for the whole package)")
     ap.add_argument("--files", action="store_true", help="print the stays in order")
     args = ap.parse_args(argv)
-    walked = stays([f for f in walk(args.config, args.trials) if f.startswith(args.under)])
+    from audit.pipeline.config import load_config
+
+    try:  # the config and its size checked before any work
+        cfg = load_config(args.config).with_overrides(trials=args.trials, jobs=1)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    walked = stays([f for f in walk(cfg) if f.startswith(args.under)])
     seen: set[str] = set()
     returns = 0
     for i, f in enumerate(walked):
