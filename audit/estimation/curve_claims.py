@@ -182,9 +182,19 @@ def joint_region_corners(k_a, n_a, k_b, n_b, alpha: float) -> tuple[np.ndarray, 
     -------
     (ndarray, ndarray)
         The corners' a and b, one per non-empty box (at least one).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, if a size is not positive, a count is outside [0, its size],
+        or alpha ∉ (0, 1).
     """
+    n_a = check_in_range("n_a", n_a, 0.0, math.inf, lo_closed=False, hi_closed=False)
+    n_b = check_in_range("n_b", n_b, 0.0, math.inf, lo_closed=False, hi_closed=False)
+    k_a = check_in_range("k_a", k_a, 0.0, n_a)
+    k_b = check_in_range("k_b", k_b, 0.0, n_b)
     c = fisher_product_level(alpha)
-    a = _a_grid(float(k_a), float(n_a))
+    a = _a_grid(k_a, n_a)
     if k_a >= n_a:
         p_a = np.ones_like(a)
     else:  # P(Bin(n_a, a) ≤ k_a) = I_{1-a}(n_a - k_a, k_a + 1)
@@ -192,7 +202,7 @@ def joint_region_corners(k_a, n_a, k_b, n_b, alpha: float) -> tuple[np.ndarray, 
     # a box is empty where its p-value is ≤ c already; elsewhere c / p-value < 1, so b* > 0
     # (the first box, at a = 0, is never empty: P_0(K_a ≤ k_a) = 1)
     open_ = p_a[:-1] > c
-    b_star = cp_upper_array(float(k_b), float(n_b), c / p_a[:-1][open_])
+    b_star = cp_upper_array(k_b, n_b, c / p_a[:-1][open_])
     return a[1:][open_], b_star
 
 

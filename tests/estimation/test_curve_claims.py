@@ -232,3 +232,20 @@ def test_the_joint_region_is_tighter_than_two_intervals_where_both_sides_count()
         two = float(G.boundary(_cp_upper(k_a, n, alpha / 2), _cp_upper(k_b, n, alpha / 2)))
         plug = float(G.boundary(k_a / n, k_b / n))
         assert two < joint < plug
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((5, 0, 1, 10), r"n_a must be in \(0(\.0)?, inf\), got n_a=0"),
+    ((5, 10, 1, -1), r"n_b must be in \(0(\.0)?, inf\), got n_b=-1"),
+    ((11, 10, 1, 10), r"k_a must be in \[0(\.0)?, 10(\.0)?\], got k_a=11"),
+    ((5, 10, -1, 10), r"k_b must be in \[0(\.0)?, 10(\.0)?\], got k_b=-1"),
+])
+def test_the_joint_region_refuses_counts_outside_their_sizes(args, message):
+    from audit.estimation.curve_claims import fisher_product_level, joint_region_corners
+
+    with pytest.raises(ValueError, match=message):
+        joint_region_corners(*args, 0.05)
+    with pytest.raises(ValueError, match="alpha"):
+        joint_region_corners(5, 10, 1, 10, 1.5)
+    with pytest.raises(ValueError, match="alpha"):
+        fisher_product_level(0.0)
