@@ -14,7 +14,9 @@ imports numpy, the enums, the validators and the mixture type only.
   :class:`Comparison` (a value that is not a bound), :class:`ClaimReport` (an
   implementation's claim as the result reports it), :class:`BatchCheck` (whether a batched
   implementation's releases count as calls), :class:`Claim` (what an implementation claims),
-  :class:`Setting` (the missingness setting of a subject).
+  :class:`Setting` (the missingness setting of a subject);
+- what an implementation states besides its calls: :class:`Traits` (its optional members, read
+  once by :func:`traits_of`).
 """
 
 from __future__ import annotations
@@ -30,7 +32,7 @@ from audit.mixture import Mixture
 
 __all__ = ["IndependentMasks", "FixedCountMasks", "MaskStructure", "Pilot", "Laws", "Ceiling",
            "Comparison", "ClaimReport", "BatchCheck", "BATCH_TESTS", "Claim", "Setting",
-           "JSON_KEYS"]
+           "JSON_KEYS", "Traits", "traits_of"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -253,3 +255,45 @@ class Setting:
     noise_scale: float | None
     eps_base: float
     eps_mar_formula: float | None = None
+
+
+@dataclass(frozen=True, eq=False)
+class Traits:
+    """What an implementation states besides being callable, read once where it enters
+    (:func:`traits_of`): the members the :class:`audit.interfaces.Implementation` protocol
+    leaves optional, each with the value its absence means.
+
+    ``name`` (the class's name when it has none); ``params`` (what the release was built with,
+    {} when unstated); ``claim`` (None: no claim); ``batch`` (the batched form, or None);
+    ``batch_in_one_call`` (whether a batch is one call of the library, so that its releases
+    need the batch check); ``batch_check_rule`` (the implementation's own sizes for that check,
+    or None: the policy's); ``cache_identity`` (a callable giving what a cached check depends
+    on, or None: the modules its code comes from); ``functions`` (the callables it wraps, whose
+    modules the cache key reads).
+    """
+
+    name: str
+    params: dict
+    claim: object
+    batch: object
+    batch_in_one_call: bool
+    batch_check_rule: object
+    cache_identity: object
+    functions: tuple
+
+
+def traits_of(impl: object) -> Traits:
+    """The :class:`Traits` of ``impl``: the one place the optional members of an
+    implementation are read."""
+    name = getattr(impl, "name", None)
+    own = getattr(impl, "cache_identity", None)
+    return Traits(name=name if isinstance(name, str) else type(impl).__name__,
+                  params=dict(getattr(impl, "params", None) or {}),
+                  claim=getattr(impl, "claim", None),
+                  batch=getattr(impl, "batch", None),
+                  batch_in_one_call=getattr(impl, "batch_in_one_call", False) is True,
+                  batch_check_rule=getattr(impl, "batch_check_rule", None),
+                  cache_identity=own if callable(own) else None,
+                  functions=tuple(f for f in (getattr(impl, "func", None),
+                                              getattr(impl, "batch_func", None))
+                                  if f is not None))

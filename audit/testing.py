@@ -35,6 +35,7 @@ from audit.pipeline.implementation import ImplementationSubject
 from audit.pipeline.results import AuditResult
 from audit.pipeline.runner import run_audit
 from audit.policy import DEFAULT_POLICY, AuditPolicy
+from audit.records import traits_of
 
 __all__ = ["assert_private"]
 
@@ -53,11 +54,11 @@ def _implementation(mechanism, epsilon: float, delta: float):
         raise ValueError(f"mechanism must be callable as mechanism(data, rng), got "
                          f"mechanism={mechanism!r}")
     name = getattr(mechanism, "__name__", type(mechanism).__name__)
-    batch = getattr(mechanism, "batch", None)
+    traits = traits_of(mechanism)
     return CallableImplementation(mechanism, Claim(epsilon, delta, f"{name} (assert_private)"),
-                                  name=name, batch_func=batch,
-                                  batch_in_one_call=batch is not None and getattr(
-                                      mechanism, "batch_in_one_call", False) is True)
+                                  name=name, batch_func=traits.batch,
+                                  batch_in_one_call=traits.batch is not None
+                                  and traits.batch_in_one_call)
 
 
 def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
@@ -75,7 +76,7 @@ def _config(impl, pair, query, miss: dict, audit: dict, *, d, n, bound, mode):
         raise ValueError("d must be given (features per record) when no pair is given")
     else:
         scenario["d"] = d
-    cfg = config_from_dict(doc, name=getattr(impl, "name", "mechanism"))
+    cfg = config_from_dict(doc, name=traits_of(impl).name)
     return dataclasses.replace(
         cfg, audit=dataclasses.replace(cfg.audit, mode=AuditMode.parse(mode, "mode")))
 

@@ -18,17 +18,21 @@ Binomial(N, 0.05).
 ``ceiling`` is :func:`information_ceiling`: what no region count can beat at this budget.
 
 Output (this machine, 2026-12-07, one core beside other work, ``--seeds 20 --null 1000``;
-the joint region of the two errors, docs/THEORY.md §8.2):
+the joint region of the two errors, docs/THEORY.md §8.2; the region ranked by the one
+prediction rule of :mod:`audit.estimation.prediction`):
 
     setting            true eps  eps_family/true  two-CP/true  ceiling  null > true (limit)     s
-    gaussian mu=0.5      1.9931           0.9632       0.5061   0.9836      22/1000      73    14
-    gaussian mu=1        4.3772           0.9803       0.5273   0.9915      26/1000      73    13
-    gaussian mu=2        9.9973           0.9877       0.4636   0.9955      26/1000      73    14
-    C_0.1(G_1)           1.6845           0.7232       0.1898   0.9003      39/1000      73    27
-    C_0.1(G_2)           6.5755           0.9368       0.3202   0.9717      32/1000      73    21
-    C_0.3(G_1)           2.9215           0.9304       0.3631   0.9686      34/1000      73    21
-    C_0.3(G_2)           8.2254           0.9664       0.4103   0.9874      35/1000      73    21
+    gaussian mu=0.5      1.9931           0.9577       0.5061   0.9836      25/1000      73    15
+    gaussian mu=1        4.3772           0.9772       0.5273   0.9915      27/1000      73    14
+    gaussian mu=2        9.9973           0.9786       0.4636   0.9955      18/1000      73    15
+    C_0.1(G_1)           1.6845           0.7345       0.1898   0.9003      33/1000      73    29
+    C_0.1(G_2)           6.5755           0.9341       0.3202   0.9717      31/1000      73    23
+    C_0.3(G_1)           2.9215           0.9246       0.3631   0.9686      31/1000      73    27
+    C_0.3(G_2)           8.2254           0.9625       0.4103   0.9874      30/1000      73    25
 
+With the claim's own ranking before that rule (both errors at their pilot Clopper–Pearson upper
+bounds at the guard level, no move) the eps_family/true column read 0.9632, 0.9803, 0.9877,
+0.7232, 0.9368, 0.9304, 0.9664 and the null counts 22, 26, 26, 39, 32, 34, 35.
 With two Clopper–Pearson intervals at α/2 each instead of the joint region (2026-12-06), the
 eps_family/true column read 0.9450, 0.9712, 0.9824, 0.6170, 0.9071, 0.8973, 0.9522 and the
 null counts 2, 2, 5, 7, 1, 4, 5.

@@ -45,6 +45,7 @@ import numpy as np
 from audit.adapters import make_implementation, registry
 from audit.pipeline.config import config_from_dict
 from audit.pipeline.runner import run_audit
+from audit.records import traits_of
 from experiments import opendp_issues_more as more
 from experiments.nan_verdicts import CONFIDENCE, combined, estimate, verdict
 
@@ -296,8 +297,8 @@ def audit_finding(f: Finding, *, seed: int) -> dict:
     finally:
         if hasattr(impl, "close"):
             impl.close()
-    release = getattr(impl, "func", None)
-    return row(f, runs, getattr(release, "failures", None))
+    release = traits_of(impl).functions[:1]  # (the adapter's release, where it wraps one)
+    return row(f, runs, getattr(release[0], "failures", None) if release else None)
 
 
 def run(*, seed: int = 0, keys=None, previous: list | None = None,

@@ -202,3 +202,56 @@ def test_the_records_the_interfaces_name_are_the_old_modules_objects():
         for name in names:
             assert getattr(module, name) is getattr(records, name), (module.__name__, name)
     assert audit.model.batch_check.TESTS == records.BATCH_TESTS
+
+
+#: the members of an implementation the protocol leaves optional (audit.records.Traits)
+OPTIONAL_MEMBERS = {"name", "params", "claim", "batch", "batch_in_one_call",
+                    "batch_check_rule", "cache_identity", "func", "batch_func"}
+
+
+def _optional_reads(tree: ast.AST) -> list[int]:
+    """Lines of ``getattr(x, "<optional member>", ...)`` calls."""
+    return [node.lineno for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id == "getattr" and len(node.args) >= 2
+            and isinstance(node.args[1], ast.Constant) and node.args[1].value in OPTIONAL_MEMBERS]
+
+
+def test_an_implementations_optional_members_are_read_in_one_place():
+    # found by scanning the package and the experiments, not from a list of known sites
+    root = Path(audit.protocols.__file__).parents[1]
+    found = {}
+    for path in sorted([*(root / "audit").rglob("*.py"), *(root / "experiments").rglob("*.py")]):
+        lines = _optional_reads(ast.parse(path.read_text(encoding="utf-8")))
+        if lines:
+            found[str(path.relative_to(root))] = lines
+    assert set(found) == {"audit/records.py"}, found
+    # the scan finds such a read where one is written
+    assert _optional_reads(ast.parse('n = getattr(impl, "batch", None)')) == [1]
+
+
+def test_traits_give_each_absent_member_the_value_its_absence_means():
+    from audit.model.implementation import CallableImplementation, Claim
+    from audit.records import traits_of
+
+    class Bare:
+        def __call__(self, data, rng):
+            return 0.0
+
+    t = traits_of(Bare())
+    assert (t.name, t.params, t.claim, t.batch, t.batch_in_one_call, t.batch_check_rule,
+            t.cache_identity, t.functions) == ("Bare", {}, None, None, False, None, None, ())
+
+    def f(data, rng):
+        return 0.0
+
+    def fb(datasets, rng):
+        return np.zeros(len(datasets))
+
+    impl = CallableImplementation(f, Claim(1.0), name="mine", batch_func=fb,
+                                  params={"a": 1}, batch_in_one_call=True)
+    t = traits_of(impl)
+    assert (t.name, t.params, t.claim, t.batch, t.batch_in_one_call, t.functions) == \
+        ("mine", {"a": 1}, Claim(1.0), fb, True, (f, fb))
+    f.batch_in_one_call = "yes"  # only True itself states it
+    assert traits_of(f).batch_in_one_call is False

@@ -52,6 +52,7 @@ from audit.adapters.registry import (
 )
 from audit.adapters.relations import LibraryBudget, Relation, to_substitution
 from audit.model.implementation import CallableImplementation, Claim, load_callable
+from audit.records import traits_of
 
 __all__ = [
     "make_implementation", "available_targets", "seedable", "example",
@@ -124,7 +125,8 @@ def _user_callable(target: str, epsilon: float, delta: float,
                          f"{exc}") from None
     except ValueError:  # pragma: no cover - no signature (a builtin): let the call decide
         pass
-    batch = getattr(func, "batch", None)
+    traits = traits_of(func)
+    batch = traits.batch
 
     def release(data, rng):
         return func(data, rng, **params)
@@ -137,8 +139,7 @@ def _user_callable(target: str, epsilon: float, delta: float,
     return CallableImplementation(
         func=release, claim=Claim(epsilon, delta, f"user callable {target} (claim as given)"),
         name=target, batch_func=batch_func, params=dict(params),
-        batch_in_one_call=batch_func is not None and getattr(func, "batch_in_one_call", False)
-        is True)
+        batch_in_one_call=batch_func is not None and traits.batch_in_one_call)
 
 
 def make_implementation(target: str, *, epsilon: float, delta: float = 0.0,

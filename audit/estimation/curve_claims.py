@@ -32,8 +32,8 @@ converted to ε overstates the mixture's ε).
 
 The region is chosen without the main counts: on a pilot's counts (:func:`choose_claim_region`:
 every threshold of the per-bin score in both directions, each ranked by the θ* it would give on
-the main run if its errors were the pilot's Clopper–Pearson upper bounds at the policy's guard
-level, the winner's-curse guard of :mod:`audit.estimation.regions`; the prediction bounds each
+the main run if its errors were the pilot's, read by the one rule of
+:mod:`audit.estimation.prediction` at the policy's guard level; the prediction bounds each
 expected count at the level √c, the joint region's corner where the two sides weigh alike).
 """
 
@@ -50,6 +50,7 @@ from scipy.special import betainc
 from audit._validate import check_delta, check_in_range, check_positive_int
 from audit.enums import CurveFamily, Direction
 from audit.estimation.binomial import SIDES, check_alpha, cp_upper_array
+from audit.estimation.prediction import expected_count, large_mass, small_mass
 from audit.estimation.regions import (
     Region,
     check_histograms,
@@ -293,10 +294,13 @@ def choose_claim_region(pilot_counts_p, pilot_counts_q, score, family, *, trials
     """The region a curve claim is tested on, chosen on a pilot's counts.
 
     Every threshold of the per-bin score, in both directions, is a candidate. Its two error
-    rates are taken at their pilot Clopper–Pearson upper bounds at the policy's
-    ``guard_alpha`` (so a tail region whose few pilot counts happened to look good is not
-    preferred), and its prediction is what those rates would give on a main run of
-    ``trials`` draws per side (expected counts, bounds at alpha/2 each): θ* for a family,
+    rates are read off the pilot by the one rule of :mod:`audit.estimation.prediction` at the
+    policy's ``guard_alpha`` (the region's mass on z at its Clopper–Pearson lower bound at
+    ``guard_alpha`` / 2, so a tail region whose few pilot counts happened to look good is not
+    preferred; its mass on z′, the FPR, at its frequency), and its prediction is what
+    those rates would give on a main run of ``trials`` draws per side (expected counts moved
+    the policy's ``pessimism_sd`` standard deviations up, each bounded at the joint region's
+    balanced level √c): θ* for a family,
     the margin max(f(α_hi) − β_hi, f(β_hi) − α_hi) for a single curve. The best candidate
     wins (ties: the first threshold, ``z_vs_zprime`` first). Where no candidate is predicted
     to refute anything the pilot's plug-in rates are ranked instead (a weak signal, a small
@@ -330,20 +334,22 @@ def choose_claim_region(pilot_counts_p, pilot_counts_q, score, family, *, trials
     family = _check_family(family)
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
-    guard = (policy or DEFAULT_POLICY).guard_alpha
+    policy = policy or DEFAULT_POLICY
+    guard, sd = policy.guard_alpha, policy.pessimism_sd
     thresholds = np.unique(sc)
     rc = region_counts(cp, cq, sc, thresholds)
     if rc.n_p < 1 or rc.n_q < 1:
         raise ValueError(f"pilot_counts_p and pilot_counts_q must each hold at least one "
                          f"draw, got {rc.n_p} and {rc.n_q}")
-    region = _best_region(_pilot_rates(rc, guard), thresholds, family, trials, alpha)
+    region = _best_region(_pilot_rates(rc, guard), thresholds, family, trials, alpha, sd)
     if region is None:  # no candidate predicted to refute anything: rank the plug-in rates
-        region = _best_region(_pilot_rates(rc, None), thresholds, family, trials, alpha)
+        region = _best_region(_pilot_rates(rc, None), thresholds, family, trials, alpha, sd)
     return region or Region(Direction.Z_VS_ZPRIME, float(thresholds[0]))
 
 
 def choose_claim_region_by_model(P: Mixture, Q: Mixture, edges, scores, family, *,
-                                 trials: int, alpha: float) -> Region:
+                                 trials: int, alpha: float,
+                                 policy: AuditPolicy | None = None) -> Region:
     """The region a curve claim is tested on, chosen from the exact laws (no sample at all):
     :func:`choose_claim_region`'s ranking with each candidate's exact error rates (bin masses
     summed exactly, :func:`audit.estimation.regions.model_bin_probabilities`).
@@ -354,8 +360,8 @@ def choose_claim_region_by_model(P: Mixture, Q: Mixture, edges, scores, family, 
         The exact output laws on z and z′ (scalar).
     edges : array_like of float
         The statistic's bin edges; ``scores`` (length ``len(edges) + 2``) its per-bin score.
-    family, trials, alpha
-        As :func:`choose_claim_region`.
+    family, trials, alpha, policy
+        As :func:`choose_claim_region` (``policy``: its ``pessimism_sd`` only).
 
     Returns
     -------
@@ -379,7 +385,8 @@ def choose_claim_region_by_model(P: Mixture, Q: Mixture, edges, scores, family, 
                        sc, thresholds)
     exact = [tuple(np.clip(np.asarray(k, dtype=np.float64), 0.0, 1.0) for k in
                    _error_counts(rc, d)[::2]) for d in _DIRECTIONS]
-    return (_best_region(exact, thresholds, family, trials, alpha)
+    sd = (policy or DEFAULT_POLICY).pessimism_sd
+    return (_best_region(exact, thresholds, family, trials, alpha, sd)
             or Region(Direction.Z_VS_ZPRIME, float(thresholds[0])))
 
 
@@ -387,24 +394,33 @@ _DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
 
 
 def _pilot_rates(rc, guard: float | None) -> list:
-    """Each direction's (FPR, FNR) per threshold: the pilot's upper bounds at ``guard``, or
-    its plug-in rates for ``guard=None``."""
+    """Each direction's (FPR, FNR) per threshold as the one prediction rule reads them
+    (:mod:`audit.estimation.prediction`: the region's mass on z, 1 − FNR, at its
+    Clopper–Pearson lower bound at ``guard`` / 2, its mass on z′, the FPR, at its
+    frequency), or the pilot's plug-in rates for ``guard=None``."""
     out = []
     for direction in _DIRECTIONS:
-        k_a, n_a, k_b, n_b = _error_counts(rc, direction)
-        out.append(tuple(np.asarray(k, dtype=np.float64) / n if guard is None else
-                         cp_upper_array(k, n, guard) for k, n in ((k_a, n_a), (k_b, n_b))))
+        k_a, n_a, k_b, n_b = (np.asarray(v, dtype=np.float64)
+                              for v in _error_counts(rc, direction))
+        if guard is None:
+            out.append((k_a / n_a, k_b / n_b))
+        else:
+            out.append((small_mass(k_a, n_a, 1.0 / n_b),
+                        1.0 - large_mass(n_b - k_b, n_b, guard)))
     return out
 
 
-def _best_region(rates: list, thresholds, family, trials: int, alpha: float):
+def _best_region(rates: list, thresholds, family, trials: int, alpha: float, sd: float):
     """The candidate with the best positive prediction from each direction's error rates on
     a main run of ``trials`` draws per side (None when no prediction is positive): each
-    expected count bounded at the level √c of the joint region's balanced corner."""
+    expected error count moved ``sd`` standard deviations up
+    (:func:`audit.estimation.prediction.expected_count`) and bounded at the level √c of the
+    joint region's balanced corner."""
     best, region = 0.0, None
     level = math.sqrt(fisher_product_level(alpha))
     for direction, (rate_a, rate_b) in zip(_DIRECTIONS, rates, strict=True):
-        a_hi, b_hi = (cp_upper_array(r * trials, trials, level) for r in (rate_a, rate_b))
+        a_hi, b_hi = (cp_upper_array(expected_count(r, trials, sd, large=False), trials, level)
+                      for r in (rate_a, rate_b))
         ranks = _rank(family, a_hi, b_hi)
         i = int(np.argmax(ranks))
         if ranks[i] > best:

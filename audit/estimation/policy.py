@@ -136,8 +136,9 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
     (:func:`bound_rules`) its main-run counts will be bounded by: each candidate region is
     predicted under each rule by the selection's own prediction, and the best (region,
     rule) kept, the joint rule where it is predicted at least as strong. The guards are
-    ``policy``'s (default :data:`DEFAULT_POLICY`): ``pessimism_sd`` for the model's choice,
-    ``guard_alpha`` for the pilot's."""
+    ``policy``'s (default :data:`DEFAULT_POLICY`), in the one prediction rule of
+    :mod:`audit.estimation.prediction`: ``guard_alpha`` for a pilot's numerator,
+    ``pessimism_sd`` for every expected count."""
     policy = DEFAULT_POLICY if policy is None else policy
     bin_scores = statistic.bin_scores(score)
     if selection is Selection.GRID:
@@ -151,7 +152,8 @@ def choose_region(selection: Selection, score: Score, statistic: Statistic, *, d
                                           selection_counts.counts_q, bin_scores, delta,
                                           guard="predicted",
                                           pilot_alpha=policy.guard_alpha,
-                                          trials=trials, alpha=alpha, rules=rules)
+                                          trials=trials, alpha=alpha, rules=rules,
+                                          pessimism_sd=policy.pessimism_sd)
 
 
 def fixed_bound(selection: Selection, score: Score, statistic: Statistic, region: Region | None,

@@ -45,6 +45,7 @@ from audit.estimation.binomial import (
     joint_share_lower,
     log_ratio_of_bounds,
 )
+from audit.estimation.prediction import expected_count, large_mass, small_mass
 from audit.estimation.witness import field_values, register_bound
 from audit.mixture import Mixture
 from audit.policy import DEFAULT_POLICY
@@ -69,10 +70,12 @@ __all__ = [
 
 # Guard of region selection (``audit.policy.AuditPolicy``: ``pessimism_sd``, ``guard_alpha``,
 # read from the policy a caller passes, default ``DEFAULT_POLICY``): a candidate is ranked by
-# the bound it would give with its counts moved this many standard deviations against it
-# (model), or by its Clopper–Pearson bound at this level (pilot). Without it, the maximum over
-# thousands of candidate regions picks tail regions whose few counts happened to (or are
-# expected to) look good, and whose bound on the main run is then 0 (the winner's curse).
+# the bound the main run is predicted to give by the one rule of
+# ``audit.estimation.prediction`` (a pilot's numerator at its Clopper–Pearson lower bound at
+# ``guard_alpha`` / 2, every expected count moved ``pessimism_sd`` standard deviations against
+# the bound). Without it, the maximum over thousands of candidate regions picks tail regions
+# whose few counts happened to (or are expected to) look good, and whose bound on the main run
+# is then 0 (the winner's curse).
 
 _DIRECTIONS = (Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z)
 _TWO = BoundRule.TWO_INTERVALS
@@ -319,16 +322,16 @@ def _candidates(rc: RegionCounts, delta: float, alpha_each: float,
 def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, *,
                            guard: str = "cp", pilot_alpha: float = 0.05,
                            trials: int | None = None, alpha: float = 0.05,
-                           rules=(_TWO,)) -> Region:
+                           rules=(_TWO,), pessimism_sd: float | None = None) -> Region:
     """Choose (direction, threshold) maximising an estimate of ε on PILOT counts only.
 
     Candidate thresholds are the distinct score values, both directions. ``guard="cp"`` ranks
     candidates by the Clopper–Pearson bound on the pilot counts at ``pilot_alpha`` (penalises
     regions with few counts), ties broken by the plug-in value; ``guard="point"`` by the
     plug-in ln((k_p/n_p − δ)/max(k_q, 1)/n_q); ``guard="predicted"`` by the bound a main run
-    of ``trials`` calls per side is predicted to give at ``alpha`` (:func:`predicted_bounds`:
-    the numerator at its Clopper–Pearson lower bound at ``pilot_alpha`` / 2 on the pilot, the
-    denominator at its pilot frequency, one pseudo-count up), ties to the ``"cp"`` rank. The
+    of ``trials`` calls per side is predicted to give at ``alpha`` (:func:`predicted_bounds`,
+    the one rule of :mod:`audit.estimation.prediction`, its counts moved ``pessimism_sd``
+    standard deviations), ties to the ``"cp"`` rank. The
     ``"cp"`` guard cannot see a tail event the main run will certify (150 of 10⁴ main calls
     against none is ε ≥ 3.5 at 95 %, but 15 of 1,000 pilot calls against none is ε = 0 at a
     guard of 10⁻³); the prediction can. Remaining ties (the same pilot counts) go to the
@@ -372,7 +375,8 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
         d, i = np.unravel_index(int(np.argmax(key)), key.shape)
         return Region(_DIRECTIONS[d], float(thresholds[i]))
     pred = quantise_scores(np.stack([predicted_bounds(rc, delta, pilot_alpha, trials, alpha,
-                                                      rule) for rule in rules]))
+                                                      rule, pessimism_sd=pessimism_sd)
+                                     for rule in rules]))
     keys = np.broadcast_to(key, pred.shape)
     # the last sort key decides first: the prediction, then the pilot's rank, then the joint
     # rule over the two intervals (at least as strong: the joint one)
@@ -384,32 +388,33 @@ def select_region_on_pilot(pilot_counts_p, pilot_counts_q, score, delta: float, 
 
 
 def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials: int,
-                     alpha: float, rule: BoundRule = _TWO) -> np.ndarray:
+                     alpha: float, rule: BoundRule = _TWO, *,
+                     pessimism_sd: float | None = None) -> np.ndarray:
     """Per (direction, threshold) of pilot region counts ``rc``: the ε_lower a main run of
     ``trials`` calls per side is predicted to give at ``alpha`` (shape (2, thresholds)).
 
-    The numerator's mass is taken at its one-sided Clopper–Pearson lower bound at
-    ``pilot_alpha`` / 2 on the pilot (the guard: a region the pilot saw a few times is not
-    taken for a sure one), the denominator's at its pilot frequency with one pseudo-count
-    ((k + 1)/n); both become expected main-run counts bounded as :func:`region_bound` bounds
-    them (fractional counts: :func:`audit.estimation.binomial.cp_lower_array`). Floored at 0.
-    The denominator is not guarded: a guard there at the pilot's scale (3.3 standard
-    deviations at 5·10⁻⁴) rules out the tail regions the main run measures well
-    (ReportNoisyMax4 of the tester benchmark: 0.14 against 0.36 over four seeds). ``rule``:
+    The one rule of :mod:`audit.estimation.prediction`: the numerator's mass at its
+    Clopper–Pearson lower bound at ``pilot_alpha`` / 2 on the pilot, the denominator's at its
+    frequency; the expected main-run counts moved ``pessimism_sd`` standard deviations
+    against the bound (default ``DEFAULT_POLICY``'s) and bounded as :func:`region_bound`
+    bounds them. Floored at 0. ``rule``:
     the bound the expected counts are evaluated by
     (:func:`audit.estimation.binomial.eps_by_rule`; the joint one at δ = 0 only).
     """
     delta = check_delta(delta)
-    a = check_alpha(pilot_alpha) / 2
+    pilot_alpha = check_alpha(pilot_alpha)
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
     (rule,) = check_rules((rule,), delta)
-    num_rate = np.stack([cp_lower_array(rc.p_ge, rc.n_p, a), cp_lower_array(rc.q_le, rc.n_q, a)])
-    # the denominator one pseudo-call up, as the plug-in value counts it: a region whose
-    # pilot denominator is empty is not predicted an empty one on the main run
-    den_rate = np.stack([(rc.q_ge + 1) / rc.n_q, (rc.p_le + 1) / rc.n_p]).clip(max=1.0)
+    sd = DEFAULT_POLICY.pessimism_sd if pessimism_sd is None else pessimism_sd
     n = float(trials)
-    return eps_by_rule(rule, num_rate * n, n, den_rate * n, n, delta, alpha)
+    k_num = expected_count(np.stack([large_mass(rc.p_ge, rc.n_p, pilot_alpha),
+                                     large_mass(rc.q_le, rc.n_q, pilot_alpha)]), n, sd,
+                           large=True)
+    k_den = expected_count(np.stack([small_mass(rc.q_ge, rc.n_q, 1.0 / rc.n_p),
+                                     small_mass(rc.p_le, rc.n_p, 1.0 / rc.n_q)]),
+                           n, sd, large=False)
+    return eps_by_rule(rule, k_num, n, k_den, n, delta, alpha)
 
 
 def model_bin_probabilities(M: Mixture, edges: np.ndarray) -> np.ndarray:
@@ -425,7 +430,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
 
     For every threshold region of the score (both directions), predict the Clopper–Pearson
     bound the main run would give with expected counts moved ``policy.pessimism_sd`` standard
-    deviations against it, and keep the best. Valid because the choice does not depend on the
+    deviations against it (the one rule of :mod:`audit.estimation.prediction`, on exact
+    masses), and keep the best. Valid because the choice does not depend on the
     data it is later evaluated on. Bin masses are summed exactly (no rounding to counts), so
     far tails are not mistaken for empty regions. ``rules``: the bound rules on offer, each
     candidate predicted under each (the same moved counts), the best (region, rule) kept, the
@@ -455,8 +461,8 @@ def select_region_by_model(P: Mixture, Q: Mixture, edges, scores, trials: int, d
     for rule in sorted(rules, key=lambda r: r is not BoundRule.JOINT):
         for direction, num, den in ((Direction.Z_VS_ZPRIME, p_ge, q_ge),
                                     (Direction.ZPRIME_VS_Z, q_le, p_le)):
-            k_num = np.clip(num * n - sd * np.sqrt(num * n), 0.0, n)
-            k_den = np.clip(den * n + sd * np.sqrt(den * n), 0.0, n)
+            k_num = expected_count(num, n, sd, large=True)
+            k_den = expected_count(den, n, sd, large=False)
             # quantised: the two directions of a symmetric pair tie exactly, on every CPU, and
             # the first (z vs z') is kept
             pred = quantise_scores(_model_prediction(rule, k_num, k_den, n, delta, alpha))

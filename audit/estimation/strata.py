@@ -36,6 +36,7 @@ from audit.estimation.binomial import (
     eps_from_bounds,
     eps_plug_in,
 )
+from audit.estimation.prediction import expected_count
 from audit.estimation.strata_looks import over_looks
 from audit.estimation.witness import register_bound
 from audit.policy import DEFAULT_POLICY
@@ -264,21 +265,19 @@ def side_bounds(design: SideDesign, k, n, weights, alpha_side: float
 
 def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side: float, *,
                           pessimism_sd: float | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The (lower, upper) bounds :func:`side_bounds` is expected to give when stratum m's
+    """The (lower, upper) bounds :func:`side_bounds` is predicted to give when stratum m's
     region probability is ``p_hat[m]`` (or ``p_hat[g, m]`` at rate g, each rate's own
-    region), with ``calls`` per stratum (stratified) or per rate (plain), each expected count
-    moved ``pessimism_sd`` standard deviations against the bound (default the policy's,
-    :attr:`audit.policy.AuditPolicy.pessimism_sd` of ``DEFAULT_POLICY``, as the model's region
-    choice moves them)."""
-    if pessimism_sd is None:
-        pessimism_sd = DEFAULT_POLICY.pessimism_sd
+    region), with ``calls`` per stratum (stratified) or per rate (plain): each expected count
+    moved ``pessimism_sd`` standard deviations against the bound (default
+    ``DEFAULT_POLICY``'s), the one rule of :mod:`audit.estimation.prediction` (a pilot's
+    ``p_hat`` read by it: :func:`audit.estimation.strata_regions.stratum_masses`)."""
+    sd = DEFAULT_POLICY.pessimism_sd if pessimism_sd is None else pessimism_sd
     w = np.asarray(weights, dtype=np.float64)
     p = _per_rate(p_hat, w)
     n = np.asarray(calls, dtype=np.float64)
-    mean = n * (p if design is SideDesign.STRATIFIED else (w * p).sum(axis=1))
-    sd = pessimism_sd * np.sqrt(mean)
-    lo = side_bounds(design, np.clip(mean - sd, 0, n), n, w, alpha_side)[0]
-    hi = side_bounds(design, np.clip(mean + sd, 0, n), n, w, alpha_side)[1]
+    mass = p if design is SideDesign.STRATIFIED else (w * p).sum(axis=1)
+    lo = side_bounds(design, expected_count(mass, n, sd, large=True), n, w, alpha_side)[0]
+    hi = side_bounds(design, expected_count(mass, n, sd, large=False), n, w, alpha_side)[1]
     return lo, hi
 
 

@@ -27,10 +27,12 @@ from audit.estimation.binomial import (
     eps_from_bounds,
     eps_plug_in,
 )
+from audit.estimation.prediction import large_mass, resolution, small_mass
 from audit.estimation.regions import _DIRECTIONS, Region
 from audit.estimation.strata import predicted_side_bounds, sampled_strata
 
-__all__ = ["rate_regions", "predicted_eps", "region_prediction", "stratum_frequencies"]
+__all__ = ["rate_regions", "predicted_eps", "region_prediction", "stratum_frequencies",
+           "region_masses"]
 
 
 def _cumulative(counts, order) -> np.ndarray:
@@ -81,8 +83,7 @@ def rate_regions(pilot_p, pilot_q, bin_scores, weights_p, weights_q, delta: floa
     stratum, which a stratified main run measures well, ranks below a sure event of ε ≈ 0.
     So each region of ``also`` (one chosen on the pooled pilot, say) competes with the rate's
     own pick on the bound the main run is predicted to give at that rate with ``trials`` calls
-    per side and rate (:func:`predicted_eps`; the numerator's strata at their Clopper–Pearson
-    lower bounds at ``guard_alpha`` on the pilot, the denominator's at their frequencies); the
+    per side and rate (:func:`predicted_eps` on the masses :func:`region_masses` reads); the
     rate's pick keeps ties.
 
     Raises
@@ -130,30 +131,50 @@ def region_prediction(region: Region, bin_scores, pilot_p, pilot_q, weights_p, w
                       trials: int, alpha_side: float, delta: float, guard_alpha: float
                       ) -> np.ndarray:
     """At every rate, the ε_lower the main run is predicted to give on ``region``
-    (:func:`predicted_eps`) from the selection half's per-stratum histograms: the numerator's
-    strata at their Clopper–Pearson lower bounds at ``guard_alpha`` (a tail region the pilot
-    saw a few times is not taken for a sure one), the denominator's at their frequencies."""
+    (:func:`predicted_eps`) from the selection half's per-stratum histograms, read by the one
+    rule of :mod:`audit.estimation.prediction` (:func:`region_masses`)."""
     mask = region.mask(np.asarray(bin_scores, dtype=np.float64).reshape(-1))
     forward = region.direction is Direction.Z_VS_ZPRIME
     num, den = (pilot_p, pilot_q) if forward else (pilot_q, pilot_p)
     w_num, w_den = (weights_p, weights_q) if forward else (weights_q, weights_p)
-    return predicted_eps(stratum_frequencies(num, mask, guard_alpha),
-                         stratum_frequencies(den, mask), w_num, w_den, trials, alpha_side,
-                         delta)
+    p_num, p_den = region_masses(num, den, mask, w_num, guard_alpha)
+    return predicted_eps(p_num, p_den, w_num, w_den, trials, alpha_side, delta)
 
 
-def stratum_frequencies(counts, mask, lower_alpha: float | None = None) -> np.ndarray:
-    """Per stratum (rows of ``counts``, a (strata, bins) histogram), the frequency of the bins
-    ``mask`` (a stratum without calls: the pooled frequency), or its one-sided Clopper–Pearson
-    lower bound at ``lower_alpha``."""
+def _stratum_counts(counts, mask) -> tuple[np.ndarray, np.ndarray]:
+    """Per stratum (rows of ``counts``, a (strata, bins) histogram), the calls in the bins
+    ``mask`` and the calls: a stratum without calls takes the pooled counts."""
     c = np.asarray(counts)
     k, n = c[:, mask].sum(axis=1), c.sum(axis=1)
     seen = n > 0
     k = np.where(seen, k, k.sum()).astype(np.float64)
     n = np.where(seen, n, max(n.sum(), 1)).astype(np.float64)
-    if lower_alpha is None:
-        return k / n
-    return cp_lower_array(k, n, lower_alpha)
+    return k, n
+
+
+def stratum_frequencies(counts, mask) -> np.ndarray:
+    """Per stratum (rows of ``counts``, a (strata, bins) histogram), the frequency of the bins
+    ``mask`` (a stratum without calls: the pooled frequency)."""
+    k, n = _stratum_counts(counts, mask)
+    return k / n
+
+
+def region_masses(num_counts, den_counts, mask, weights_num, guard_alpha: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """A region's per-stratum masses as a pilot's prediction reads them
+    (:mod:`audit.estimation.prediction`), from the selection half's histograms of the
+    numerator's side (``num_counts``, stratum weights ``weights_num`` (G, N + 1)) and the
+    denominator's: the numerator's per stratum at its Clopper–Pearson lower bound at
+    ``guard_alpha`` / 2 (shape (N + 1,)), the denominator's per stratum at its frequency plus,
+    at each rate, the mass one of the numerator's hits stands for there (shape (G, N′ + 1)).
+    A stratum without calls takes the pooled counts."""
+    k, n = _stratum_counts(num_counts, mask)
+    w = np.asarray(weights_num, dtype=np.float64)
+    c = np.asarray(num_counts)
+    hits = float(c[:, mask].sum())
+    r = resolution(w @ (k / n), hits, w @ (1.0 / n))
+    kd, nd = _stratum_counts(den_counts, mask)
+    return large_mass(k, n, guard_alpha), small_mass(kd, nd, r[:, None])
 
 
 def predicted_eps(p_num, p_den, w_num, w_den, trials: int, alpha_side: float,

@@ -84,7 +84,7 @@ from audit.cache import cache_root, read_json, write_json_atomic
 from audit.model.implementation import CallableImplementation
 from audit.policy import DEFAULT_POLICY, BatchCheckRule
 from audit.records import BATCH_TESTS as TESTS
-from audit.records import BatchCheck
+from audit.records import BatchCheck, traits_of
 
 __all__ = ["BatchCheck", "BatchRefused", "check_batch", "checked", "clear_cache",
            "code_identity", "cache_file", "TESTS"]
@@ -153,9 +153,9 @@ def check_batch(impl, data, *, rule: BatchCheckRule | None = None,
     BatchCheck
     """
     rule = DEFAULT_POLICY.batch_check if rule is None else rule
-    if getattr(impl, "batch", None) is None:
-        raise ValueError(f"{getattr(impl, 'name', 'implementation')} has no batched form to "
-                         f"check")
+    traits = traits_of(impl)
+    if traits.batch is None:
+        raise ValueError(f"{traits.name} has no batched form to check")
     rng = np.random.default_rng(rng)
     x = np.nan_to_num(np.asarray(data, dtype=np.float64), nan=0.0)
     stack = np.broadcast_to(x, (rule.per_call, *x.shape)).copy()
@@ -164,7 +164,7 @@ def check_batch(impl, data, *, rule: BatchCheckRule | None = None,
                         for _ in range(rule.calls)])
     unbatched = _scalar([impl(x, rng) for _ in range(rule.unbatched)], rule.unbatched)
     seconds = time.perf_counter() - t0
-    name = getattr(impl, "name", "implementation")
+    name = traits.name
     nan_free = not bool(np.isnan(batched).any() or np.isnan(unbatched).any())
     p_values = _p_values(batched, unbatched) if nan_free else {}
     return BatchCheck(name, p_values, rule.alpha, batched.size, unbatched.size, seconds,
@@ -175,9 +175,9 @@ def _key(impl, shape: tuple, rule: BatchCheckRule) -> str:
     def plain(o):
         return np.asarray(o).tolist() if isinstance(o, (np.ndarray, np.generic)) else str(o)
 
-    return json.dumps({"name": getattr(impl, "name", type(impl).__name__),
-                       "params": getattr(impl, "params", {}),
-                       "claim": repr(getattr(impl, "claim", None)), "shape": list(shape),
+    traits = traits_of(impl)
+    return json.dumps({"name": traits.name, "params": traits.params,
+                       "claim": repr(traits.claim), "shape": list(shape),
                        "rule": dataclasses.asdict(rule)},
                       sort_keys=True, default=plain)
 
@@ -216,9 +216,7 @@ def _code_objects(impl) -> list:
     """The implementation (unless a plain wrapper of callables), its functions and the
     callables their closures hold (a user's function inside an adapter's wrapper)."""
     out = [] if isinstance(impl, CallableImplementation) else [impl]
-    for f in (getattr(impl, "func", None), getattr(impl, "batch_func", None)):
-        if f is None:
-            continue
+    for f in traits_of(impl).functions:
         out.append(f)
         for cell in getattr(f, "__closure__", None) or ():
             try:
@@ -239,8 +237,8 @@ def code_identity(impl) -> dict | None:
     functions and the callables their closures hold), the digest of the module's source file
     and the installed version of the distribution named like its top-level package.
     """
-    own = getattr(impl, "cache_identity", None)
-    if callable(own):
+    own = traits_of(impl).cache_identity
+    if own is not None:
         return own()
     modules = {}
     for obj in _code_objects(impl):
@@ -333,10 +331,11 @@ def checked(impl, data, *, rule: BatchCheckRule | None = None):
     -------
     (implementation, BatchCheck or None)
     """
-    if not getattr(impl, "batch_in_one_call", False) or getattr(impl, "batch", None) is None:
+    traits = traits_of(impl)
+    if not traits.batch_in_one_call or traits.batch is None:
         return impl, None
     if rule is None:
-        rule = getattr(impl, "batch_check_rule", None) or DEFAULT_POLICY.batch_check
+        rule = traits.batch_check_rule or DEFAULT_POLICY.batch_check
     result = _cached_check(impl, data, rule)
     if result.passed:
         return impl, result
@@ -345,7 +344,7 @@ def checked(impl, data, *, rule: BatchCheckRule | None = None):
     if isinstance(impl, CallableImplementation):
         return dataclasses.replace(impl, batch_func=None, batch_in_one_call=False), result
     return CallableImplementation(func=impl, claim=impl.claim, name=result.name,
-                                  params=getattr(impl, "params", {})), result
+                                  params=traits.params), result
 
 
 def clear_cache() -> None:

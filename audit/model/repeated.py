@@ -28,6 +28,7 @@ from audit._validate import check_positive_int
 from audit.enums import MaskRegime
 from audit.model.implementation import Claim, Implementation
 from audit.protocols import MissingnessMechanism
+from audit.records import traits_of
 from audit.theory import accountant as acc
 
 __all__ = ["RepeatedReleases", "MAX_RELEASES"]
@@ -72,16 +73,16 @@ class RepeatedReleases:
                              f"claim), got {k} × {c.delta:g}")
         object.__setattr__(self, "claim", Claim(
             k * c.epsilon, k * c.delta,
-            f"{k} releases of {getattr(self.inner, 'name', 'it')} ({self.masks.value} masks): "
+            f"{k} releases of {traits_of(self.inner).name} ({self.masks.value} masks): "
             f"the {k}-fold basic composition of ({c.epsilon:g}, {c.delta:g})"))
 
     @property
     def name(self) -> str:
-        return f"{getattr(self.inner, 'name', 'implementation')} x{self.count} ({self.masks})"
+        return f"{traits_of(self.inner).name} x{self.count} ({self.masks})"
 
     @property
     def params(self) -> dict:
-        return {"inner": dict(getattr(self.inner, "params", {})), "releases": self.count,
+        return {"inner": traits_of(self.inner).params, "releases": self.count,
                 "masks": self.masks.value}
 
     def amplified(self, p_star: float, masks: MaskRegime | None = None
@@ -111,7 +112,7 @@ class RepeatedReleases:
 
     @property
     def batch(self):
-        if getattr(self.inner, "batch", None) is None:
+        if traits_of(self.inner).batch is None:
             return None
         return self._batch
 

@@ -368,7 +368,8 @@ class CurveClaimDesign(DesignPart):
         if counts is None:
             laws = subject.laws  # (a model audit: model selection needs them)
             return choose_claim_region_by_model(laws.P, laws.Q, statistic.edges, scores,
-                                                family, trials=au.trials, alpha=au.alpha)
+                                                family, trials=au.trials, alpha=au.alpha,
+                                                policy=au.policy)
         return choose_claim_region(counts.counts_p, counts.counts_q, scores, family,
                                    trials=au.trials, alpha=au.alpha, policy=au.policy)
 

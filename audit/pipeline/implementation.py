@@ -51,6 +51,7 @@ from audit.pipeline.subject import (
 )
 from audit.policy import PilotRule
 from audit.protocols import MissingnessMechanism, Pilot, Score
+from audit.records import traits_of
 from audit.statistics import Statistic, edges_for_pilot
 
 __all__ = ["ImplementationPlan", "ImplementationSubject", "plan_implementation_audit",
@@ -234,7 +235,7 @@ class ImplementationSubject(PlannedSubject):
 
     @property
     def name(self) -> str:
-        return getattr(self.plan.implementation, "name", "?")
+        return traits_of(self.plan.implementation).name
 
     @property
     def setting(self) -> Setting:
@@ -348,7 +349,7 @@ class ImplementationSubject(PlannedSubject):
         from audit.simulation.mechanism_warnings import emit
 
         if calls is None:
-            batched = self.batch and getattr(self.plan.implementation, "batch", None) is not None
+            batched = self.batch and traits_of(self.plan.implementation).batch is not None
             calls = min(self.chunk, RATE_BATCH_CALLS) if batched else 20
         t = time.perf_counter()
         try:

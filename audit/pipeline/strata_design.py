@@ -258,7 +258,9 @@ def _one_region(grid: StrataGrid, picks, hist, bin_scores):
 def _side_designs(grid: StrataGrid, p_hats, allocs, forward) -> tuple[tuple, tuple]:
     """Each side's design and calls (per stratum, or per rate for a plain side, spread over
     the rates by :func:`audit.estimation.strata_designs.plain_allocation`): the best of the
-    four designs (``strata.sides = "auto"``) or the one the config forces."""
+    four designs (``strata.sides = "auto"``) or the one the config forces, predicted on the
+    pilot's per-stratum frequencies ``p_hats`` (the regions are fixed: no maximum over
+    regions for the numerator's guard to correct, :mod:`audit.estimation.prediction`)."""
     sides = grid.strata.sides
     options = None
     if sides is not StrataSides.AUTO:

@@ -65,6 +65,7 @@ from pathlib import Path
 import numpy as np
 
 from audit.enums import Backend
+from audit.records import traits_of
 from audit.simulation import checkpoints, processes
 from audit.simulation.checkpoints import (
     CheckpointWarning,
@@ -232,7 +233,7 @@ class CallableRun:
 
     @property
     def name(self) -> str:
-        return getattr(self.implementation, "name", "implementation")
+        return traits_of(self.implementation).name
 
     def where(self, side: int, c: int) -> str:
         """``(dataset z, chunk 3 of the main run)``: where a message's failure happened."""
@@ -256,14 +257,13 @@ class CallableRun:
         h = hashlib.sha256()
         for a in (self.z, self.z_prime):
             h.update(np.ascontiguousarray(a, dtype=np.float64).tobytes())
-        impl = self.implementation
-        desc = {"impl": getattr(impl, "name", type(impl).__name__),
-                "params": _jsonable(getattr(impl, "params", {})),
-                "claim": repr(getattr(impl, "claim", None)),
+        traits = traits_of(self.implementation)
+        desc = {"impl": traits.name, "params": _jsonable(traits.params),
+                "claim": repr(traits.claim),
                 "code": self._code[0],
                 "missingness": [self.missingness.kind, _jsonable(self.missingness.params())],
                 "chunk": self.chunk, "trials": self.trials, "key": int(self.key),
-                "batch": self.use_batch and getattr(impl, "batch", None) is not None}
+                "batch": self.use_batch and traits.batch is not None}
         if self.sides != (0, 1):  # (two-sided runs keep the digests they always had)
             desc["sides"] = list(self.sides)
         h.update(json.dumps(desc, sort_keys=True).encode())
@@ -286,7 +286,7 @@ def _side_outputs(run: CallableRun, side: int, c: int, in_worker: bool = False
     m = run.chunk_len(c)
     rng = chunk_generator(run.key, side, c)
     impl = run.implementation
-    batch = getattr(impl, "batch", None) if run.use_batch else None
+    batch = traits_of(impl).batch if run.use_batch else None
     n, d = data.shape
     where = run.where(side, c)
     values = f"{run.dim} values" if run.dim else "1 value"
@@ -329,7 +329,7 @@ def probe(implementation, data: np.ndarray, missingness, key: int) -> int:
     return the output dimension (0 for a scalar). Raises :class:`ImplementationError` with
     the failure of that first call (an exception, ``sys.exit``, ``None``, a complex or
     non-numeric value, a wrong shape); a ``KeyboardInterrupt`` propagates."""
-    name = getattr(implementation, "name", "implementation")
+    name = traits_of(implementation).name
     rng = chunk_generator(key, 2, 0)  # a side no run uses
     masked = _masked(data, missingness.sample_masks(data, rng))
     where = "on its first call"
@@ -354,7 +354,7 @@ def check_sendable(run: CallableRun) -> None:
     try:
         cloudpickle.dumps(run)
     except Exception as exc:
-        name = getattr(run.implementation, "name", "implementation")
+        name = run.name
         raise ImplementationError(
             f"implementation {name!r} cannot be sent to worker processes ({exc}); run it "
             "with one job (jobs = 1)") from None

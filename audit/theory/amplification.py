@@ -148,7 +148,7 @@ def laplace_fwl_bound(
     """Laplace mechanism on an ℓ1-FWL query under missing data: ε0' (pure DP, δ = 0).
 
     The mechanism adds Laplace noise of scale b = C_1/ε; every mask leaves at most ⌊ρd⌋
-    features of a record observed, so the masked sensitivity is C̃_1 = ratio·C_1.
+    features of a record observed, so the masked sensitivity is C̃₁ = ratio·C_1.
 
     Parameters
     ----------
@@ -157,7 +157,7 @@ def laplace_fwl_bound(
     p_star : float
         p* ∈ [0, 1].
     ratio : float
-        C̃_1/C_1 ∈ (0, 1] (see :meth:`audit.theory.fwl.FWLConstants.ratio`).
+        C̃₁/C_1 ∈ (0, 1] (see :meth:`audit.theory.fwl.FWLConstants.ratio`).
     missingness_class : MissingnessClass or str
         MCAR or MAR; MNAR raises.
 
@@ -187,7 +187,7 @@ def corollary_4_6(
 ) -> float:
     """Closed-form upper bound min((e − 1)p*, 1)·ρε on the ε0' of Theorem 4.5.
 
-    Hypotheses: all L_j equal and ρd an integer (so C̃_1/C_1 = ρ), and ρε ≤ 1 — the proof uses
+    Hypotheses: all L_j equal and ρd an integer (so C̃₁/C_1 = ρ), and ρε ≤ 1 — the proof uses
     e^x − 1 ≤ (e − 1)x, true only for 0 ≤ x ≤ 1 (docs/THEORY.md §5). Outside that domain the
     formula is not a bound, so this function refuses it.
 
@@ -251,7 +251,7 @@ def gaussian_fwl_bound(
     p_star : float
         p* ∈ [0, 1].
     ratio : float
-        C̃_2/C_2 ∈ (0, 1].
+        C̃₂/C_2 ∈ (0, 1].
     missingness_class : MissingnessClass or str
         MCAR or MAR; MNAR raises.
 
@@ -316,14 +316,14 @@ def fdp_missing_gaussian(
     *,
     missingness_class: MissingnessClass | str = MissingnessClass.MAR,
 ) -> TradeoffFunction:
-    """C_{p*}(G_{C̃_2/σ}): Gaussian mechanism on an ℓ2-FWL query under the ρ condition.
+    """C_{p*}(G_{C̃₂/σ}): Gaussian mechanism on an ℓ2-FWL query under the ρ condition.
 
     **Derived in this project (docs/THEORY.md §7).**
 
     Parameters
     ----------
     sensitivity_tilde : float
-        C̃_2 > 0, the masked ℓ2 sensitivity
+        C̃₂ > 0, the masked ℓ2 sensitivity
         (:meth:`audit.theory.fwl.FWLConstants.sensitivity_under_rho`).
     sigma : float
         Noise standard deviation σ > 0 (any calibration).
@@ -350,13 +350,13 @@ def fdp_missing_laplace(
     """Laplace mechanism on an ℓ1-FWL query under the ρ condition, in f-DP.
 
     **Derived in this project (docs/THEORY.md §7).** Scalar output: C_{p*}(Laplace curve,
-    μ = C̃_1/b). Vector output: C_{p*}(f_{ε0, 0}) with ε0 = C̃_1/b (the scalar curve is not
+    μ = C̃₁/b). Vector output: C_{p*}(f_{ε0, 0}) with ε0 = C̃₁/b (the scalar curve is not
     valid for vectors, the pure-DP curve is).
 
     Parameters
     ----------
     sensitivity_tilde : float
-        C̃_1 > 0.
+        C̃₁ > 0.
     b : float
         Laplace scale b > 0.
     p_star : float

@@ -9,7 +9,7 @@ record i*,
 difference is at most 2B, so
 
 - C_p  = 2B Σ_j L_j                      worst-case sensitivity on complete data;
-- C̃_p = 2B Σ_{j ≤ ⌊ρd⌋} L_(j)           when every mask leaves at most a fraction ρ of
+- C̃ₚ = 2B Σ_{j ≤ ⌊ρd⌋} L_(j)           when every mask leaves at most a fraction ρ of
   the features observed ([RPS] Lemma 4.4), L_(1) ≥ L_(2) ≥ … sorted descending.
 
 The index p of C_p is the norm (1 or 2). An ℓ1-FWL query is also ℓ2-FWL with the same
@@ -163,7 +163,7 @@ class FWLConstants:
         return float(2.0 * self.bound * self.lipschitz.sum())
 
     def sensitivity_under_rho(self, rho: float) -> float:
-        """C̃_p = 2B Σ_{j ≤ ⌊ρd⌋} L_(j), L sorted descending ([RPS] Lemma 4.4).
+        """C̃ₚ = 2B Σ_{j ≤ ⌊ρd⌋} L_(j), L sorted descending ([RPS] Lemma 4.4).
 
         Parameters
         ----------
@@ -173,14 +173,14 @@ class FWLConstants:
         Returns
         -------
         float
-            C̃_p (0 when ⌊ρd⌋ = 0: the record is never observed at all).
+            C̃ₚ (0 when ⌊ρd⌋ = 0: the record is never observed at all).
         """
         k = observed_count(rho, self.d)
         top = np.sort(self.lipschitz)[::-1][:k]
         return float(2.0 * self.bound * top.sum())
 
     def ratio(self, rho: float) -> float:
-        """C̃_p / C_p ∈ [0, 1]; equals ⌊ρd⌋/d when all L_j are equal ([RPS] Table 1)."""
+        """C̃ₚ / C_p ∈ [0, 1]; equals ⌊ρd⌋/d when all L_j are equal ([RPS] Table 1)."""
         return min(1.0, self.sensitivity_under_rho(rho) / self.sensitivity())
 
     def as_norm(self, norm: int) -> FWLConstants:
@@ -302,7 +302,7 @@ def histogram(n_categories: int) -> FWLConstants:
     Each record is a one-hot vector in {0, 1}^K (K = ``n_categories`` features, one indicator
     per category); a missing indicator reads as 0, so a record with its 1 masked simply drops
     out of the counts. The query is the vector sum of the indicators: ℓ1, L_j = 1, and the
-    features are bounded by B = 1, giving the FWL worst case C_1 = 2K and C̃_1 = 2⌊ρK⌋.
+    features are bounded by B = 1, giving the FWL worst case C_1 = 2K and C̃₁ = 2⌊ρK⌋.
 
     Notes
     -----
@@ -312,7 +312,7 @@ def histogram(n_categories: int) -> FWLConstants:
     usual histogram mechanism; the amplification factor ≈ p*ρ of [RPS] Table 1 is relative
     to that calibration. (Since {0, 1} ∪ NA differences never exceed 1, B = 1/2 would also
     be valid; B = 1 keeps the ‖z‖∞ ≤ B convention of docs/THEORY.md §1. Both choices give the same
-    ratio C̃_1/C_1 = ⌊ρK⌋/K.)
+    ratio C̃₁/C_1 = ⌊ρK⌋/K.)
 
     References
     ----------

@@ -32,6 +32,9 @@ RNG = np.random.default_rng(11)
 CP = RNG.integers(0, 60, size=12)
 CQ = RNG.integers(0, 60, size=12)
 SCORE = np.round(RNG.normal(size=12), 1)  # ties among the scores on purpose
+# a pilot whose two sides the score separates (a prediction with bounds above 0 to check)
+SEP_P = np.round(100 * np.exp(2 * SCORE)).astype(np.int64)
+SEP_Q = np.round(100 * np.exp(-2 * SCORE)).astype(np.int64)
 GE, LE = Direction.Z_VS_ZPRIME, Direction.ZPRIME_VS_Z
 
 
@@ -106,18 +109,29 @@ def test_pilot_selection_finds_the_separating_region():
     assert select_region_on_pilot(cp, cq, score, 0.0) in (Region(GE, 2.0), Region(LE, -2.0))
 
 
+def _moved(mean: float, sign: float, trials: int) -> float:
+    """An expected count moved one standard deviation (the default policy's pessimism_sd,
+    √mean) by ``sign``, within [0, trials]."""
+    return min(max(mean + sign * math.sqrt(mean), 0.0), trials)
+
+
 def test_predicted_bounds_by_hand():
-    # every candidate against scipy's Beta quantiles on expected main-run counts
+    # every candidate against scipy's Beta quantiles on expected main-run counts: the
+    # numerator's mass at its pilot Clopper–Pearson lower bound at guard/2, the denominator's
+    # at its frequency, each expected count moved one standard deviation against the bound
     a, trials, alpha, delta = 1e-3 / 2, 5000, 0.05, 0.01
     th = np.unique(SCORE)
-    pred = predicted_bounds(region_counts(CP, CQ, SCORE, th), delta, 1e-3, trials, alpha)
+    pred = predicted_bounds(region_counts(SEP_P, SEP_Q, SCORE, th), delta, 1e-3, trials, alpha)
+    assert (pred > 0.1).sum() >= 4  # (a check with something to check)
     for d in (GE, LE):
         for i, t in enumerate(th):
             mask = SCORE >= t if d is GE else SCORE <= t
-            num, den = (CP, CQ) if d is GE else (CQ, CP)
+            num, den = (SEP_P, SEP_Q) if d is GE else (SEP_Q, SEP_P)
             k, n, kd, nd = num[mask].sum(), num.sum(), den[mask].sum(), den.sum()
             rate = stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0
-            m_num, m_den = rate * trials, min((kd + 1) / nd, 1.0) * trials
+            # the denominator's mass: its frequency plus one numerator hit's (1/n)
+            m_num = _moved(rate * trials, -1.0, trials)
+            m_den = _moved((kd / nd + 1 / n) * trials, 1.0, trials)
             lo = stats.beta.ppf(alpha / 2, m_num, trials - m_num + 1) if m_num > 0 else 0.0
             hi = (stats.beta.ppf(1 - alpha / 2, m_den + 1, trials - m_den)
                   if m_den < trials else 1.0)
@@ -282,14 +296,17 @@ def test_the_rule_is_in_the_witness_and_read_back():
 def test_predicted_bounds_under_the_joint_rule_by_hand():
     a, trials, alpha = 1e-3 / 2, 5000, 0.05
     th = np.unique(SCORE)
-    pred = predicted_bounds(region_counts(CP, CQ, SCORE, th), 0.0, 1e-3, trials, alpha, JOINT)
+    pred = predicted_bounds(region_counts(SEP_P, SEP_Q, SCORE, th), 0.0, 1e-3, trials, alpha,
+                            JOINT)
+    assert (pred > 0.1).sum() >= 4
     for d in (GE, LE):
         for i, t in enumerate(th):
             mask = SCORE >= t if d is GE else SCORE <= t
-            num, den = (CP, CQ) if d is GE else (CQ, CP)
+            num, den = (SEP_P, SEP_Q) if d is GE else (SEP_Q, SEP_P)
             k, n, kd, nd = num[mask].sum(), num.sum(), den[mask].sum(), den.sum()
-            m_num = (stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0) * trials
-            m_den = min((kd + 1) / nd, 1.0) * trials
+            m_num = _moved((stats.beta.ppf(a, k, n - k + 1) if k > 0 else 0.0) * trials, -1.0,
+                           trials)
+            m_den = _moved((kd / nd + 1 / n) * trials, 1.0, trials)
             lo = stats.beta.ppf(alpha, m_num, m_den + 1) if m_num > 0 else 0.0
             want = max(math.log(lo / (1 - lo)), 0.0) if lo > 0 else 0.0
             assert pred[0 if d is GE else 1, i] == pytest.approx(want, rel=1e-9, abs=1e-12)
