@@ -33,6 +33,7 @@ import hashlib
 import inspect
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -396,6 +397,11 @@ def _function_into(h, fn, seen: set[int], depth: int) -> str:
     return strength if (source or has_file) else "none"
 
 
+#: a memory address in a repr (``<function f at 0x7f3a2c1b2d30>``), which differs between runs;
+#: not any "0x" (a temporary directory's random name holds one about once in 100)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,}")
+
+
 def _digest_into(h, obj: object, seen: set[int], depth: int) -> str:
     """Digest the code of ``obj`` into ``h``; the strength of what was covered."""
     from audit.model.implementation import CallableImplementation
@@ -420,7 +426,8 @@ def _digest_into(h, obj: object, seen: set[int], depth: int) -> str:
     source = _source(cls)
     h.update((source or "").encode())
     has_file = _module_into(h, getattr(cls, "__module__", None))
-    if not inspect.isclass(obj) and dataclasses.is_dataclass(obj) and "0x" not in repr(obj):
+    if not inspect.isclass(obj) and dataclasses.is_dataclass(obj) \
+            and not _ADDRESS.search(repr(obj)):
         h.update(repr(obj).encode())  # the state of a described object (no addresses)
     if not (source or has_file):
         return "none"
