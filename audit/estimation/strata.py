@@ -269,8 +269,10 @@ def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side:
     region probability is ``p_hat[m]`` (or ``p_hat[g, m]`` at rate g, each rate's own
     region), with ``calls`` per stratum (stratified) or per rate (plain): each expected count
     moved ``pessimism_sd`` standard deviations against the bound (default
-    ``DEFAULT_POLICY``'s), the one rule of :mod:`audit.estimation.prediction` (a pilot's
-    ``p_hat`` read by it: :func:`audit.estimation.strata_regions.stratum_masses`)."""
+    ``DEFAULT_POLICY``'s): step 2 of the one rule of :mod:`audit.estimation.prediction`
+    (``p_hat`` a candidate region's masses as step 1 reads them,
+    :func:`audit.estimation.strata_regions.region_masses`, or a fixed region's frequencies
+    for the choice of designs)."""
     sd = DEFAULT_POLICY.pessimism_sd if pessimism_sd is None else pessimism_sd
     w = np.asarray(weights, dtype=np.float64)
     p = _per_rate(p_hat, w)
