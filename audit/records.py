@@ -22,6 +22,7 @@ imports numpy, the enums, the validators and the mixture type only.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -274,12 +275,12 @@ class Traits:
 
     name: str
     params: dict
-    claim: object
-    batch: object
+    claim: Claim | None
+    batch: Callable | None
     batch_in_one_call: bool
-    batch_check_rule: object
-    cache_identity: object
-    functions: tuple
+    batch_check_rule: object  # an audit.policy.BatchCheckRule or None (policy sits above)
+    cache_identity: Callable[[], dict | None] | None
+    functions: tuple[Callable, ...]
 
 
 def traits_of(impl: object) -> Traits:

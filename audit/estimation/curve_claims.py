@@ -297,7 +297,7 @@ def choose_claim_region(pilot_counts_p, pilot_counts_q, score, family, *, trials
     rates are read off the pilot by the one rule of :mod:`audit.estimation.prediction` at the
     policy's ``guard_alpha`` (the region's mass on z at its Clopper–Pearson lower bound at
     ``guard_alpha`` / 2, so a tail region whose few pilot counts happened to look good is not
-    preferred; its mass on z′, the FPR, at its frequency), and its prediction is what
+    preferred; its mass on z′, the FPR, one pilot call up), and its prediction is what
     those rates would give on a main run of ``trials`` draws per side (expected counts moved
     the policy's ``pessimism_sd`` standard deviations up, each bounded at the joint region's
     balanced level √c): θ* for a family,
@@ -397,7 +397,8 @@ def _pilot_rates(rc, guard: float | None) -> list:
     """Each direction's (FPR, FNR) per threshold as the one prediction rule reads them
     (:mod:`audit.estimation.prediction`: the region's mass on z, 1 − FNR, at its
     Clopper–Pearson lower bound at ``guard`` / 2, its mass on z′, the FPR, at its
-    frequency), or the pilot's plug-in rates for ``guard=None``."""
+    frequency plus one z call's mass, 1/n_z), or the pilot's plug-in rates for
+    ``guard=None``."""
     out = []
     for direction in _DIRECTIONS:
         k_a, n_a, k_b, n_b = (np.asarray(v, dtype=np.float64)
