@@ -53,6 +53,7 @@ from __future__ import annotations
 import numpy as np
 
 from audit.estimation.binomial import SIDES, check_alpha, cp_lower_array
+from audit.policy import DEFAULT_POLICY
 
 __all__ = ["large_mass", "small_mass", "resolution", "expected_count"]
 
@@ -81,10 +82,13 @@ def resolution(mass, hits, worth) -> np.ndarray:
     return np.where(hits > 0, mass / np.where(hits > 0, hits, 1.0), worth)
 
 
-def expected_count(mass, calls, pessimism_sd: float, *, large: bool) -> np.ndarray:
+def expected_count(mass, calls, pessimism_sd: float | None, *, large: bool) -> np.ndarray:
     """The main run's count of a region of ``mass`` in ``calls`` calls, as the prediction
     takes it: the expectation moved ``pessimism_sd`` · √(expectation) down when the bound
-    needs it ``large``, up when it needs it small, within [0, calls]."""
+    needs it ``large``, up when it needs it small, within [0, calls]. ``pessimism_sd=None``:
+    ``DEFAULT_POLICY``'s (the one place a caller without a policy gets it)."""
+    if pessimism_sd is None:
+        pessimism_sd = DEFAULT_POLICY.pessimism_sd
     calls = np.asarray(calls, dtype=np.float64)
     mean = np.asarray(mass, dtype=np.float64) * calls
     move = pessimism_sd * np.sqrt(np.clip(mean, 0.0, None))

@@ -406,14 +406,13 @@ def predicted_bounds(rc: RegionCounts, delta: float, pilot_alpha: float, trials:
     trials = check_positive_int(trials, "trials")
     alpha = check_alpha(alpha)
     (rule,) = check_rules((rule,), delta)
-    sd = DEFAULT_POLICY.pessimism_sd if pessimism_sd is None else pessimism_sd
     n = float(trials)
     k_num = expected_count(np.stack([large_mass(rc.p_ge, rc.n_p, pilot_alpha),
-                                     large_mass(rc.q_le, rc.n_q, pilot_alpha)]), n, sd,
-                           large=True)
+                                     large_mass(rc.q_le, rc.n_q, pilot_alpha)]), n,
+                           pessimism_sd, large=True)
     k_den = expected_count(np.stack([small_mass(rc.q_ge, rc.n_q, 1.0 / rc.n_p),
                                      small_mass(rc.p_le, rc.n_p, 1.0 / rc.n_q)]),
-                           n, sd, large=False)
+                           n, pessimism_sd, large=False)
     return eps_by_rule(rule, k_num, n, k_den, n, delta, alpha)
 
 

@@ -39,7 +39,6 @@ from audit.estimation.binomial import (
 from audit.estimation.prediction import expected_count
 from audit.estimation.strata_looks import over_looks
 from audit.estimation.witness import register_bound
-from audit.policy import DEFAULT_POLICY
 
 __all__ = [
     "MAX_ENTRIES",
@@ -273,13 +272,14 @@ def predicted_side_bounds(design: SideDesign, p_hat, weights, calls, alpha_side:
     (``p_hat`` a candidate region's masses as step 1 reads them,
     :func:`audit.estimation.strata_regions.region_masses`, or a fixed region's frequencies
     for the choice of designs)."""
-    sd = DEFAULT_POLICY.pessimism_sd if pessimism_sd is None else pessimism_sd
     w = np.asarray(weights, dtype=np.float64)
     p = _per_rate(p_hat, w)
     n = np.asarray(calls, dtype=np.float64)
     mass = p if design is SideDesign.STRATIFIED else (w * p).sum(axis=1)
-    lo = side_bounds(design, expected_count(mass, n, sd, large=True), n, w, alpha_side)[0]
-    hi = side_bounds(design, expected_count(mass, n, sd, large=False), n, w, alpha_side)[1]
+    lo, _ = side_bounds(design, expected_count(mass, n, pessimism_sd, large=True), n, w,
+                        alpha_side)
+    _, hi = side_bounds(design, expected_count(mass, n, pessimism_sd, large=False), n, w,
+                        alpha_side)
     return lo, hi
 
 

@@ -10,6 +10,7 @@ from scipy import stats
 from audit.estimation.prediction import expected_count, large_mass, resolution, small_mass
 from audit.estimation.strata import stratum_weights
 from audit.estimation.strata_regions import region_masses
+from audit.policy import DEFAULT_POLICY
 
 
 def test_a_large_mass_is_its_clopper_pearson_lower_bound_at_half_the_guard():
@@ -56,3 +57,6 @@ def test_an_expected_count_moves_against_the_bound_within_its_calls():
     assert expected_count(1.0, 100, 2.0, large=False) == 100.0  # within [0, calls]
     assert expected_count(0.5, 4, 3.0, large=True) == 0.0
     assert expected_count(0.3, 1000, 0.0, large=True) == pytest.approx(300.0)
+    # no policy given: the default policy's move (one standard deviation)
+    assert DEFAULT_POLICY.pessimism_sd == 1.0
+    assert expected_count(0.01, 10_000, None, large=True) == pytest.approx(90.0)
