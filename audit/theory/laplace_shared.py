@@ -239,20 +239,27 @@ def _partial_sums(a: float, b: float, n: int, k: int):
     """(up, down) :class:`~audit.theory.grid_expectation.GridLaw` of the sum of j releases'
     v, j = 0..k (each value moved on its own grid, so the sum moves by at most 2ak/(bn));
     masses and tilted masses convolved apart, each accurate where it is read."""
+    grid, up1, down1 = _step_law(a, b, n)
+    return _sums(grid, (up1, down1), k)
+
+
+def _sums(grid: np.ndarray, laws, k: int):
+    """For j = 0..k, the law of the sum of j i.i.d. values of each one-release law in ``laws``
+    (masses on the uniform ``grid``), as a tuple of
+    :class:`~audit.theory.grid_expectation.GridLaw`."""
     from scipy import signal
 
     from audit.theory.grid_expectation import POINT, GridLaw
 
-    grid, up1, down1 = _step_law(a, b, n)
     step = grid[1] - grid[0]
-    steps = [(m, m * np.exp(grid)) for m in (up1, down1)]
-    out = [(POINT, POINT)]
-    current = [(np.ones(1), np.ones(1)), (np.ones(1), np.ones(1))]
+    steps = [(m, m * np.exp(grid)) for m in laws]
+    out = [tuple(POINT for _ in laws)]
+    current = [(np.ones(1), np.ones(1)) for _ in laws]
     for j in range(1, k + 1):
         current = [tuple(np.clip(signal.fftconvolve(c, s1), 0.0, None)
                          for c, s1 in zip(cur, one, strict=True))
                    for cur, one in zip(current, steps, strict=True)]
-        pts = -j * a / b + step * np.arange(current[0][0].size)
+        pts = j * grid[0] + step * np.arange(current[0][0].size)
         out.append(tuple(GridLaw.reconciled(pts, m, mt) for m, mt in current))
     return out
 
@@ -332,3 +339,163 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     top = float(_phi(np.array(k * a / b), q) - _phi(np.array(-k * ap / b), q))
     return (solve_epsilon(lambda e: bracket(e)[0], delta, top, upper=False),
             solve_epsilon(lambda e: bracket(e)[1], delta, top, upper=True))
+
+
+def _box_step_law(d0: float, d1: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """One release above the missing reading (x = m + y, y ~ Exp(b)) of the largest
+    (|x − m| − |x − c|)/b over c ∈ [m + d0, m + d1]: (2y − d0)/b up to y = d0, y/b up to d1,
+    d1/b beyond (an atom e^{−d1/b}). Grid −d0/b + (d0 + d1)j/(bn), j = 0..n, masses moved up."""
+    grid = (-d0 + (d0 + d1) * np.arange(n + 1) / n) / b
+    v = grid * b
+    y = np.where(v <= d0, 0.5 * (v + d0), v)
+    cdf = -np.expm1(-y / b)
+    cdf[0], cdf[-1] = 0.0, 1.0  # y = 0 below the grid; the atom at d1/b
+    up = np.zeros(n + 1)
+    up[1:] = np.diff(cdf)
+    return grid, up
+
+
+def _pure_box(c1: float, c2: float, cp: float, na: float, k: int, b: float,
+              q: float) -> float:
+    """An upper bound on the δ = 0 value of every pair (c, c′) with c ∈ [c1, c2] (a piece: m
+    not inside) and c′ = ``cp`` (an end of the domain): on each edge of the count triangle and
+    at each integer t, u and w are linear in c, so φ(max u) − φ(min w) over the two ends
+    bounds it (module docstring, reductions 2 and 3)."""
+    t = np.arange(k + 1, dtype=float)
+    best = -math.inf
+    for edge in (0, 1, 2):
+        e = np.full(t.size, edge)
+        u1, w1 = _uw(np.full(t.size, c1), t, np.full(t.size, cp), e, na, k, b)
+        u2, w2 = _uw(np.full(t.size, c2), t, np.full(t.size, cp), e, na, k, b)
+        v = _phi(np.maximum(u1, u2), q) - _phi(np.minimum(w1, w2), q)
+        best = max(best, float(np.max(v)))
+    return best + 4 * np.finfo(float).eps * (1 + abs(best))
+
+
+class _Boxes:
+    """Upper bounds at δ > 0 on D_γ(P_c ‖ P_c′) over boxes of numerators c ∈ [m + d0, m + d1]
+    above the missing reading m, against c′ = lo (across m) and c′ = hi (the same side)
+    (docs/THEORY.md §10.3). The integrand rises with u = Σ_i (|x_i − m| − |x_i − c|)/b, so u
+    replaced by its largest value over the box, release by release, bounds it: a release below
+    m adds −d0/b and one above m a value of :func:`_box_step_law`.
+
+    Across m, given the number j of releases above m that sum and w (at lo) are independent, as
+    in :func:`opposite_pair_epsilon`. On the same side, release by release the value at hi is
+    at least the box's largest value minus (hi − m − d0)/b, so w ≥ u − kΔ/b (Δ = hi − m − d0)
+    and the integrand is at most ((1 − q)(1 − γ) + q e^u (1 − γ e^{−kΔ/b}))_+, a function of u
+    alone (at the δ = 0 worst output, every release at c, the two are equal)."""
+
+    def __init__(self, lo: float, hi: float, na: float, q: float, b: float, k: int,
+                 delta: float, step: float) -> None:
+        from audit.theory.grid_expectation import coarsen
+
+        ap = na - lo
+        # as in opposite_pair_epsilon: coarser where a sum would pass _MAX_POINTS points
+        step = max(step, 2 * max(hi - na, ap) * k * k / (b * _MAX_POINTS))
+        self.q, self.b, self.k, self.step, self.reach = q, b, k, step, hi - na
+        ws = _partial_sums(ap, b, max(int(math.ceil(2 * ap * k / (b * step))), 1), k)
+        self.weights = [math.comb(k, j) / 2.0 ** k for j in range(k + 1)]
+        self.rows = []
+        for j in range(k + 1):
+            r_down = _shifted(ws[k - j][1], -j * ap / b)
+            self.rows.append(coarsen(r_down, False, step, 1e-4 * delta)
+                             if r_down.points.size > 1 else r_down)
+        self.evaluations = 0
+        self._box: tuple[float, float] | None = None
+        self._laws: list = []
+
+    def _u(self, d0: float, d1: float) -> list:
+        """u's law moved up over the box, given j releases above m, j = 0..k (kept for the
+        last box: both denominators read it)."""
+        if self._box != (d0, d1):
+            b, k = self.b, self.k
+            n = max(int(math.ceil((d0 + d1) * k / (b * self.step))), 1)
+            grid, up = _box_step_law(d0, d1, b, n)
+            sums = _sums(grid, (up,), k)
+            self._laws = [_shifted(sums[j][0], -(k - j) * d0 / b) for j in range(k + 1)]
+            self._box = (d0, d1)
+        return self._laws
+
+    def delta(self, d0: float, d1: float, gamma: float, across: bool) -> float:
+        """An upper bound on sup over c ∈ [m + d0, m + d1] of D_γ(P_c ‖ P_lo) (``across``) or
+        of D_γ(P_c ‖ P_hi)."""
+        from audit.theory.grid_expectation import POINT, expectation
+
+        self.evaluations += 1
+        q, k = self.q, self.k
+        laws = self._u(d0, d1)
+        A = (1 - q) * (1 - gamma)
+        if across:
+            B, C = q, gamma * q
+        else:
+            B, C = q * (1 - gamma * math.exp(-k * (self.reach - d0) / self.b)), 0.0
+            if B <= 0.0:
+                return 0.0
+        total = 0.0
+        for j in range(k + 1):
+            v, err = expectation(A, B, C, POINT, laws[j], self.rows[j] if across else POINT)
+            total += self.weights[j] * (v + err)
+        return min(total, 1.0)
+
+
+def _side_holds(lo: float, hi: float, na: float, q: float, b: float, k: int, delta: float,
+                target: float, step: float, budget: int) -> bool:
+    """Whether every pair whose numerator c lies in [m, hi] and whose denominator is lo or hi
+    has ε(δ) ≤ ``target``: a box of c passes against a denominator by the δ = 0 bound of
+    :func:`_pure_box` or the δ > 0 bound of :class:`_Boxes`; a box that does not pass against
+    both is halved."""
+    gamma = math.exp(target)
+    boxes = _Boxes(lo, hi, na, q, b, k, delta, step)
+    floor = 1e-9 * (hi - lo)
+    stack = [(na, hi)]
+    while stack:
+        c1, c2 = stack.pop()
+        if all(_pure_box(c1, c2, cp, na, k, b, q) <= target
+               or boxes.delta(c1 - na, c2 - na, gamma, cp == lo) <= delta for cp in (lo, hi)):
+            continue
+        if c2 - c1 <= floor or boxes.evaluations >= budget:
+            return False
+        mid = 0.5 * (c1 + c2)
+        stack += [(c1, mid), (mid, c2)]
+    return True
+
+
+def shared_upper(lo: float, hi: float, na: float, q: float, b: float, k: int, delta: float,
+                 floor: float, *, above: float = 0.0, targets=(1e-3, 2.5e-3, 5e-3, 1e-2),
+                 step: float = 0.01, budget: int = 80) -> float | None:
+    """A certified upper end at δ > 0 over every pair of the domain and the missing record for
+    k Laplace releases from one table with the missing reading strictly inside (lo, hi):
+    the first of floor·(1 + r), r in ``targets``, that :func:`_side_holds` certifies on both
+    sides of m, or None (docs/THEORY.md §10.3). Targets below ``above`` (the upper end of a
+    pair's own bracket, which no box holding that pair can pass) are skipped.
+
+    Every pair reduces to a denominator at an end of the domain: at every output x, the
+    density 1 − q + q e^{w(c′)} of a record c′ between c and an end is at least the smaller of
+    its values at c and at that end (e^{−L_c′(x)} is log-concave in c′), and for γ ≥ 1 the
+    term (p_c − γ p_c)_+ vanishes, so D_γ(P_c ‖ P_c′) ≤ max(D_γ(P_c ‖ P_lo), D_γ(P_c ‖ P_hi))
+    (the missing record is c′ = m, inside). The pairs with the numerator on the far side of m
+    from c′ are bounded at δ > 0 on boxes of c (:class:`_Boxes`), and so are those on its side,
+    unless their δ = 0 value is below the target already.
+
+    Raises
+    ------
+    ValueError
+        Unless lo < na < hi, 0 < δ < 1 and k ≤ ``MAX_OPPOSITE_RELEASES``.
+    """
+    if not lo < na < hi:
+        raise ValueError(f"na must lie strictly inside (lo, hi), got lo={lo!r}, na={na!r}, "
+                         f"hi={hi!r}")
+    check_count(k, "k")
+    if k > MAX_OPPOSITE_RELEASES:
+        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a shared-mask upper "
+                         f"end at delta > 0, got k={k}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    for r in targets:
+        target = floor * (1 + r)
+        if target <= above:
+            continue
+        sides = [(lo, hi)] if hi - na == na - lo else [(lo, hi), (2 * na - hi, 2 * na - lo)]
+        if all(_side_holds(a, z, na, q, b, k, delta, target, step, budget) for a, z in sides):
+            return target
+    return None

@@ -430,6 +430,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
         MAX_OPPOSITE_RELEASES,
         laplace_shared_pure,
         opposite_pair_epsilon,
+        shared_upper,
     )
 
     lo, hi = setting.domain
@@ -446,10 +447,12 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     mu1 = max(abs(hi - m), abs(lo - m)) / b
     mu2 = max((hi - lo) / b, mu1)
     lower, pair = _missing_record_lower(setting, delta)
+    above = 0.0  # the highest upper end of a pair's own bracket
     if lo < m < hi and k <= MAX_OPPOSITE_RELEASES:  # the pairs across the missing reading
-        for names, (a_lo, a_hi) in ((("hi", "lo"), (lo, hi)),
-                                    (("lo", "hi"), (2 * m - hi, 2 * m - lo))):
-            low = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta)[0]
+        sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (2 * m - hi, 2 * m - lo))]
+        for names, (a_lo, a_hi) in sides[:1] if hi - m == m - lo else sides:  # mirror images
+            low, high = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta)
+            above = max(above, high)
             if low > lower:
                 lower, pair = low, names
     top = log1p_c_expm1(k * mu2, q)
@@ -474,8 +477,14 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     how = ("lower: the worst pair across the missing reading, exact (§10.3)"
            if pair in (("hi", "lo"), ("lo", "hi")) else
            "lower: the worst pair of a record and the missing record, exact")
-    return WorstCase(max(min(upper, top), lower), lower, pair,
-                     f"upper: advanced joint convexity over the domain ([BBG18] Thm 2); {how}",
+    upper_how = "advanced joint convexity over the domain ([BBG18] Thm 2)"
+    if lo < m < hi and k <= MAX_OPPOSITE_RELEASES and 0.0 < lower < upper:
+        boxed = shared_upper(lo, hi, m, q, b, k, delta, lower, above=above)
+        if boxed is not None and boxed < upper:
+            upper, argument = boxed, pair
+            upper_how = (f"every pair bounded on boxes of its numerator, within "
+                         f"{boxed / lower - 1:.2%} of the lower end's pair (§10.3)")
+    return WorstCase(max(min(upper, top), lower), lower, pair, f"upper: {upper_how}; {how}",
                      covers, upper_pair=argument)
 
 

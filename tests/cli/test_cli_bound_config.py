@@ -167,21 +167,27 @@ def test_laplace_shared_with_na_inside_is_exact_at_delta_zero(capsys, tmp_path):
 
 
 def test_an_open_bracket_prints_each_ends_pair(tmp_path):
-    """A bracket that does not close names the upper end's pair (the domain's move hi vs lo)
-    and the lower end's (the pair across the missing reading, exact at δ > 0)."""
+    """Issue 44's setting closes at δ > 0 (every pair bounded on boxes, THEORY §10.3) and
+    names one pair; past the boxes' 32 releases the bracket stays open and names the upper
+    end's pair (the domain's move hi vs lo, here the δ = 0 worst pair) and the lower end's (a
+    record against the missing record)."""
     path = _setting(tmp_path, **_ISSUE_44)
     res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
                           "--target-delta", "1e-5"], cwd=ROOT, capture_output=True, text=True,
                          timeout=120)
     assert res.returncode == 0, res.stderr
     line = next(x for x in res.stdout.splitlines() if x.startswith("worst case"))
-    assert "worst pair: upper end hi vs lo, lower end hi vs lo;" in line
-    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+    assert "(exact worst case)" in line and "worst pair: hi vs lo;" in line
+    assert "bounded on boxes" in line
+    wide = tmp_path / "k40.toml"
+    wide.write_text(Path(path).read_text().replace("count = 10\n", "count = 40\n"))
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", str(wide),
                           "--target-delta", "1e-5", "--json"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)
+    assert res.returncode == 0, res.stderr
     row = next(r for r in json.loads(res.stdout)["bounds"]
                if r["reference"] == "worst case (bracket)")
-    assert row["upper_pair"] == ["hi", "lo"] and row["pair"] == ["hi", "lo"]
+    assert row["upper_pair"] == ["hi", "lo"] and "NA" in row["pair"]
     assert row["lower"] < row["epsilon"]
 
 

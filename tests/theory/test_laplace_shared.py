@@ -206,3 +206,97 @@ def test_the_missing_reading_outside_the_domain_can_be_left_out_of_the_records()
     # every release at hi = 1.5 against lo = 0.5: u = L_0 − L_hi = 4·1.5, w = L_0 − L_lo = 4·0.5
     at_hi = math.log((0.7 + 0.3 * math.exp(6.0)) / (0.7 + 0.3 * math.exp(2.0)))
     assert domain.lower >= at_hi - 1e-9 and domain.pair == ("hi", "lo")
+
+
+def _grid_densities(lo, hi, m, q, b, records, step=0.02, reach=12.0):
+    """Each record's density of two releases from one table on a midpoint grid of R²
+    (``None``: the missing record), from the mixture directly."""
+    x = np.arange(m - reach * b, m + reach * b, step) + step / 2
+    lap = lambda c: np.exp(-np.abs(x - c) / b) / (2 * b)  # noqa: E731
+    base = np.outer(lap(m), lap(m))
+    return {c: base if c is None else (1 - q) * base + q * np.outer(lap(c), lap(c))
+            for c in records}, step * step
+
+
+def _grid_epsilon(p, r, cell, delta):
+    from scipy.optimize import brentq
+
+    def excess(e):
+        return float(np.maximum(p - np.exp(e) * r, 0.0).sum() * cell) - delta
+
+    return 0.0 if excess(0.0) <= 0 else brentq(excess, 0.0, 30.0, xtol=1e-9)
+
+
+@pytest.mark.parametrize("lo,hi,m,q,b,delta", [
+    (-1.0, 1.0, 0.0, 0.3, 1.0, 1e-2), (-1.0, 2.0, 0.5, 0.5, 1.0, 1e-3),
+    (-0.5, 1.0, 0.0, 0.2, 0.5, 1e-2)])
+def test_the_shared_upper_end_holds_every_pair_of_a_grid_of_records_at_two_releases(
+        lo, hi, m, q, b, delta):
+    """k = 2: the worst ε(δ) over 13 records of the domain and the missing record, each pair
+    integrated over R² on a grid, is below the certified upper end (up to the grid's error)
+    and attained within 0.5 % by the lower end's pair."""
+    from audit.theory.laplace_shared import opposite_pair_epsilon, shared_upper
+
+    records = [None, *np.linspace(lo, hi, 12)]
+    dens, cell = _grid_densities(lo, hi, m, q, b, records)
+    worst = max(_grid_epsilon(dens[c], dens[cp], cell, delta)
+                for c in records for cp in records if c is not cp)
+    low = max(opposite_pair_epsilon(lo, hi, m, q, b, 2, delta)[0],
+              opposite_pair_epsilon(2 * m - hi, 2 * m - lo, m, q, b, 2, delta)[0])
+    upper = shared_upper(lo, hi, m, q, b, 2, delta, low)
+    assert upper is not None and upper <= 1.005 * low
+    assert worst <= upper + 2e-3 and worst >= low - 2e-3
+
+
+@pytest.mark.parametrize("d0,d1", [(0.0, 1.0), (0.3, 0.7), (0.9, 1.0), (0.5, 0.5)])
+@pytest.mark.parametrize("across", [True, False])
+def test_a_box_bound_holds_each_record_of_its_box(d0, d1, across):
+    """The bound on a box of numerators c ∈ [m + d0, m + d1] against lo (across m) or hi (the
+    same side) is at least each record's own D_γ at two releases, integrated on a grid;
+    across m, at a point box it is that record's (within the grid's error)."""
+    from audit.theory.laplace_shared import _Boxes
+
+    lo, hi, m, q, b, delta = -1.0, 1.0, 0.0, 0.4, 1.0, 1e-3
+    gamma = math.exp(0.8 if across else 0.3)
+    boxes = _Boxes(lo, hi, m, q, b, 2, delta, step=0.002)
+    bound = boxes.delta(d0, d1, gamma, across)
+    den = lo if across else hi
+    records = list(np.linspace(m + d0, m + d1, 5))
+    dens, cell = _grid_densities(lo, hi, m, q, b, [*records, den], step=0.01)
+    each = [float(np.maximum(dens[c] - gamma * dens[den], 0.0).sum() * cell)
+            for c in records]
+    assert max(each) <= bound + 2e-4
+    if d0 == d1 and across:
+        assert bound <= max(each) + 2e-3
+
+
+def test_the_shared_upper_end_refuses_a_target_below_the_pair_itself():
+    """A target 0.5 % under the exact (hi, lo) pair cannot be certified: the box holding hi
+    contains the pair."""
+    from audit.theory.laplace_shared import opposite_pair_epsilon, shared_upper
+
+    low, _ = opposite_pair_epsilon(-1.0, 1.0, 0.0, 0.05, 1.0, 10, 1e-5)
+    assert shared_upper(-1.0, 1.0, 0.0, 0.05, 1.0, 10, 1e-5, 0.995 * low,
+                        targets=(0.0,)) is None
+    assert shared_upper(-1.0, 1.0, 0.0, 0.05, 1.0, 10, 1e-5, low) <= 1.001 * low
+
+
+def test_the_na_inside_setting_of_the_theory_section_closes_at_delta_above_zero():
+    """docs/THEORY.md §10.3's setting (b = 1, [−1, 1], m = 0, q = 0.05, k = 10) at δ = 1e-5:
+    the bracket was [6.902, 7.056] (2.2 %); now within 0.1 %, exact, the upper end's pair the
+    lower end's."""
+    w = worst_case(Setting("laplace", 1.0, (-1.0, 1.0), 0.0, 0.05, 10), 1e-5)
+    assert w.exact and w.pair == w.upper_pair == ("hi", "lo")
+    assert 6.9019 <= w.lower <= 6.9021 and w.epsilon <= 1.001 * w.lower
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"na": 1.0}, "strictly inside"), ({"k": 33}, "at most 32"), ({"delta": 1.0}, "delta"),
+])
+def test_shared_upper_refusals(kwargs, match):
+    from audit.theory.laplace_shared import shared_upper
+
+    args = {"lo": -1.0, "hi": 1.0, "na": 0.0, "q": 0.5, "b": 1.0, "k": 2, "delta": 1e-5,
+            "floor": 1.0, **kwargs}
+    with pytest.raises(ValueError, match=match):
+        shared_upper(**args)
