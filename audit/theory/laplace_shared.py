@@ -272,7 +272,9 @@ def _shifted(law, by: float):
 
 
 def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k: int,
-                          delta: float, *, step: float = 0.01) -> tuple[float, float]:
+                          delta: float, *, step: float = 0.01,
+                          count: CountLoss | None = None,
+                          at_most: float | None = None) -> tuple[float, float]:
     """Certified (lower, upper) ε at δ > 0 of the pair (hi, lo) of k Laplace releases from one
     table with the missing reading strictly inside (lo, hi) (docs/THEORY.md §10.3).
 
@@ -288,6 +290,12 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     bracketed by the grid expectations of :mod:`audit.theory.grid_expectation` with each
     release's value moved on a grid (the sums move by at most ``step``). The pair (lo, hi)
     is its mirror image (swap hi − m and m − lo).
+
+    ``count``: the sum is that of a mean over the observed entries (docs/THEORY.md §10.8,
+    ``na`` = 0), whose noisy count adds the loss Y to both u and w; its law enters the
+    expectation as s = −Y (:func:`count_loss`). ``at_most``: where the pair's upper δ bound
+    at ε = ``at_most`` is at most δ already, (0, ``at_most``) is returned unsolved (a pair the
+    caller knows to lie below another).
 
     Raises
     ------
@@ -323,22 +331,74 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
                      else r_down,
                      coarsen(r_up, True, step, 1e-4 * delta) if r_up.points.size > 1
                      else r_up))
-    point = POINT
+    # A e^s with A ≤ 0 falls with s = −Y: Y moved up (s down) serves the upper bound
+    s_high, s_low = (POINT, POINT) if count is None else (count.s_down, count.s_up)
+    y_top = 0.0 if count is None else count.top
 
-    def bracket(e: float) -> tuple[float, float]:
+    def bound(e: float, high: bool) -> float:
+        """The upper (``high``) or lower δ bound at ε = e."""
         g = math.exp(e)
         A, B, C = (1 - q) * (1 - g), q, g * q
-        low = high = 0.0
+        total = 0.0
         for wt, t_up, t_down, r_down, r_up in rows:
-            v, err = expectation(A, B, C, point, t_up, r_down)
-            high += wt * (v + err)
-            v, err = expectation(A, B, C, point, t_down, r_up)
-            low += wt * max(v - err, 0.0)
-        return low, min(high, 1.0)
+            if high:
+                v, err = expectation(A, B, C, s_high, t_up, r_down)
+                total += wt * (v + err)
+            else:
+                v, err = expectation(A, B, C, s_low, t_down, r_up)
+                total += wt * max(v - err, 0.0)
+        return min(total, 1.0)
 
-    top = float(_phi(np.array(k * a / b), q) - _phi(np.array(-k * ap / b), q))
-    return (solve_epsilon(lambda e: bracket(e)[0], delta, top, upper=False),
-            solve_epsilon(lambda e: bracket(e)[1], delta, top, upper=True))
+    top = float(_phi(np.array(k * a / b + y_top), q) - _phi(np.array(-k * ap / b + y_top), q))
+    if at_most is not None and 0.0 <= at_most < top and bound(at_most, True) <= delta:
+        return 0.0, at_most
+    return (solve_epsilon(lambda e: bound(e, False), delta, top, upper=False),
+            solve_epsilon(lambda e: bound(e, True), delta, top, upper=True))
+
+
+@dataclass(frozen=True)
+class CountLoss:
+    """The count coordinate of k releases of a mean over the observed entries (docs/THEORY.md
+    §10.8): relative to the missing record, an observed record multiplies the count's density
+    by e^Y, Y = Σ_i (|y_i| − |y_i − 1|)/b_N ∈ [−k/b_N, k/b_N], independent of the sum's
+    outputs. As s = −Y, weighted by e^Y (masses π(y)e^y, tilted masses π(y)), it enters the
+    grid expectation's term A e^s: ``s_down`` has Y moved up (A ≤ 0, so it serves upper
+    bounds), ``s_up`` Y moved down; ``top`` = k/b_N."""
+
+    s_down: object
+    s_up: object
+    top: float
+
+    def pure_q(self, q: float) -> float:
+        """q″ = q e^top/(1 − q + q e^top): a pair of observed records at δ = 0 is the sum's
+        pair at q″ (its value rises with Y)."""
+        return 1.0 / (1.0 + (1 - q) / q * math.exp(-self.top))
+
+
+def count_loss(b_n: float, k: int, delta: float, *, step: float = 0.01) -> CountLoss:
+    """The :class:`CountLoss` of k releases of a count with Laplace(``b_n``) noise: one
+    release's Y is −1/b_N with probability 1/2 (y < 0) and else (2 min(y, 1) − 1)/b_N,
+    y ~ Exp(b_N) (:func:`_step_law`); its k-fold sum moves by at most ``step`` each way, then
+    onto a grid of ``step`` (tails of at most 10⁻⁴δ moved to the edges or, for ``s_up``,
+    dropped)."""
+    from audit.theory.grid_expectation import GridLaw, coarsen
+
+    b_n, k = check_positive(b_n, "b_n"), check_count(k, "k")
+    n = max(int(math.ceil(2 * k / (b_n * step))), 1)
+    grid, up, down = _step_law(1.0, b_n, n)
+    up, down = 0.5 * up, 0.5 * down
+    up[0] += 0.5  # the atom at −1/b_N (y < 0), exactly on the grid
+    down[0] += 0.5
+    y_up, y_down = _sums(grid, (up, down), k)[k]
+
+    def reflected(law):  # s = −Y, weighted by e^Y: masses and tilted masses swap
+        return GridLaw(-law.points[::-1], law.tilted[::-1], law.masses[::-1])
+
+    s_down, s_up = reflected(y_up), reflected(y_down)
+    if s_down.points.size > 1:
+        s_down = coarsen(s_down, False, step, 1e-4 * delta)
+        s_up = coarsen(s_up, True, step, 1e-4 * delta)
+    return CountLoss(s_down, s_up, k / b_n)
 
 
 def _box_step_law(d0: float, d1: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -374,32 +434,35 @@ def _pure_box(c1: float, c2: float, cp: float, na: float, k: int, b: float,
 
 class _Boxes:
     """Upper bounds at δ > 0 on D_γ(P_c ‖ P_c′) over boxes of numerators c ∈ [m + d0, m + d1]
-    above the missing reading m, against c′ = lo (across m) and c′ = hi (the same side)
-    (docs/THEORY.md §10.3). The integrand rises with u = Σ_i (|x_i − m| − |x_i − c|)/b, so u
-    replaced by its largest value over the box, release by release, bounds it: a release below
-    m adds −d0/b and one above m a value of :func:`_box_step_law`.
+    at or above the missing reading m, against an end c′ of the domain: across m (c′ ≤ m) or
+    on the same side (docs/THEORY.md §10.3). The integrand rises with u = Σ_i (|x_i − m| −
+    |x_i − c|)/b, so u replaced by its largest value over the box, release by release, bounds
+    it: a release below m adds −d0/b and one above m a value of :func:`_box_step_law`.
 
-    Across m, given the number j of releases above m that sum and w (at lo) are independent, as
-    in :func:`opposite_pair_epsilon`. On the same side, release by release the value at hi is
-    at least the box's largest value minus (hi − m − d0)/b, so w ≥ u − kΔ/b (Δ = hi − m − d0)
-    and the integrand is at most ((1 − q)(1 − γ) + q e^u (1 − γ e^{−kΔ/b}))_+, a function of u
-    alone (at the δ = 0 worst output, every release at c, the two are equal)."""
+    Across m, given the number j of releases above m that sum and w (at c′ = lo) are
+    independent, as in :func:`opposite_pair_epsilon` (w ≡ 0 when lo = m). On the same side,
+    release by release |x − c| − |x − c′| ≥ −|c − c′|, so w ≥ u − kΔ/b with Δ the box's
+    largest distance to c′, and the integrand is at most ((1 − q)(1 − γ) + q e^u (1 −
+    γ e^{−kΔ/b}))_+, a function of u alone (at the δ = 0 worst output, every release at c, the
+    two are equal). ``count``: a mean's count loss (:class:`CountLoss`) in the term A e^s."""
 
     def __init__(self, lo: float, hi: float, na: float, q: float, b: float, k: int,
-                 delta: float, step: float) -> None:
-        from audit.theory.grid_expectation import coarsen
+                 delta: float, step: float, count: CountLoss | None = None) -> None:
+        from audit.theory.grid_expectation import POINT, coarsen
 
-        ap = na - lo
+        ap = max(na - lo, 0.0)
         # as in opposite_pair_epsilon: coarser where a sum would pass _MAX_POINTS points
         step = max(step, 2 * max(hi - na, ap) * k * k / (b * _MAX_POINTS))
-        self.q, self.b, self.k, self.step, self.reach = q, b, k, step, hi - na
-        ws = _partial_sums(ap, b, max(int(math.ceil(2 * ap * k / (b * step))), 1), k)
+        self.q, self.b, self.k, self.step = q, b, k, step
+        self.s = POINT if count is None else count.s_down
         self.weights = [math.comb(k, j) / 2.0 ** k for j in range(k + 1)]
-        self.rows = []
-        for j in range(k + 1):
-            r_down = _shifted(ws[k - j][1], -j * ap / b)
-            self.rows.append(coarsen(r_down, False, step, 1e-4 * delta)
-                             if r_down.points.size > 1 else r_down)
+        self.rows = [POINT] * (k + 1)  # w given j across m (a point when lo = m)
+        if ap > 0.0:
+            ws = _partial_sums(ap, b, max(int(math.ceil(2 * ap * k / (b * step))), 1), k)
+            for j in range(k + 1):
+                r_down = _shifted(ws[k - j][1], -j * ap / b)
+                self.rows[j] = (coarsen(r_down, False, step, 1e-4 * delta)
+                                if r_down.points.size > 1 else r_down)
         self.evaluations = 0
         self._box: tuple[float, float] | None = None
         self._laws: list = []
@@ -416,42 +479,52 @@ class _Boxes:
             self._box = (d0, d1)
         return self._laws
 
-    def delta(self, d0: float, d1: float, gamma: float, across: bool) -> float:
-        """An upper bound on sup over c ∈ [m + d0, m + d1] of D_γ(P_c ‖ P_lo) (``across``) or
-        of D_γ(P_c ‖ P_hi)."""
+    def delta(self, d0: float, d1: float, gamma: float, reach: float | None) -> float:
+        """An upper bound on sup over c ∈ [m + d0, m + d1] of D_γ(P_c ‖ P_lo) across m
+        (``reach`` None) or of D_γ(P_c ‖ P_c′) for a c′ on the same side at most ``reach``
+        from every c of the box."""
         from audit.theory.grid_expectation import POINT, expectation
 
         self.evaluations += 1
         q, k = self.q, self.k
         laws = self._u(d0, d1)
         A = (1 - q) * (1 - gamma)
+        across = reach is None
         if across:
             B, C = q, gamma * q
         else:
-            B, C = q * (1 - gamma * math.exp(-k * (self.reach - d0) / self.b)), 0.0
+            B, C = q * (1 - gamma * math.exp(-k * reach / self.b)), 0.0
             if B <= 0.0:
                 return 0.0
         total = 0.0
         for j in range(k + 1):
-            v, err = expectation(A, B, C, POINT, laws[j], self.rows[j] if across else POINT)
+            v, err = expectation(A, B, C, self.s, laws[j], self.rows[j] if across else POINT)
             total += self.weights[j] * (v + err)
         return min(total, 1.0)
 
 
 def _side_holds(lo: float, hi: float, na: float, q: float, b: float, k: int, delta: float,
-                target: float, step: float, budget: int) -> bool:
-    """Whether every pair whose numerator c lies in [m, hi] and whose denominator is lo or hi
-    has ε(δ) ≤ ``target``: a box of c passes against a denominator by the δ = 0 bound of
-    :func:`_pure_box` or the δ > 0 bound of :class:`_Boxes`; a box that does not pass against
-    both is halved."""
+                target: float, step: float, budget: int,
+                count: CountLoss | None = None) -> bool:
+    """Whether every pair whose numerator c lies in [max(m, lo), hi] and whose denominator is
+    lo or hi has ε(δ) ≤ ``target``: a box of c passes against a denominator by the δ = 0 bound
+    of :func:`_pure_box` or the δ > 0 bound of :class:`_Boxes`; a box that does not pass
+    against both is halved. ``count``: the sum of a mean over the observed entries (m = 0),
+    the δ = 0 bound at :meth:`CountLoss.pure_q`."""
     gamma = math.exp(target)
-    boxes = _Boxes(lo, hi, na, q, b, k, delta, step)
+    boxes = _Boxes(lo, hi, na, q, b, k, delta, step, count)
+    q_pure = q if count is None else count.pure_q(q)
     floor = 1e-9 * (hi - lo)
-    stack = [(na, hi)]
+    stack = [(max(na, lo), hi)]
+
+    def reach(c1: float, c2: float, cp: float) -> float | None:
+        return None if cp <= na else max(abs(c1 - cp), abs(c2 - cp))
+
     while stack:
         c1, c2 = stack.pop()
-        if all(_pure_box(c1, c2, cp, na, k, b, q) <= target
-               or boxes.delta(c1 - na, c2 - na, gamma, cp == lo) <= delta for cp in (lo, hi)):
+        if all(_pure_box(c1, c2, cp, na, k, b, q_pure) <= target
+               or boxes.delta(c1 - na, c2 - na, gamma, reach(c1, c2, cp)) <= delta
+               for cp in (lo, hi)):
             continue
         if c2 - c1 <= floor or boxes.evaluations >= budget:
             return False
@@ -497,5 +570,47 @@ def shared_upper(lo: float, hi: float, na: float, q: float, b: float, k: int, de
             continue
         sides = [(lo, hi)] if hi - na == na - lo else [(lo, hi), (2 * na - hi, 2 * na - lo)]
         if all(_side_holds(a, z, na, q, b, k, delta, target, step, budget) for a, z in sides):
+            return target
+    return None
+
+
+def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, floor: float,
+               count: CountLoss, *, above: float = 0.0, targets=(1e-3, 2.5e-3, 5e-3, 1e-2),
+               step: float = 0.01, budget: int = 80) -> float | None:
+    """A certified upper end at δ > 0 over every pair of two observed records c, c′ ∈ [lo, hi]
+    of k releases of a mean over the observed entries with Laplace noise, one table (docs/
+    THEORY.md §10.8): the sum's noise scale ``b``, the count's loss ``count``; the first of
+    floor·(1 + r), r in ``targets`` (those above ``above``), that :func:`_side_holds`
+    certifies on each side of 0 the domain reaches, or None. Pairs with the missing record are
+    not covered (their closed form is the caller's).
+
+    The reduction of :func:`shared_upper` holds at every output of the sum and the count: the
+    denominator's density 1 − q + q e^{Y + w(c′)} is at least the smaller of its values at c
+    and at the end beyond c′, so c′ ∈ {lo, hi}; on boxes of c the integrand rises with Y and
+    with u, and the count's loss enters as s = −Y (:class:`CountLoss`).
+
+    Raises
+    ------
+    ValueError
+        Unless 0 < δ < 1 and k ≤ ``MAX_OPPOSITE_RELEASES``.
+    """
+    lo, hi = check_interval((lo, hi), "domain")
+    check_count(k, "k")
+    if k > MAX_OPPOSITE_RELEASES:
+        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a mean's upper end "
+                         f"at delta > 0, got k={k}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    sides = []
+    if hi > 0.0:
+        sides.append((lo, hi))
+    if lo < 0.0 and hi != -lo:  # the mirror image x -> -x (the count is unchanged)
+        sides.append((-hi, -lo))
+    for r in targets:
+        target = floor * (1 + r)
+        if target <= above:
+            continue
+        if all(_side_holds(a, z, 0.0, q, b, k, delta, target, step, budget, count)
+               for a, z in sides):
             return target
     return None

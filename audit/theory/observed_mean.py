@@ -22,9 +22,12 @@ P_NA = N_(0,0)^(k).
   into §10.3's problem at q″ = q e^Y/(1 − q + q e^Y), certified by the branch and bound of
   :mod:`audit.theory.laplace_shared` restricted to domain records; pairs with NA in closed form.
   Fresh masks at δ = 0: k times one release's value (exact).
-- **Laplace, δ > 0 (shared, or k = 1)**: a certified bracket that need not close: above, the
-  δ = 0 value; below, the worst (record, NA) pair, exactly by advanced joint convexity ([BBG18]
-  Theorem 2) on an optimistic PLD.
+- **Laplace, δ > 0 (shared, or k = 1)**: a certified bracket. The (record, NA) pairs exactly
+  in both orders by advanced joint convexity ([BBG18] Theorem 2) on optimistic and
+  pessimistic PLDs; for k ≤ 32 the pairs (hi, lo) across 0 exactly and every pair of two
+  observed records bounded on boxes (§10.3's branch and bound with the count's loss as one
+  more independent variable, :func:`audit.theory.laplace_shared.mean_upper`), within 1 %;
+  beyond k = 32 the δ = 0 value above.
 - Fresh masks with k > 1 at δ > 0 are **refused** (not built).
 
 References
@@ -430,37 +433,90 @@ def _domain_pure(lo, hi, q, b, k):
 
 
 def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
-    """δ > 0: above, the δ = 0 value; below, the add order of the worst (c, NA) pair,
-    D_γ(P_c‖N_0) = q D_α(N_(c,1)^k ‖ N_0^k), α = 1 + (γ − 1)/q ([BBG18] Thm 2, an equality),
-    from dp_accounting's optimistic PLD (a lower bound on δ, so on ε)."""
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    from audit._numeric import brentq, log1p_expm1_div
+    """δ > 0 (shared masks, or k = 1). The pairs with the missing record: exact in both orders
+    by advanced joint convexity ([BBG18] Thm 2, equalities), D_γ(P_c‖N_0) = q D_α(M‖N),
+    α = 1 + (γ − 1)/q, and D_γ(N_0‖P_c) = (1 − γ(1 − q))_+ D_α″(N‖M), α″ = γq/(1 − γ(1 − q)),
+    M = N_(c,1)^k, N = N_(0,0)^k (a composition of Laplace shifts |c|/b_S and 1/b_N, symmetric),
+    on dp_accounting's optimistic PLD (below) and pessimistic PLD (above); the end with the
+    larger |c| is worst. With 0 inside the domain, the pairs (hi, lo) and (lo, hi) across it
+    exactly (:func:`audit.theory.laplace_shared.opposite_pair_epsilon` with the count's loss).
+    Pairs of two observed records above: the boxes of
+    :func:`audit.theory.laplace_shared.mean_upper` (k ≤ 32), else the δ = 0 value."""
+    from audit.theory.laplace_shared import (
+        MAX_OPPOSITE_RELEASES,
+        count_loss,
+        mean_upper,
+        opposite_pair_epsilon,
+    )
 
     pure = _laplace_pure(setting, setting.releases)
     lo, hi = setting.domain
     q, k = setting.observation, setting.releases
+    b_s, b_n = setting.sum_scale, setting.count_scale
     far = "hi" if abs(hi) >= abs(lo) else "lo"
+    na_low, na_high = _na_pair(setting, delta, pure.epsilon)
+    found = {(far, "NA"): (na_low, na_high)}
+    above = 0.0  # the highest upper end of a pair of two observed records
+    upper, how = pure.epsilon, "the delta = 0 value"
+    if k <= MAX_OPPOSITE_RELEASES and na_low < pure.epsilon - tolerance(pure.epsilon):
+        count = count_loss(b_n, k, delta)
+        if lo < 0.0 < hi:
+            sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (-hi, -lo))]
+            for names, (a_lo, a_hi) in sides[:1] if hi == -lo else sides:
+                found[names] = opposite_pair_epsilon(a_lo, a_hi, 0.0, q, b_s, k, delta,
+                                                     count=count, at_most=na_low)
+                above = max(above, found[names][1])
+        lower = max(v[0] for v in found.values())
+        boxed = mean_upper(lo, hi, q, b_s, k, delta, lower, count, above=above)
+        if boxed is not None:
+            upper = max(boxed, na_high)
+            how = (f"pairs of observed records bounded on boxes within {boxed / lower - 1:.2%} "
+                   "of the lower end (THEORY 10.8), pairs with NA exact")
+    # a pair returned unsolved below the NA pair (its lower end 0) names no worst case
+    found = {p: v for p, v in found.items() if v[0] > 0.0 or p == (far, "NA")}
+    pair = max(found, key=lambda p: found[p][0])
+    lower = found[pair][0]
+    upper = min(max(upper, max(v[1] for v in found.values())), pure.epsilon)
+    return WorstCase(max(upper, lower), lower, pair,
+                     f"Laplace at delta > 0: above, {how}; below, the worst of the pairs with "
+                     "NA (advanced joint convexity on a PLD, both orders)"
+                     + (" and across 0 (exact, THEORY 10.3)" if len(found) > 1 else ""),
+                     COVERS, upper_pair=pair if upper < pure.epsilon else pure.pair)
+
+
+def _na_pair(setting: ObservedMeanSetting, delta: float, top: float) -> tuple[float, float]:
+    """(low, high) ε at δ of the pair (far end, NA) over its two orders, from dp_accounting's
+    optimistic and pessimistic PLDs of the composed Laplace shifts (|c|/b_S, 1/b_N), k of
+    each (:func:`_laplace_delta`); ``top`` the δ = 0 value (it holds)."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit.theory.grid_expectation import solve_epsilon
+
+    lo, hi = setting.domain
+    q, k = setting.observation, setting.releases
     h = 1e-4
-    one = dpl.from_laplace_mechanism(setting.sum_scale, sensitivity=max(abs(lo), abs(hi)),
-                                     pessimistic_estimate=False, use_connect_dots=False,
-                                     value_discretization_interval=h)
-    one = one.compose(dpl.from_laplace_mechanism(setting.count_scale, sensitivity=1.0,
-                                                 pessimistic_estimate=False,
-                                                 use_connect_dots=False,
-                                                 value_discretization_interval=h))
-    pld = one if k == 1 else one.self_compose(k)
 
-    def excess(e: float) -> float:
-        return q * float(pld.get_delta_for_epsilon(log1p_expm1_div(e, q))) - delta
+    def base(pessimistic: bool):
+        one = dpl.from_laplace_mechanism(setting.sum_scale, sensitivity=max(abs(lo), abs(hi)),
+                                         pessimistic_estimate=pessimistic,
+                                         use_connect_dots=False,
+                                         value_discretization_interval=h)
+        one = one.compose(dpl.from_laplace_mechanism(setting.count_scale, sensitivity=1.0,
+                                                     pessimistic_estimate=pessimistic,
+                                                     use_connect_dots=False,
+                                                     value_discretization_interval=h))
+        return one if k == 1 else one.self_compose(k)
 
-    top = pure.epsilon
-    low = 0.0 if excess(0.0) <= 0 else top if excess(top) > 0 else \
-        brentq(excess, 0.0, top, xtol=1e-10)
-    step = 1e-9
-    while low > 0.0 and excess(low) <= 0:  # keep only a verified δ(low) > δ
-        low, step = max(low - step, 0.0), 4 * step
-    return WorstCase(pure.epsilon, min(low, pure.epsilon), (far, "NA"),
-                     "Laplace at delta > 0: above, the delta = 0 value; below, the worst "
-                     "(c, NA) pair by advanced joint convexity on an optimistic PLD", COVERS,
-                     upper_pair=pure.pair)
+    def profile(pld):
+        def delta_of(e: float) -> float:
+            g = math.exp(e)
+            add = q * float(pld.get_delta_for_epsilon(math.log1p(math.expm1(e) / q)))
+            rest = 1.0 - g * (1 - q)
+            remove = 0.0 if rest <= 0.0 else \
+                rest * float(pld.get_delta_for_epsilon(math.log(g * q / rest)))
+            return max(add, remove)
+        return delta_of
+
+    pess, opt = profile(base(True)), profile(base(False))
+    return (solve_epsilon(opt, delta, top, upper=False),
+            solve_epsilon(lambda e: (1 + _SLACK) * pess(e), delta, top, upper=True))

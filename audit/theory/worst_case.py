@@ -451,7 +451,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     if lo < m < hi and k <= MAX_OPPOSITE_RELEASES:  # the pairs across the missing reading
         sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (2 * m - hi, 2 * m - lo))]
         for names, (a_lo, a_hi) in sides[:1] if hi - m == m - lo else sides:  # mirror images
-            low, high = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta)
+            low, high = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta, at_most=lower)
             above = max(above, high)
             if low > lower:
                 lower, pair = low, names

@@ -259,7 +259,7 @@ def test_a_box_bound_holds_each_record_of_its_box(d0, d1, across):
     lo, hi, m, q, b, delta = -1.0, 1.0, 0.0, 0.4, 1.0, 1e-3
     gamma = math.exp(0.8 if across else 0.3)
     boxes = _Boxes(lo, hi, m, q, b, 2, delta, step=0.002)
-    bound = boxes.delta(d0, d1, gamma, across)
+    bound = boxes.delta(d0, d1, gamma, None if across else hi - m - d0)
     den = lo if across else hi
     records = list(np.linspace(m + d0, m + d1, 5))
     dens, cell = _grid_densities(lo, hi, m, q, b, [*records, den], step=0.01)

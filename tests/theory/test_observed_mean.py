@@ -243,12 +243,131 @@ def test_laplace_without_missingness_and_fresh_masks():
     assert fr.epsilon == pytest.approx(5 * one.epsilon)
 
 
-def test_laplace_positive_delta_is_a_certified_bracket():
+def test_laplace_positive_delta_closes_below_the_pure_value():
+    """The setting of THEORY §10.8 (ε = 1, [−1, 1], q = 0.2, k = 5, δ = 10⁻⁵) was the bracket
+    [2.1878, 2.2305] with the δ = 0 value above; the boxes close it within 1 %."""
     s = ObservedMeanSetting("laplace", 1.0, 0.0, (-1.0, 1.0), 0.2, releases=5)
     pure = observed_mean_worst_case(s, 0.0)
     w = observed_mean_worst_case(s, 1e-5)
-    assert w.epsilon == pure.epsilon and 0 < w.lower <= w.epsilon
+    assert w.lower == pytest.approx(2.1878, abs=1e-3) and w.pair == ("hi", "NA")
+    assert w.epsilon < 0.985 * pure.epsilon and _width_ok(w) and w.exact
     assert w.lower > observed_mean_worst_case(s, 1e-2).lower
+
+
+def test_laplace_beyond_the_boxes_keeps_the_pure_value_above():
+    s = ObservedMeanSetting("laplace", 1.0, 0.0, (-1.0, 1.0), 0.2, releases=40)
+    w = observed_mean_worst_case(s, 1e-5)
+    assert w.epsilon == observed_mean_worst_case(s, 0.0).epsilon and not w.exact
+    assert w.lower > 0.5 * w.epsilon
+
+
+def _count_law(bn, k, h=1e-3):
+    """The law of Y = Σ (|y_i| − |y_i − 1|)/b_N, y_i ~ Laplace(0, b_N), on a grid of h: each
+    release from a fine grid of y binned to the nearest multiple of h, then convolved."""
+    y = np.arange(-40 * bn, 40 * bn, h * bn / 4) + h * bn / 8
+    w = np.exp(-np.abs(y) / bn) * (h / 8)
+    idx = np.rint(((np.abs(y) - np.abs(y - 1)) / bn + 1 / bn) / h).astype(int)
+    one = np.bincount(idx, weights=w, minlength=int(round(2 / bn / h)) + 1)
+    law = one / one.sum()
+    for _ in range(k - 1):
+        law = np.convolve(law, one / one.sum())
+    return -k / bn + h * np.arange(law.size), law
+
+
+def _grid_deltas(s, records, gammas, cells):
+    """D_γ of every ordered pair of ``records`` (None: the NA record) at each γ: the sum's k
+    outputs on a midpoint grid of R^k, the count's loss Y from its own law; relative to the NA
+    record an observed c has density ratio 1 − q + q e^{A_c(x) + Y}, so each term is
+    E_Y[(a0 + a1 e^Y)_+] for coefficients written from the model."""
+    k, q, bs = s.releases, s.observation, s.sum_scale
+    ys, law = _count_law(s.count_scale, k)
+    tail0 = np.concatenate([np.cumsum(law[::-1])[::-1], [0.0]])
+    tail1 = np.concatenate([np.cumsum((law * np.exp(ys))[::-1])[::-1], [0.0]])
+    step = bs / cells  # the sum's grid: ``cells`` per noise scale, over ±14 scales
+    x1 = step * (np.arange(-14 * cells, 14 * cells) + 0.5)
+    xs = [g.ravel() for g in np.meshgrid(*([x1] * k), indexing="ij")]
+    ref = np.prod([np.exp(-np.abs(x) / bs) / (2 * bs) * step for x in xs], axis=0)
+    ratio = {c: np.exp(sum((np.abs(x) - np.abs(x - c)) / bs for x in xs))
+             for c in records if c is not None}
+
+    def e_y(a0, a1):  # E_Y[(a0 + a1 e^Y)_+], a1 an array
+        out = np.zeros_like(a1)
+        up = a1 > 0
+        with np.errstate(divide="ignore"):
+            cut = np.log(-a0 / a1[up]) if a0 < 0 else np.full(int(up.sum()), -np.inf)
+        j = np.searchsorted(ys, cut, side="right")
+        out[up] = a0 * tail0[j] + a1[up] * tail1[j]
+        down = (a1 < 0) & (a0 > 0)
+        j = np.searchsorted(ys, np.log(a0 / -a1[down]), side="left")
+        out[down] = a0 * (1 - tail0[j]) + a1[down] * (tail1[0] - tail1[j])
+        return out
+
+    out = {}
+    for c in records:
+        for cp in records:
+            if c is cp or (c is not None and cp is not None and c == cp):
+                continue
+            vals = []
+            for g in gammas:
+                if c is not None and cp is not None:
+                    a0, a1 = (1 - q) * (1 - g), q * (ratio[c] - g * ratio[cp])
+                elif cp is None:
+                    a0, a1 = 1 - q - g, q * ratio[c]
+                else:
+                    a0, a1 = 1 - g * (1 - q), -g * q * ratio[cp]
+                vals.append(float(ref @ e_y(a0, a1)))
+            out[(c, cp)] = vals
+    return out
+
+
+@pytest.mark.parametrize("dom,q,k,delta,split,eps", [
+    ((-1.0, 1.0), 0.3, 1, 1e-3, 0.5, 2.0), ((-1.0, 1.0), 0.3, 2, 1e-3, 0.5, 2.0),
+    ((-0.5, 1.0), 0.5, 2, 1e-2, 0.5, 2.0), ((0.0, 1.0), 0.05, 2, 1e-3, 0.9, 4.0),
+    ((-1.0, 1.0), 0.05, 2, 1e-3, 0.9, 2.0), ((-0.5, 1.0), 0.05, 2, 1e-3, 0.9, 4.0)])
+def test_laplace_positive_delta_against_grids_of_outputs_and_records(dom, q, k, delta, split,
+                                                                      eps):
+    """k ≤ 2: every ordered pair of 7 records of the domain and the NA record, integrated over
+    the sum's outputs on a grid with the count's loss from its own law, has D_γ ≤ δ at the
+    certified upper end (up to the grids' error), and the lower end's pair has D_γ > δ just
+    below the lower end; the worst pair is (hi, NA) or (hi, lo) depending on the split."""
+    s = ObservedMeanSetting("laplace", eps, 0.0, dom, q, releases=k, split=split)
+    w = observed_mean_worst_case(s, delta)
+    assert _width_ok(w)
+    records = [None, *np.linspace(*dom, 7)]
+    grid = _grid_deltas(s, records, [math.exp(w.epsilon), math.exp(0.995 * w.lower)],
+                        200 if k == 1 else 30)
+    assert max(v[0] for v in grid.values()) <= 1.005 * delta
+    name = {"hi": dom[1], "lo": dom[0], "NA": None}
+    assert grid[tuple(name[n] for n in w.pair)][1] > delta
+
+
+def test_count_loss_is_a_law_under_both_weights():
+    """Unmoved, the s-law's masses are e^Y times Y's law and its tilted masses Y's law, each of
+    total 1 (E[e^Y] = 1 under the NA record's count). Moved (Y up for ``s_down``, down for
+    ``s_up``, then onto the grid) each total leaves 1 the way the move goes, by at most
+    e^{±2 step}; Y moved up puts s lower."""
+    from audit.theory.laplace_shared import count_loss
+
+    c = count_loss(0.7, 6, 1e-6)
+    assert 1.0 < c.s_down.masses.sum() <= math.exp(0.02)
+    assert math.exp(-0.02) <= c.s_down.tilted.sum() < 1.0
+    assert math.exp(-0.02) <= c.s_up.masses.sum() < 1.0
+    assert 1.0 < c.s_up.tilted.sum() <= math.exp(0.02)
+    mean = lambda law: float(np.sum(np.where(np.isfinite(law.points), law.points, -60)  # noqa: E731
+                                    * law.tilted))
+    assert mean(c.s_down) < mean(c.s_up) and c.top == pytest.approx(6 / 0.7)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"k": 33}, "k must be at most 32"),
+                                          ({"delta": 0.0}, "delta must be in"),
+                                          ({"lo": 1.0}, "domain")])
+def test_mean_upper_refusals(kwargs, match):
+    from audit.theory.laplace_shared import count_loss, mean_upper
+
+    args = {"lo": -1.0, "hi": 1.0, "q": 0.2, "b": 4.0, "k": 5, "delta": 1e-5, "floor": 2.0,
+            "count": count_loss(2.0, 5, 1e-5)} | kwargs
+    with pytest.raises(ValueError, match=match):
+        mean_upper(**args)
 
 
 def test_a_billion_shared_gaussian_releases_are_refused_naming_the_releases():
