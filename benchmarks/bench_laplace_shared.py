@@ -37,7 +37,7 @@ def main() -> None:
         row = {"domain": domain, "na": m, "q": q, "b": b, "k": k, "delta": delta,
                "lower": w.lower, "epsilon": w.epsilon,
                "width": (w.epsilon - w.lower) / w.epsilon if w.epsilon > 0 else 0.0,
-               "exact": w.exact, "boxes": "boxes" in w.method,
+               "exact": bool(w.exact), "boxes": "boxes" in w.method,
                "seconds": round(time.perf_counter() - start, 2)}
         rows.append(row)
         print(json.dumps(row), flush=True)

@@ -38,7 +38,7 @@ def main() -> None:
         row = {"domain": domain, "q": q, "split": split, "k": k, "delta": delta,
                "lower": w.lower, "epsilon": w.epsilon,
                "width": (w.epsilon - w.lower) / w.epsilon if w.epsilon > 0 else 0.0,
-               "exact": w.exact, "pair": w.pair, "boxes": "boxes" in w.method,
+               "exact": bool(w.exact), "pair": w.pair, "boxes": "boxes" in w.method,
                "seconds": round(time.perf_counter() - start, 2)}
         rows.append(row)
         print(json.dumps(row), flush=True)

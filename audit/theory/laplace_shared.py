@@ -300,11 +300,8 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     release's value moved on a grid (the sums move by at most ``step``). The pair (lo, hi)
     is its mirror image (swap hi − m and m − lo).
 
-    ``count``: the sum is that of a mean over the observed entries (docs/THEORY.md §10.8,
-    ``na`` = 0), whose noisy count adds the loss Y to both u and w; its law enters the
-    expectation as s = −Y (:func:`count_loss`). ``at_most``: where the pair's upper δ bound
-    at ε = ``at_most`` is at most δ already, (0, ``at_most``) is returned unsolved (a pair the
-    caller knows to lie below another).
+    ``count``: a mean's count loss (:class:`CountLoss`, ``na`` = 0).
+    ``at_most``: where the upper δ bound at ε = ``at_most`` is ≤ δ, (0, ``at_most``) unsolved.
 
     Raises
     ------
@@ -382,32 +379,6 @@ class CountLoss:
         """q″ = q e^top/(1 − q + q e^top): a pair of observed records at δ = 0 is the sum's
         pair at q″ (its value rises with Y)."""
         return 1.0 / (1.0 + (1 - q) / q * math.exp(-self.top))
-
-
-def count_loss(b_n: float, k: int, delta: float, *, step: float = 0.01) -> CountLoss:
-    """The :class:`CountLoss` of k releases of a count with Laplace(``b_n``) noise: one
-    release's Y is −1/b_N with probability 1/2 (y < 0) and else (2 min(y, 1) − 1)/b_N,
-    y ~ Exp(b_N) (:func:`_step_law`); its k-fold sum moves by at most ``step`` each way, then
-    onto a grid of ``step`` (tails of at most 10⁻⁴δ moved to the edges or, for ``s_up``,
-    dropped)."""
-    from audit.theory.grid_expectation import GridLaw, coarsen
-
-    b_n, k = check_positive(b_n, "b_n"), check_count(k, "k")
-    n = max(int(math.ceil(2 * k / (b_n * step))), 1)
-    grid, up, down = _step_law(1.0, b_n, n)
-    up, down = 0.5 * up, 0.5 * down
-    up[0] += 0.5  # the atom at −1/b_N (y < 0), exactly on the grid
-    down[0] += 0.5
-    y_up, y_down = _sums(grid, (up, down), k)[k]
-
-    def reflected(law):  # s = −Y, weighted by e^Y: masses and tilted masses swap
-        return GridLaw(-law.points[::-1], law.tilted[::-1], law.masses[::-1])
-
-    s_down, s_up = reflected(y_up), reflected(y_down)
-    if s_down.points.size > 1:
-        s_down = coarsen(s_down, False, step, 1e-4 * delta)
-        s_up = coarsen(s_up, True, step, 1e-4 * delta)
-    return CountLoss(s_down, s_up, k / b_n)
 
 
 def _box_step_law(d0: float, d1: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -582,44 +553,3 @@ def shared_upper(lo: float, hi: float, na: float, q: float, b: float, k: int, de
             return target
     return None
 
-
-def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, floor: float,
-               count: CountLoss, *, above: float = 0.0, targets=(1e-3, 2.5e-3, 5e-3, 1e-2),
-               step: float = 0.01, budget: int = 80) -> float | None:
-    """A certified upper end at δ > 0 over every pair of two observed records c, c′ ∈ [lo, hi]
-    of k releases of a mean over the observed entries with Laplace noise, one table (docs/
-    THEORY.md §10.8): the sum's noise scale ``b``, the count's loss ``count``; the first of
-    floor·(1 + r), r in ``targets`` (those above ``above``), that :func:`_side_holds`
-    certifies on each side of 0 the domain reaches, or None. Pairs with the missing record are
-    not covered (their closed form is the caller's).
-
-    The reduction of :func:`shared_upper` holds at every output of the sum and the count: the
-    denominator's density 1 − q + q e^{Y + w(c′)} is at least the smaller of its values at c
-    and at the end beyond c′, so c′ ∈ {lo, hi}; on boxes of c the integrand rises with Y and
-    with u, and the count's loss enters as s = −Y (:class:`CountLoss`).
-
-    Raises
-    ------
-    ValueError
-        Unless 0 < δ < 1 and k ≤ ``MAX_OPPOSITE_RELEASES``.
-    """
-    lo, hi = check_interval((lo, hi), "domain")
-    check_count(k, "k")
-    if k > MAX_OPPOSITE_RELEASES:
-        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a mean's upper end "
-                         f"at delta > 0, got k={k}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
-    sides = []
-    if hi > 0.0:
-        sides.append((lo, hi))
-    if lo < 0.0 and hi != -lo:  # the mirror image x -> -x (the count is unchanged)
-        sides.append((-hi, -lo))
-    for r in targets:
-        target = floor * (1 + r)
-        if target <= above:
-            continue
-        if all(_side_holds(a, z, 0.0, q, b, k, delta, target, step, budget, count)
-               for a, z in sides):
-            return target
-    return None

@@ -26,7 +26,7 @@ P_NA = N_(0,0)^(k).
   in both orders by advanced joint convexity ([BBG18] Theorem 2) on optimistic and
   pessimistic PLDs; for k ≤ 32 the pairs (hi, lo) across 0 exactly and every pair of two
   observed records bounded on boxes (§10.3's branch and bound with the count's loss as one
-  more independent variable, :func:`audit.theory.laplace_shared.mean_upper`), within 1 %;
+  more independent variable, :func:`audit.theory.laplace_mean.mean_upper`), within 1 %;
   beyond k = 32 the δ = 0 value above.
 - Fresh masks with k > 1 at δ > 0 are **refused** (not built).
 
@@ -441,13 +441,9 @@ def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
     larger |c| is worst. With 0 inside the domain, the pairs (hi, lo) and (lo, hi) across it
     exactly (:func:`audit.theory.laplace_shared.opposite_pair_epsilon` with the count's loss).
     Pairs of two observed records above: the boxes of
-    :func:`audit.theory.laplace_shared.mean_upper` (k ≤ 32), else the δ = 0 value."""
-    from audit.theory.laplace_shared import (
-        MAX_OPPOSITE_RELEASES,
-        count_loss,
-        mean_upper,
-        opposite_pair_epsilon,
-    )
+    :func:`audit.theory.laplace_mean.mean_upper` (k ≤ 32), else the δ = 0 value."""
+    from audit.theory.laplace_mean import count_loss, mean_upper
+    from audit.theory.laplace_shared import MAX_OPPOSITE_RELEASES, opposite_pair_epsilon
 
     pure = _laplace_pure(setting, setting.releases)
     lo, hi = setting.domain

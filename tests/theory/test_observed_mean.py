@@ -341,35 +341,6 @@ def test_laplace_positive_delta_against_grids_of_outputs_and_records(dom, q, k, 
     assert grid[tuple(name[n] for n in w.pair)][1] > delta
 
 
-def test_count_loss_is_a_law_under_both_weights():
-    """Unmoved, the s-law's masses are e^Y times Y's law and its tilted masses Y's law, each of
-    total 1 (E[e^Y] = 1 under the NA record's count). Moved (Y up for ``s_down``, down for
-    ``s_up``, then onto the grid) each total leaves 1 the way the move goes, by at most
-    e^{±2 step}; Y moved up puts s lower."""
-    from audit.theory.laplace_shared import count_loss
-
-    c = count_loss(0.7, 6, 1e-6)
-    assert 1.0 < c.s_down.masses.sum() <= math.exp(0.02)
-    assert math.exp(-0.02) <= c.s_down.tilted.sum() < 1.0
-    assert math.exp(-0.02) <= c.s_up.masses.sum() < 1.0
-    assert 1.0 < c.s_up.tilted.sum() <= math.exp(0.02)
-    mean = lambda law: float(np.sum(np.where(np.isfinite(law.points), law.points, -60)  # noqa: E731
-                                    * law.tilted))
-    assert mean(c.s_down) < mean(c.s_up) and c.top == pytest.approx(6 / 0.7)
-
-
-@pytest.mark.parametrize("kwargs,match", [({"k": 33}, "k must be at most 32"),
-                                          ({"delta": 0.0}, "delta must be in"),
-                                          ({"lo": 1.0}, "domain")])
-def test_mean_upper_refusals(kwargs, match):
-    from audit.theory.laplace_shared import count_loss, mean_upper
-
-    args = {"lo": -1.0, "hi": 1.0, "q": 0.2, "b": 4.0, "k": 5, "delta": 1e-5, "floor": 2.0,
-            "count": count_loss(2.0, 5, 1e-5)} | kwargs
-    with pytest.raises(ValueError, match=match):
-        mean_upper(**args)
-
-
 def test_a_billion_shared_gaussian_releases_are_refused_naming_the_releases():
     # one release at sigma/sqrt(k): its pair's epsilon leaves the float range (it said only
     # "delta=1e-05 needs eps > 700.0", naming no parameter)

@@ -1,0 +1,88 @@
+"""A mean over the observed entries released with Laplace noise from one table, at δ > 0
+(docs/THEORY.md §10.8, **derived in this project**): the count's loss as one more independent
+variable of the grid expectations of :mod:`audit.theory.laplace_shared`, and the upper end over
+every pair of two observed records on boxes."""
+
+from __future__ import annotations
+
+import math
+
+from audit._validate import check_count, check_interval, check_positive
+from audit.theory.laplace_shared import (
+    MAX_OPPOSITE_RELEASES,
+    CountLoss,
+    _side_holds,
+    _step_law,
+    _sums,
+)
+
+__all__ = ["count_loss", "mean_upper"]
+
+
+def count_loss(b_n: float, k: int, delta: float, *, step: float = 0.01) -> CountLoss:
+    """The :class:`CountLoss` of k releases of a count with Laplace(``b_n``) noise: one
+    release's Y is −1/b_N with probability 1/2 (y < 0) and else (2 min(y, 1) − 1)/b_N,
+    y ~ Exp(b_N) (:func:`_step_law`); its k-fold sum moves by at most ``step`` each way, then
+    onto a grid of ``step`` (tails of at most 10⁻⁴δ moved to the edges or, for ``s_up``,
+    dropped)."""
+    from audit.theory.grid_expectation import GridLaw, coarsen
+
+    b_n, k = check_positive(b_n, "b_n"), check_count(k, "k")
+    n = max(int(math.ceil(2 * k / (b_n * step))), 1)
+    grid, up, down = _step_law(1.0, b_n, n)
+    up, down = 0.5 * up, 0.5 * down
+    up[0] += 0.5  # the atom at −1/b_N (y < 0), exactly on the grid
+    down[0] += 0.5
+    y_up, y_down = _sums(grid, (up, down), k)[k]
+
+    def reflected(law):  # s = −Y, weighted by e^Y: masses and tilted masses swap
+        return GridLaw(-law.points[::-1], law.tilted[::-1], law.masses[::-1])
+
+    s_down, s_up = reflected(y_up), reflected(y_down)
+    if s_down.points.size > 1:
+        s_down = coarsen(s_down, False, step, 1e-4 * delta)
+        s_up = coarsen(s_up, True, step, 1e-4 * delta)
+    return CountLoss(s_down, s_up, k / b_n)
+
+
+
+def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, floor: float,
+               count: CountLoss, *, above: float = 0.0, targets=(1e-3, 2.5e-3, 5e-3, 1e-2),
+               step: float = 0.01, budget: int = 80) -> float | None:
+    """A certified upper end at δ > 0 over every pair of two observed records c, c′ ∈ [lo, hi]
+    of k releases of a mean over the observed entries with Laplace noise, one table (docs/
+    THEORY.md §10.8): the sum's noise scale ``b``, the count's loss ``count``; the first of
+    floor·(1 + r), r in ``targets`` (those above ``above``), that :func:`_side_holds`
+    certifies on each side of 0 the domain reaches, or None. Pairs with the missing record are
+    not covered (their closed form is the caller's).
+
+    The reduction of :func:`shared_upper` holds at every output of the sum and the count: the
+    denominator's density 1 − q + q e^{Y + w(c′)} is at least the smaller of its values at c
+    and at the end beyond c′, so c′ ∈ {lo, hi}; on boxes of c the integrand rises with Y and
+    with u, and the count's loss enters as s = −Y (:class:`CountLoss`).
+
+    Raises
+    ------
+    ValueError
+        Unless 0 < δ < 1 and k ≤ ``MAX_OPPOSITE_RELEASES``.
+    """
+    lo, hi = check_interval((lo, hi), "domain")
+    check_count(k, "k")
+    if k > MAX_OPPOSITE_RELEASES:
+        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a mean's upper end "
+                         f"at delta > 0, got k={k}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    sides = []
+    if hi > 0.0:
+        sides.append((lo, hi))
+    if lo < 0.0 and hi != -lo:  # the mirror image x -> -x (the count is unchanged)
+        sides.append((-hi, -lo))
+    for r in targets:
+        target = floor * (1 + r)
+        if target <= above:
+            continue
+        if all(_side_holds(a, z, 0.0, q, b, k, delta, target, step, budget, count)
+               for a, z in sides):
+            return target
+    return None

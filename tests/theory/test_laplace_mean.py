@@ -1,0 +1,39 @@
+"""The count's loss of a mean over the observed entries and the mean's upper end on boxes
+(audit.theory.laplace_mean, docs/THEORY.md §10.8); the upper end against grids of outputs is
+tested with the setting's worst case in test_observed_mean.py."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+
+def test_count_loss_is_a_law_under_both_weights():
+    """Unmoved, the s-law's masses are e^Y times Y's law and its tilted masses Y's law, each of
+    total 1 (E[e^Y] = 1 under the NA record's count). Moved (Y up for ``s_down``, down for
+    ``s_up``, then onto the grid) each total leaves 1 the way the move goes, by at most
+    e^{±2 step}; Y moved up puts s lower."""
+    from audit.theory.laplace_mean import count_loss
+
+    c = count_loss(0.7, 6, 1e-6)
+    assert 1.0 < c.s_down.masses.sum() <= math.exp(0.02)
+    assert math.exp(-0.02) <= c.s_down.tilted.sum() < 1.0
+    assert math.exp(-0.02) <= c.s_up.masses.sum() < 1.0
+    assert 1.0 < c.s_up.tilted.sum() <= math.exp(0.02)
+    mean = lambda law: float(np.sum(np.where(np.isfinite(law.points), law.points, -60)  # noqa: E731
+                                    * law.tilted))
+    assert mean(c.s_down) < mean(c.s_up) and c.top == pytest.approx(6 / 0.7)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"k": 33}, "k must be at most 32"),
+                                          ({"delta": 0.0}, "delta must be in"),
+                                          ({"lo": 1.0}, "domain")])
+def test_mean_upper_refusals(kwargs, match):
+    from audit.theory.laplace_mean import count_loss, mean_upper
+
+    args = {"lo": -1.0, "hi": 1.0, "q": 0.2, "b": 4.0, "k": 5, "delta": 1e-5, "floor": 2.0,
+            "count": count_loss(2.0, 5, 1e-5)} | kwargs
+    with pytest.raises(ValueError, match=match):
+        mean_upper(**args)
