@@ -9,8 +9,8 @@ import math
 
 from audit._validate import check_count, check_interval, check_positive
 from audit.theory.laplace_shared import (
-    MAX_OPPOSITE_RELEASES,
     CountLoss,
+    _check_boxes_input,
     _side_holds,
     _step_law,
     _sums,
@@ -67,12 +67,7 @@ def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, f
         Unless 0 < δ < 1 and k ≤ ``MAX_OPPOSITE_RELEASES``.
     """
     lo, hi = check_interval((lo, hi), "domain")
-    check_count(k, "k")
-    if k > MAX_OPPOSITE_RELEASES:
-        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a mean's upper end "
-                         f"at delta > 0, got k={k}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    _check_boxes_input(k, delta, "a mean's upper end at delta > 0")
     sides = []
     if hi > 0.0:
         sides.append((lo, hi))

@@ -222,6 +222,16 @@ MAX_OPPOSITE_RELEASES = 32
 _MAX_POINTS = 200_000
 
 
+def _check_boxes_input(k: int, delta: float, what: str) -> None:
+    """Refuse k outside [1, ``MAX_OPPOSITE_RELEASES``] or δ outside (0, 1), naming ``what``
+    (the value that needs the k partial sums' laws)."""
+    check_count(k, "k")
+    if k > MAX_OPPOSITE_RELEASES:
+        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for {what}, got k={k}")
+    if not 0.0 < delta < 1.0:
+        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+
+
 def _step_law(a: float, b: float, n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One release's v = (2 min(y, a) − a)/b, y ~ Exp(b) (x = m + y, x above the missing
     reading): grid −a/b + 2aj/(bn), j = 0..n, masses moved up and down; atom e^{−a/b} at a/b."""
@@ -313,12 +323,7 @@ def opposite_pair_epsilon(lo: float, hi: float, na: float, q: float, b: float, k
     if not lo < na < hi:
         raise ValueError(f"na must lie strictly inside (lo, hi) for an opposite-side pair, got "
                          f"lo={lo!r}, na={na!r}, hi={hi!r}")
-    check_count(k, "k")
-    if k > MAX_OPPOSITE_RELEASES:
-        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for an opposite-side "
-                         f"pair's exact value, got k={k}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    _check_boxes_input(k, delta, "an opposite-side pair's exact value")
     a, ap = hi - na, na - lo
     # the sum of k releases spans 2ak/b on a grid of step/k per release: coarser where that
     # would pass _MAX_POINTS points (a bracket wider in proportion to ε, still certified)
@@ -538,12 +543,7 @@ def shared_upper(lo: float, hi: float, na: float, q: float, b: float, k: int, de
     if not lo < na < hi:
         raise ValueError(f"na must lie strictly inside (lo, hi), got lo={lo!r}, na={na!r}, "
                          f"hi={hi!r}")
-    check_count(k, "k")
-    if k > MAX_OPPOSITE_RELEASES:
-        raise ValueError(f"k must be at most {MAX_OPPOSITE_RELEASES} for a shared-mask upper "
-                         f"end at delta > 0, got k={k}")
-    if not 0.0 < delta < 1.0:
-        raise ValueError(f"delta must be in (0, 1), got delta={delta!r}")
+    _check_boxes_input(k, delta, "a shared-mask upper end at delta > 0")
     for r in targets:
         target = floor * (1 + r)
         if target <= above:
