@@ -218,6 +218,9 @@ def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: 
 #: most releases the exact δ > 0 value of an opposite-side pair is computed for (its laws of
 #: every partial sum are kept: about k³ a/(b h) floats)
 MAX_OPPOSITE_RELEASES = 32
+#: the largest log density ratio (and ε) the δ > 0 grid expectations run at: they multiply
+#: e^ε by ratios in floats; above it a row keeps its other ends
+MAX_BOX_EPSILON = 700.0
 #: most grid points of the law of the sum of the k releases (per side)
 _MAX_POINTS = 200_000
 

@@ -443,7 +443,11 @@ def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
     Pairs of two observed records above: the boxes of
     :func:`audit.theory.laplace_mean.mean_upper` (k ≤ 32), else the δ = 0 value."""
     from audit.theory.laplace_mean import count_loss, mean_upper
-    from audit.theory.laplace_shared import MAX_OPPOSITE_RELEASES, opposite_pair_epsilon
+    from audit.theory.laplace_shared import (
+        MAX_BOX_EPSILON,
+        MAX_OPPOSITE_RELEASES,
+        opposite_pair_epsilon,
+    )
 
     pure = _laplace_pure(setting, setting.releases)
     lo, hi = setting.domain
@@ -454,7 +458,10 @@ def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
     found = {(far, "NA"): (na_low, na_high)}
     above = 0.0  # the highest upper end of a pair of two observed records
     upper, how = pure.epsilon, "the delta = 0 value"
-    if k <= MAX_OPPOSITE_RELEASES and na_low < pure.epsilon - tolerance(pure.epsilon):
+    # e^ε times a density ratio stays a float: ε and both ratios below k(hi − lo)/b_S + k/b_N
+    reach = k * (hi - lo) / b_s + k / b_n
+    if k <= MAX_OPPOSITE_RELEASES and reach <= MAX_BOX_EPSILON \
+            and na_low < pure.epsilon - tolerance(pure.epsilon):
         count = count_loss(b_n, k, delta)
         if lo < 0.0 < hi:
             sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (-hi, -lo))]
@@ -481,38 +488,19 @@ def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
 
 
 def _na_pair(setting: ObservedMeanSetting, delta: float, top: float) -> tuple[float, float]:
-    """(low, high) ε at δ of the pair (far end, NA) over its two orders, from dp_accounting's
-    optimistic and pessimistic PLDs of the composed Laplace shifts (|c|/b_S, 1/b_N), k of
-    each (:func:`_laplace_delta`); ``top`` the δ = 0 value (it holds)."""
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    from audit.theory.grid_expectation import solve_epsilon
+    """(low, high) ε at δ of the pair (far end, NA) over its two orders: the record-level pair
+    of k releases of the sum and k of the count (Laplace shifts |c|/b_S and 1/b_N) against
+    the record read as 0 (:func:`audit.theory.pair.releases.record_level_pair_epsilon`, exact
+    by advanced joint convexity on pessimistic and optimistic PLDs); ``top`` the δ = 0
+    value."""
+    from audit.theory.pair.releases import RecordLevelPair, record_level_pair_epsilon
 
     lo, hi = setting.domain
-    q, k = setting.observation, setting.releases
-    h = 1e-4
-
-    def base(pessimistic: bool):
-        one = dpl.from_laplace_mechanism(setting.sum_scale, sensitivity=max(abs(lo), abs(hi)),
-                                         pessimistic_estimate=pessimistic,
-                                         use_connect_dots=False,
-                                         value_discretization_interval=h)
-        one = one.compose(dpl.from_laplace_mechanism(setting.count_scale, sensitivity=1.0,
-                                                     pessimistic_estimate=pessimistic,
-                                                     use_connect_dots=False,
-                                                     value_discretization_interval=h))
-        return one if k == 1 else one.self_compose(k)
-
-    def profile(pld):
-        def delta_of(e: float) -> float:
-            g = math.exp(e)
-            add = q * float(pld.get_delta_for_epsilon(math.log1p(math.expm1(e) / q)))
-            rest = 1.0 - g * (1 - q)
-            remove = 0.0 if rest <= 0.0 else \
-                rest * float(pld.get_delta_for_epsilon(math.log(g * q / rest)))
-            return max(add, remove)
-        return delta_of
-
-    pess, opt = profile(base(True)), profile(base(False))
-    return (solve_epsilon(opt, delta, top, upper=False),
-            solve_epsilon(lambda e: (1 + _SLACK) * pess(e), delta, top, upper=True))
+    k = setting.releases
+    pair = RecordLevelPair(setting.observation,
+                           np.concatenate([np.full(k, max(abs(lo), abs(hi))), np.ones(k)]),
+                           np.zeros(2 * k), "laplace",
+                           np.concatenate([np.full(k, setting.sum_scale),
+                                           np.full(k, setting.count_scale)]))
+    v = record_level_pair_epsilon(pair, delta)
+    return max(v.value - v.error, 0.0), min(v.value + v.error, top)

@@ -427,6 +427,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     worst pair with the missing record (exact by its one-dimensional loss,
     :func:`audit.theory.pair.releases.record_level_pair_epsilon`)."""
     from audit.theory.laplace_shared import (
+        MAX_BOX_EPSILON,
         MAX_OPPOSITE_RELEASES,
         laplace_shared_pure,
         opposite_pair_epsilon,
@@ -448,14 +449,16 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     mu2 = max((hi - lo) / b, mu1)
     lower, pair = _missing_record_lower(setting, delta)
     above = 0.0  # the highest upper end of a pair's own bracket
-    if lo < m < hi and k <= MAX_OPPOSITE_RELEASES:  # the pairs across the missing reading
+    top = log1p_c_expm1(k * mu2, q)  # above every pair's δ = 0 value
+    # the boxes multiply e^ε by a density ratio up to e^{kμ₂}: both stay floats below top
+    boxes = lo < m < hi and k <= MAX_OPPOSITE_RELEASES and k * mu2 <= MAX_BOX_EPSILON
+    if boxes:  # the pairs across the missing reading
         sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (2 * m - hi, 2 * m - lo))]
         for names, (a_lo, a_hi) in sides[:1] if hi - m == m - lo else sides:  # mirror images
             low, high = opposite_pair_epsilon(a_lo, a_hi, m, q, b, k, delta, at_most=lower)
             above = max(above, high)
             if low > lower:
                 lower, pair = low, names
-    top = log1p_c_expm1(k * mu2, q)
     d1 = _laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
     d2 = _laplace_profile(mu2, k, DISCRETIZATION)
 
@@ -478,7 +481,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
            if pair in (("hi", "lo"), ("lo", "hi")) else
            "lower: the worst pair of a record and the missing record, exact")
     upper_how = "advanced joint convexity over the domain ([BBG18] Thm 2)"
-    if lo < m < hi and k <= MAX_OPPOSITE_RELEASES and 0.0 < lower < upper:
+    if boxes and 0.0 < lower < upper:
         boxed = shared_upper(lo, hi, m, q, b, k, delta, lower, above=above)
         if boxed is not None and boxed < upper:
             upper, argument = boxed, pair

@@ -311,3 +311,15 @@ def test_fresh_masks_at_delta_zero_compose_purely_with_no_pld():
     # a Gaussian mixture pair has no finite ε at δ = 0: both ends infinite, exactly so
     g = worst_case(Setting("gaussian", 1.0, (-1.0, 1.0), 0.0, 0.5, 3, "fresh"), 0.0)
     assert math.isinf(g.epsilon) and g.exact and g.error == 0.0
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_laplace_shared_boxes_stay_out_beyond_the_float_range_of_their_products():
+    """b = 0.05, k = 32: ε ≈ 630, but the boxes would multiply e^ε by density ratios up to
+    e^1280 (they overflowed, with RuntimeWarnings); left out, the row is a certified bracket
+    below the δ = 0 value and within 1.5 %."""
+    s = Setting("laplace", 0.05, (-1.0, 1.0), 0.0, 0.05, 32)
+    w = worst_case(s, 1e-5)
+    pure = worst_case(s, 0.0).epsilon
+    assert 0.98 * pure < w.lower <= w.epsilon <= pure and not w.exact
+    assert w.epsilon - w.lower <= 0.015 * w.epsilon

@@ -277,7 +277,8 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
 
         def dlt(e: float, s_pld=s_pld) -> float:
             up = q * float(s_pld.get_delta_for_epsilon(log1p_expm1_div(e, q)))
-            lead = -math.expm1(e + math.log1p(-q)) if q < 1 else 1.0  # a = 1 − e^ε(1 − q)
+            # a = 1 − e^ε(1 − q), 0 (and the remove order 0) once e^ε(1 − q) ≥ 1
+            lead = -math.expm1(min(e + math.log1p(-q), 0.0)) if q < 1 else 1.0
             down = 0.0 if lead <= 0 else lead * float(
                 s_pld.get_delta_for_epsilon(e + math.log(q) - math.log(lead)))
             return max(up, down)

@@ -13,8 +13,10 @@ from audit.mixture import Mixture
 from audit.theory import releases as rel
 from audit.theory.pair import pair_delta, pair_epsilon
 from audit.theory.pair.releases import (
+    RecordLevelPair,
     fresh_pair_epsilon,
     record_level_form,
+    record_level_pair_epsilon,
     releases_pair_epsilon,
     shared_pair_epsilon,
 )
@@ -175,3 +177,12 @@ def test_releases_pair_epsilon_dispatches_to_the_exact_forms():
     assert none is None and "no low-dimensional form" in why
     with pytest.raises(ValueError, match="masks must be one of"):
         releases_pair_epsilon(P, Q, 2, 0.0, "sometimes")
+
+
+def test_laplace_record_level_pair_far_beyond_the_float_range_of_e_to_the_epsilon():
+    """ε0 = ln(1 + q(e^2000 − 1)) ≈ 1997: the remove order's a = 1 − e^ε(1 − q) is 0 there
+    (e^ε overflowed); the pair's ε at δ > 0 lies just below ε0."""
+    pair = RecordLevelPair(0.05, np.full(10, 2.0), np.zeros(10), "laplace", 0.01)
+    v = record_level_pair_epsilon(pair, 1e-5, discretization=0.01)
+    eps0 = record_level_pair_epsilon(pair, 0.0).value
+    assert 0.99 * eps0 < v.value - v.error <= v.value + v.error <= eps0 + 1e-9
