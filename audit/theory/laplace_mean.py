@@ -11,7 +11,7 @@ from audit._validate import check_count, check_interval, check_positive
 from audit.theory.laplace_shared import (
     CountLoss,
     _check_boxes_input,
-    _side_holds,
+    _first_target,
     _step_law,
     _sums,
 )
@@ -45,15 +45,15 @@ def count_loss(b_n: float, k: int, delta: float, *, step: float = 0.01) -> Count
     return CountLoss(s_down, s_up, k / b_n)
 
 
-
 def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, floor: float,
                count: CountLoss, *, above: float = 0.0, targets=(1e-3, 2.5e-3, 5e-3, 1e-2),
                step: float = 0.01, budget: int = 80) -> float | None:
     """A certified upper end at δ > 0 over every pair of two observed records c, c′ ∈ [lo, hi]
     of k releases of a mean over the observed entries with Laplace noise, one table (docs/
     THEORY.md §10.8): the sum's noise scale ``b``, the count's loss ``count``; the first of
-    floor·(1 + r), r in ``targets`` (those above ``above``), that :func:`_side_holds`
-    certifies on each side of 0 the domain reaches, or None. Pairs with the missing record are
+    floor·(1 + r), r in ``targets`` (those above ``above``), that
+    :func:`audit.theory.laplace_shared._side_holds` certifies on each side of 0 the domain
+    reaches, or None. Pairs with the missing record are
     not covered (their closed form is the caller's).
 
     The reduction of :func:`shared_upper` holds at every output of the sum and the count: the
@@ -73,11 +73,4 @@ def mean_upper(lo: float, hi: float, q: float, b: float, k: int, delta: float, f
         sides.append((lo, hi))
     if lo < 0.0 and hi != -lo:  # the mirror image x -> -x (the count is unchanged)
         sides.append((-hi, -lo))
-    for r in targets:
-        target = floor * (1 + r)
-        if target <= above:
-            continue
-        if all(_side_holds(a, z, 0.0, q, b, k, delta, target, step, budget, count)
-               for a, z in sides):
-            return target
-    return None
+    return _first_target(sides, 0.0, q, b, k, delta, floor, above, targets, step, budget, count)

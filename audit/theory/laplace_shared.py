@@ -547,12 +547,19 @@ def shared_upper(lo: float, hi: float, na: float, q: float, b: float, k: int, de
         raise ValueError(f"na must lie strictly inside (lo, hi), got lo={lo!r}, na={na!r}, "
                          f"hi={hi!r}")
     _check_boxes_input(k, delta, "a shared-mask upper end at delta > 0")
+    sides = [(lo, hi)] if hi - na == na - lo else [(lo, hi), (2 * na - hi, 2 * na - lo)]
+    return _first_target(sides, na, q, b, k, delta, floor, above, targets, step, budget)
+
+
+def _first_target(sides, na: float, q: float, b: float, k: int, delta: float, floor: float,
+                  above: float, targets, step: float, budget: int,
+                  count: CountLoss | None = None) -> float | None:
+    """The first of floor·(1 + r), r in ``targets``, above ``above`` that :func:`_side_holds`
+    certifies on every (lo, hi) of ``sides`` (each the domain, or its mirror image about m),
+    or None."""
     for r in targets:
         target = floor * (1 + r)
-        if target <= above:
-            continue
-        sides = [(lo, hi)] if hi - na == na - lo else [(lo, hi), (2 * na - hi, 2 * na - lo)]
-        if all(_side_holds(a, z, na, q, b, k, delta, target, step, budget) for a, z in sides):
+        if target > above and all(_side_holds(a, z, na, q, b, k, delta, target, step, budget,
+                                              count) for a, z in sides):
             return target
     return None
-

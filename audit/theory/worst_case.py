@@ -450,7 +450,7 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     lower, pair = _missing_record_lower(setting, delta)
     above = 0.0  # the highest upper end of a pair's own bracket
     top = log1p_c_expm1(k * mu2, q)  # above every pair's δ = 0 value
-    # the boxes multiply e^ε by a density ratio up to e^{kμ₂}: both stay floats below top
+    # the boxes multiply e^ε by density ratios up to e^{kμ₂}: run them while that is a float
     boxes = lo < m < hi and k <= MAX_OPPOSITE_RELEASES and k * mu2 <= MAX_BOX_EPSILON
     if boxes:  # the pairs across the missing reading
         sides = [(("hi", "lo"), (lo, hi)), (("lo", "hi"), (2 * m - hi, 2 * m - lo))]

@@ -37,3 +37,12 @@ def test_mean_upper_refusals(kwargs, match):
             "count": count_loss(2.0, 5, 1e-5)} | kwargs
     with pytest.raises(ValueError, match=match):
         mean_upper(**args)
+
+
+@pytest.mark.parametrize("kwargs,match", [({"b_n": 0.0}, "b_n must be"),
+                                          ({"k": 0}, "k must be")])
+def test_count_loss_refusals(kwargs, match):
+    from audit.theory.laplace_mean import count_loss
+
+    with pytest.raises(ValueError, match=match):
+        count_loss(**({"b_n": 2.0, "k": 5, "delta": 1e-5} | kwargs))
