@@ -38,6 +38,8 @@ def main() -> None:
     ap.add_argument("--settings", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    if args.settings < 1:
+        ap.error(f"--settings must be at least 1, got {args.settings}")
     from audit.mixture import Mixture
     from audit.theory.pair.releases import fresh_pair_epsilon
 
