@@ -358,6 +358,10 @@ _FRESH_STEP = 1e-3
 _FIRST_STEP, _MIN_STEP = 0.01, 0.01 / 16
 #: seconds a bracket may take for the next (about 4 times slower) refinement to be tried
 _STEP_SECONDS = 3.0
+#: the fresh-mask profiles' loss laws hold at most this many points per release (a Laplace
+#: release's loss spans 2/b: at b = 0.1 and step 0.01, 2,000 points made the profiles' double
+#: sums take 80 s; the step grows with the span instead, keeping its share of the loss)
+_FRESH_LAW_POINTS = 500
 
 
 def _move_epsilon(setting: HistogramSetting, delta: float) -> float:
@@ -430,7 +434,8 @@ def _fresh_bracket(setting: HistogramSetting, delta: float):
 
     from audit.theory.pld import curve_pmf, profile_grid, profile_pmf, tradeoff_from_profile
 
-    h = _FIRST_STEP
+    h = _FIRST_STEP if setting.noise is NoiseKind.GAUSSIAN else \
+        max(_FIRST_STEP, 2.0 / (setting.scale * _FRESH_LAW_POINTS))
     if setting.noise is NoiseKind.GAUSSIAN and setting.na_category:
         # the profiles of the two-dimensional pair (a, b) would take a minute: the theorem
         # above, the pair (a, NA) below
@@ -499,7 +504,7 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
     >>> round(w.epsilon, 4), w.pair, w.exact
     (2.8304, ('cat', 'NA'), True)
     """
-    from audit.theory.worst_case import WorstCase
+    from audit.theory.worst_case import WorstCase, delta_monotone_cap
 
     if not isinstance(setting, HistogramSetting):
         raise ValueError(f"setting must be a HistogramSetting, got setting={setting!r}")
@@ -536,4 +541,7 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
         method = ("upper: the k-fold composition of a pair dominating the three pairs' "
                   "one-release profile bounds; lower: a pair the worst pair dominates, "
                   f"composed; profiles from {method}")
-    return WorstCase(upper, lower, _pair_names(pair), method, covers)
+    found = WorstCase(upper, lower, _pair_names(pair), method, covers)
+    if setting.noise is NoiseKind.LAPLACE:  # ε(δ) ≤ ε(0): the δ = 0 value caps the row
+        return delta_monotone_cap(found, histogram_worst_case(setting, 0.0))
+    return found

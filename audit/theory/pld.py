@@ -54,6 +54,8 @@ __all__ = [
     "MAX_GRID",
     "MAX_PLD_RELEASES",
     "DISCRETIZATION",
+    "LOSS_STEP_SHARE",
+    "loss_step",
     "envelope_pld",
 ]
 
@@ -63,6 +65,10 @@ MAX_PLD_RELEASES = 10_000
 DISCRETIZATION = 1e-4
 #: largest number of grid points of one (uncomposed) PMF, and of output-axis cells
 MAX_GRID = 4_000_000
+
+#: A loss grid's step is at least this share of the largest loss it holds
+#: (:func:`loss_step`).
+LOSS_STEP_SHARE = 1e-5
 #: tail mass of a Gaussian loss beyond which it goes to the infinite loss (pessimistic)
 _TAIL_Z = 9.0
 #: Gaussian output cells reach this many σ beyond every shift (tail mass < 1e-50)
@@ -158,6 +164,14 @@ def _dp():
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     return pld_pmf, PrivacyLossDistribution
+
+
+def loss_step(discretization: float, top: float) -> float:
+    """The step of a loss grid that holds losses up to ``top``: ``discretization``, or
+    ``LOSS_STEP_SHARE`` of ``top`` if larger (at most 2·10⁵ steps: a Laplace PLD of loss 700
+    at 10⁻⁴ took 99 s and 3.2 GB to compose twice; its error, which every caller certifies
+    from the two rounded PLDs, stays the same share of the loss)."""
+    return max(discretization, LOSS_STEP_SHARE * top)
 
 
 def _up(x: float, h: float) -> int:

@@ -251,8 +251,9 @@ def fresh_masks_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta
 
     A pessimistic PLD (losses rounded up to the grid, :func:`audit.theory.pld.subsampled_pmf`)
     composed k times by dp_accounting: the result is an upper bound on the exact ε of
-    C_{p*}(f)^{⊗k}, above it by at most about k·h. At δ = 0 for Laplace / pure-DP bases the
-    closed form k·ln(1 + p*(e^{ε0} − 1)) is returned.
+    C_{p*}(f)^{⊗k}, above it by at most about k·h. For Laplace / pure-DP bases the closed
+    form k·ln(1 + p*(e^{ε0} − 1)) (valid at every δ) is returned at δ = 0 and where the loss
+    grid would exceed ``MAX_GRID`` points; a Gaussian base's grid is widened to fit instead.
 
     Parameters
     ----------
@@ -281,11 +282,12 @@ def fresh_masks_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta
     """
     p, k, d, base = _fresh_setup(f, p_star, releases, delta, missingness_class)
     pure = k * log1p_c_expm1(base.t_max, p)
-    if d == 0.0 and not isinstance(f, GaussianTradeoff):
-        return pure
-    value = compose_epsilon(subsampled_pmf(base, p, discretization), k, d)
+    gaussian = isinstance(f, GaussianTradeoff)
+    if not gaussian and (d == 0.0 or 2 * _up_count(base, p, discretization) + 1 > MAX_GRID):
+        return pure  # valid at every δ (the PLD grid would not hold the loss)
+    value = compose_epsilon(subsampled_pmf(base, p, _fitting_step(base, p, discretization)), k, d)
     # ε is non-increasing in δ: a rounded-up PLD never beats the δ = 0 closed form
-    return value if isinstance(f, GaussianTradeoff) else min(value, pure)
+    return value if gaussian else min(value, pure)
 
 
 def fresh_masks_bracket(f: TradeoffFunction, p_star: float, releases: int, delta: float, *,
@@ -325,7 +327,7 @@ def fresh_masks_bracket(f: TradeoffFunction, p_star: float, releases: int, delta
         return (lo, hi) if gaussian else (min(lo, pure), min(hi, pure))
 
     # a large ε needs a coarser first grid to stay within MAX_GRID points (its error says so)
-    first = max(DISCRETIZATION, 2.2 * _up_count(base, p, 1.0) / MAX_GRID)
+    first = _fitting_step(base, p, DISCRETIZATION)
     lo, hi, h = refine_bracket(bracket, first, good=lambda lo, hi: hi - lo <= tolerance(hi),
                                can_refine=lambda h: 2 * _up_count(base, p, h) + 1 <= MAX_GRID,
                                step_seconds=time_budget / 6)
@@ -347,6 +349,14 @@ def _check_pld_releases(k: int, given) -> None:
     if k > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
                          f"(too costly beyond), got releases={given!r}")
+
+
+def _fitting_step(base: BaseLoss, p: float, discretization: float) -> float:
+    """``discretization``, or the wider loss grid step at which :func:`audit.theory.pld.
+    subsampled_pmf`'s grid fits in ``MAX_GRID`` points with room (2.2 top losses per
+    ``MAX_GRID``): a large per-release loss coarsens the grid instead of being refused (a
+    pessimistic PLD at any step stays an upper bound; its error grows with the step)."""
+    return max(discretization, 2.2 * _up_count(base, p, 1.0) / MAX_GRID)
 
 
 def _up_count(base: BaseLoss, p: float, h: float) -> int:
@@ -537,9 +547,13 @@ def releases_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta: f
     require_mar(missingness_class)
     d = check_delta(delta)
     if regime is MaskRegime.FRESH:
+        base = _base_loss(f)
+        pure = not isinstance(f, GaussianTradeoff) and (
+            d == 0.0 or 2 * _up_count(base, p, DISCRETIZATION) + 1 > MAX_GRID)
         rule = ("k ln(1 + p*(e^eps0 - 1)): pure composition of C_p*(f) (exact at delta = 0)"
-                if d == 0.0 and not isinstance(f, GaussianTradeoff) else
-                f"C_p*(f)^(k-fold) by PLD (pessimistic, h = {DISCRETIZATION:g})")
+                if pure else
+                f"C_p*(f)^(k-fold) by PLD (pessimistic, h = "
+                f"{_fitting_step(base, p, DISCRETIZATION):g})")
         return Composed(fresh_masks_epsilon(f, p, releases, d), rule)
     inner = composed_epsilon(f, releases, min(1.0, d / p))
     return Composed(log1p_c_expm1(inner.epsilon, p), f"C_p* of the composition: {inner.rule}")

@@ -66,14 +66,19 @@ from audit.theory.persistent import (
     persistent_lower,
     persistent_refusal,
 )
-from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, refine_bracket
+from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, loss_step, refine_bracket
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
-           "unresolved_releases", "MAX_GAUSSIAN_SCALE"]
+           "unresolved_releases", "delta_monotone_cap", "MAX_GAUSSIAN_SCALE",
+           "MAX_RELEASE_LOSS"]
 
 #: The largest Gaussian σ audited: the Gaussian laws and theorems square σ (1e150² = 1e300 is
 #: a float; a larger σ overflows them).
 MAX_GAUSSIAN_SCALE = 1e150
+
+#: The largest privacy loss of one Laplace release a worst case accepts (span / scale): its
+#: PLDs, pair integrals and boxes need e^loss as a float.
+MAX_RELEASE_LOSS = 700.0
 
 #: finest loss grid step the refinements go to (a composition of 10^4 releases stays < 60 s)
 MIN_DISCRETIZATION = DISCRETIZATION / 16
@@ -145,6 +150,13 @@ class Setting:
         if not math.isfinite(float(self.na_value)):
             raise ValueError(f"na_value must be finite, got na_value={self.na_value!r}")
         object.__setattr__(self, "na_value", float(self.na_value))
+        span = max(hi, self.na_value) - min(lo, self.na_value)
+        if self.noise is NoiseKind.LAPLACE and span / self.scale > MAX_RELEASE_LOSS:
+            raise ValueError(f"scale must be at least {span / MAX_RELEASE_LOSS:.6g} for Laplace "
+                             f"noise here (one release's largest privacy loss, the span "
+                             f"{span:g} of the domain and the missing reading over the scale, "
+                             f"at most {MAX_RELEASE_LOSS:g}; a config's scenario.epsilon sets "
+                             f"the scale), got scale={self.scale!r}")
         q = check_probability(self.observation, "observation")
         if q == 0.0:
             raise ValueError(f"observation must be in (0, 1], got observation="
@@ -283,11 +295,11 @@ def worst_case(setting: Setting, delta: float) -> WorstCase:
     else:
         found = _fresh(setting, d)
     if setting.noise is NoiseKind.LAPLACE and d > 0.0:
-        return _delta_monotone_cap(found, worst_case(setting, 0.0))
+        return delta_monotone_cap(found, worst_case(setting, 0.0))
     return found
 
 
-def _delta_monotone_cap(found: WorstCase, pure: WorstCase) -> WorstCase:
+def delta_monotone_cap(found: WorstCase, pure: WorstCase) -> WorstCase:
     """Every Laplace row at δ > 0 capped at the same setting's δ = 0 upper end: an (ε, 0)-DP
     mechanism is (ε, δ)-DP, so ε(δ) ≤ ε(0) (the lower end, certified, stays below)."""
     if found.epsilon <= pure.epsilon:
@@ -409,7 +421,8 @@ def _laplace_profile(mu: float, k: int, h: float):
     from dp_accounting.pld import privacy_loss_distribution as dpl
 
     one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=True,
-                                     value_discretization_interval=h, use_connect_dots=True)
+                                     value_discretization_interval=loss_step(h, k * mu),
+                                     use_connect_dots=True)
     pld = one if k == 1 else one.self_compose(k)
     return lambda e: float(pld.get_delta_for_epsilon(e))
 

@@ -226,3 +226,19 @@ def test_mean_with_a_public_count_has_no_finite_epsilon_below_q(tmp_path):
     run = subprocess.run([sys.executable, "-m", "audit", "run", path], cwd=ROOT,
                          capture_output=True, text=True, timeout=60)
     assert run.returncode == 2 and "scenario.count" in run.stderr
+
+
+@pytest.mark.parametrize("releases", ["", '\n[releases]\ncount = 2\nmasks = "shared"\n'])
+def test_a_laplace_loss_beyond_the_float_range_is_refused_before_any_work(tmp_path, releases):
+    # ε = 1,500 on [−1, 1]: one release's loss 1,500. k = 1 raised the pair integrator's
+    # "eps must be in [0, 700.0]" mid-work, k = 2 dp_accounting's "deltas are not in
+    # non-increasing order"; neither named anything the user wrote
+    path = _setting(tmp_path, extra="domain = [-1.0, 1.0]\nna_value = 0.0", releases=releases)
+    Path(path).write_text(Path(path).read_text().replace("epsilon = 1.0", "epsilon = 1500.0"))
+    res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", path,
+                          "--target-delta", "1e-6"], cwd=ROOT, capture_output=True, text=True,
+                         timeout=60)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1, res.stderr
+    assert lines[0].startswith("error: scale must be at least 0.00285714") \
+        and "scenario.epsilon sets the scale" in lines[0]

@@ -59,3 +59,10 @@ def test_bad_input():
     one = pld.subsampled_pmf(pld.pure_dp_loss(1.0), 0.5, 1e-3)
     assert math.isfinite(pld.compose_epsilon(one, 1, 0.0))
     assert pld.compose_epsilon(one, 3, 0.0) == math.inf
+
+
+def test_the_loss_step_grows_with_the_loss_beyond_ten():
+    assert pld.loss_step(1e-4, 10.0) == 1e-4
+    assert pld.loss_step(1e-4, 700.0) == pytest.approx(7e-3)
+    assert pld.loss_step(1e-3, 700.0) == pytest.approx(7e-3)
+    assert pld.loss_step(1e-2, 700.0) == 1e-2

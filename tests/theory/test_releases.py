@@ -295,3 +295,12 @@ def test_optimal_composition_is_infinite_below_the_delta_mass_and_refuses_bad_in
         optimal_composition(1.0, 0.0, 3, 1.5)
     with pytest.raises(ValueError, match="releases must be at most 1000000"):
         optimal_composition(1.0, 0.0, 10**9, 1e-5)  # (no 8 GB array)
+
+
+def test_fresh_laplace_loss_too_large_for_the_grid_gives_the_pure_composition():
+    # ε0 = 700: the grid at h = 10⁻⁴ would need 1.4·10⁷ points (it raised "discretization
+    # must give at most 4000000 grid points", naming a parameter the user never gave)
+    value = rel.fresh_masks_epsilon(LaplaceTradeoff(700.0), 0.1, 2, 1e-6)
+    assert value == pytest.approx(2 * (700.0 + math.log(0.1)), rel=1e-12)
+    row = rel.releases_epsilon(LaplaceTradeoff(700.0), 0.1, 2, 1e-6, "fresh")
+    assert row.epsilon == value and row.rule.startswith("k ln(1 + p*(e^eps0 - 1))")

@@ -323,3 +323,24 @@ def test_laplace_shared_boxes_stay_out_beyond_the_float_range_of_their_products(
     pure = worst_case(s, 0.0).epsilon
     assert 0.98 * pure < w.lower <= w.epsilon <= pure and not w.exact
     assert w.epsilon - w.lower <= 0.015 * w.epsilon
+
+
+def test_laplace_settings_whose_one_release_loss_leaves_the_float_range_are_refused_by_scale():
+    # span 2 over scale 0.002: one release's loss is 1,000; the pair integrator raised its own
+    # "eps must be in [0, 700.0]" after the work had started, naming no parameter of the user
+    with pytest.raises(ValueError, match=r"scale must be at least 0\.00285714 .*got scale=0\.002"):
+        Setting("laplace", 0.002, (-1.0, 1.0), 0.0, 0.1, 1)
+    # the missing reading outside the domain widens the span: 10 / 700
+    with pytest.raises(ValueError, match=r"scale must be at least 0\.0142857"):
+        Setting("laplace", 0.01, (0.0, 1.0), 10.0, 0.1, 1)
+    assert Setting("gaussian", 0.002, (-1.0, 1.0), 0.0, 0.1, 1).scale == 0.002
+
+
+def test_laplace_losses_at_the_limit_are_accounted_on_a_grid_relative_to_the_loss():
+    """One release's loss 700, k = 2 (at h = 10⁻⁴ the k-fold Laplace PLDs took 99 s and
+    3.2 GB): the step scales with the loss, and the row is still a certified bracket below
+    the δ = 0 value, within the tolerance."""
+    s = Setting("laplace", 2.0 / 700.0, (-1.0, 1.0), 0.0, 0.1, 2)
+    w = worst_case(s, 1e-6)
+    assert w.lower <= w.epsilon <= worst_case(s, 0.0).epsilon and w.exact
+    assert w.epsilon == pytest.approx(700.0 + math.log(0.1 / 0.9), rel=1e-3)

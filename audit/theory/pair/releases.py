@@ -25,7 +25,13 @@ from audit.mixture import Mixture
 from audit.theory.pair.ctd import ctd_pair_plds
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue, check_pair
-from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, compose_epsilon, pair_pmfs
+from audit.theory.pld import (
+    DISCRETIZATION,
+    MAX_PLD_RELEASES,
+    compose_epsilon,
+    loss_step,
+    pair_pmfs,
+)
 
 __all__ = [
     "shared_pair",
@@ -197,7 +203,9 @@ def record_level_pair_epsilon(pair: RecordLevelPair, delta: float, *,
     against a record read as 0); with S = Σ_j ln(p_j/q_j) the loss of the observed record,
     D_{e^ε}(P‖Q) = q δ_S(ln((e^ε − 1 + q)/q)) and D_{e^ε}(Q‖P) = a δ_S(ln(e^ε q/a)),
     a = 1 − e^ε(1 − q) (0 when a ≤ 0), δ_S the profile of the k-fold Laplace composition; at
-    δ = 0 the likelihood ratio saturates and ε = ln(1 + q(e^{Σ|a_j|/b_j} − 1)) exactly.
+    δ = 0 the likelihood ratio saturates and ε = ln(1 + q(e^{Σ|a_j|/b_j} − 1)) exactly. The
+    Laplace loss grid's step is :func:`audit.theory.pld.loss_step` of ``discretization``
+    and Σ|a_j|/b_j; the value's error is the two rounded PLDs' difference either way.
 
     Raises
     ------
@@ -266,6 +274,7 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
         return PairValue(0.0, 0.0)
     q = pair.observation
     eps0 = log1p_c_expm1(float(np.sum(mus)), q)
+    h = loss_step(h, float(np.sum(mus)))
     if delta == 0.0:
         return PairValue(eps0, 0.0)
     if pair.releases > MAX_PLD_RELEASES:
