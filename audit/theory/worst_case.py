@@ -131,6 +131,13 @@ class Setting:
         ``persistence``, else redraws it: §10.7; Gaussian, k ≤ 12).
     persistence : float or None
         r ∈ [0, 1] with persistent masks; None otherwise.
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, on any value outside its range, and for Laplace noise a scale
+        below span / ``MAX_RELEASE_LOSS`` (the span of the domain and ``na_value``): one
+        release's privacy loss must keep e^loss a float.
     """
 
     noise: NoiseKind

@@ -274,9 +274,9 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
         return PairValue(0.0, 0.0)
     q = pair.observation
     eps0 = log1p_c_expm1(float(np.sum(mus)), q)
-    h = loss_step(h, float(np.sum(mus)))
     if delta == 0.0:
         return PairValue(eps0, 0.0)
+    h = loss_step(h, float(np.sum(mus)))
     if pair.releases > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a Laplace pair at "
                          f"delta > 0, got {pair.releases}")
