@@ -27,7 +27,7 @@ def test_count_loss_is_a_law_under_both_weights():
     assert mean(c.s_down) < mean(c.s_up) and c.top == pytest.approx(6 / 0.7)
 
 
-@pytest.mark.parametrize("kwargs,match", [({"k": 33}, "k must be at most 32"),
+@pytest.mark.parametrize("kwargs,match", [({"k": 49}, "k must be at most 48"),
                                           ({"delta": 0.0}, "delta must be in"),
                                           ({"lo": 1.0}, "domain")])
 def test_mean_upper_refusals(kwargs, match):

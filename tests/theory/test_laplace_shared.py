@@ -167,7 +167,7 @@ def test_opposite_pair_raises_the_lower_end_of_the_na_inside_bracket():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"na": 2.0}, "strictly inside"), ({"k": 33}, "at most 32"), ({"delta": 0.0}, "delta"),
+    ({"na": 2.0}, "strictly inside"), ({"k": 49}, "at most 48"), ({"delta": 0.0}, "delta"),
 ])
 def test_opposite_pair_refusals(kwargs, match):
     from audit.theory.laplace_shared import opposite_pair_epsilon
@@ -291,7 +291,7 @@ def test_the_na_inside_setting_of_the_theory_section_closes_at_delta_above_zero(
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"na": 1.0}, "strictly inside"), ({"k": 33}, "at most 32"), ({"delta": 1.0}, "delta"),
+    ({"na": 1.0}, "strictly inside"), ({"k": 49}, "at most 48"), ({"delta": 1.0}, "delta"),
 ])
 def test_shared_upper_refusals(kwargs, match):
     from audit.theory.laplace_shared import shared_upper

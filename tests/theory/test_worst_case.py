@@ -344,3 +344,11 @@ def test_laplace_losses_at_the_limit_are_accounted_on_a_grid_relative_to_the_los
     w = worst_case(s, 1e-6)
     assert w.lower <= w.epsilon <= worst_case(s, 0.0).epsilon and w.exact
     assert w.epsilon == pytest.approx(700.0 + math.log(0.1 / 0.9), rel=1e-3)
+
+
+def test_forty_laplace_releases_from_one_table_close_on_boxes():
+    """b = 2 on [−1, 1], NA read as 0, q = 0.05, k = 40: with the boxes capped at 32 releases
+    the row was the bracket [10.2115, 17.0556]; they now run to 48 and close it."""
+    w = worst_case(Setting("laplace", 2.0, (-1.0, 1.0), 0.0, 0.05, 40), 1e-5)
+    assert w.exact and "bounded on boxes" in w.method
+    assert w.lower == pytest.approx(10.262, abs=2e-3) and w.epsilon <= 1.005 * w.lower
