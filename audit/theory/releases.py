@@ -282,12 +282,11 @@ def fresh_masks_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta
     """
     p, k, d, base = _fresh_setup(f, p_star, releases, delta, missingness_class)
     pure = k * log1p_c_expm1(base.t_max, p)
-    gaussian = isinstance(f, GaussianTradeoff)
-    if not gaussian and (d == 0.0 or 2 * _up_count(base, p, discretization) + 1 > MAX_GRID):
-        return pure  # valid at every δ (the PLD grid would not hold the loss)
+    if _closed_form_fresh(f, base, p, d, discretization):
+        return pure  # valid at every δ
     value = compose_epsilon(subsampled_pmf(base, p, _fitting_step(base, p, discretization)), k, d)
     # ε is non-increasing in δ: a rounded-up PLD never beats the δ = 0 closed form
-    return value if gaussian else min(value, pure)
+    return value if isinstance(f, GaussianTradeoff) else min(value, pure)
 
 
 def fresh_masks_bracket(f: TradeoffFunction, p_star: float, releases: int, delta: float, *,
@@ -329,7 +328,7 @@ def fresh_masks_bracket(f: TradeoffFunction, p_star: float, releases: int, delta
     # a large ε needs a coarser first grid to stay within MAX_GRID points (its error says so)
     first = _fitting_step(base, p, DISCRETIZATION)
     lo, hi, h = refine_bracket(bracket, first, good=lambda lo, hi: hi - lo <= tolerance(hi),
-                               can_refine=lambda h: 2 * _up_count(base, p, h) + 1 <= MAX_GRID,
+                               can_refine=lambda h: _fits(base, p, h),
                                step_seconds=time_budget / 6)
     return hi, max(hi - lo, 0.0), h
 
@@ -349,6 +348,20 @@ def _check_pld_releases(k: int, given) -> None:
     if k > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
                          f"(too costly beyond), got releases={given!r}")
+
+
+def _fits(base: BaseLoss, p: float, h: float) -> bool:
+    """Whether :func:`audit.theory.pld.subsampled_pmf`'s grid of step h holds the base's top
+    loss in ``MAX_GRID`` points."""
+    return 2 * _up_count(base, p, h) + 1 <= MAX_GRID
+
+
+def _closed_form_fresh(f: TradeoffFunction, base: BaseLoss, p: float, delta: float,
+                       h: float) -> bool:
+    """Whether C_{p*}(f)^{⊗k} is given by its δ = 0 closed form k·ln(1 + p*(e^{ε0} − 1)),
+    valid at every δ: a Laplace or pure-DP base at δ = 0, or where the grid of step h cannot
+    hold its loss (a Gaussian base's grid is widened instead)."""
+    return not isinstance(f, GaussianTradeoff) and (delta == 0.0 or not _fits(base, p, h))
 
 
 def _fitting_step(base: BaseLoss, p: float, discretization: float) -> float:
@@ -513,7 +526,7 @@ def composed_epsilon(f: TradeoffFunction, releases: int, delta: float, *,
         return Composed(epsilon_for_delta(GaussianTradeoff(mu_k), d),
                         f"G_(sqrt(k) mu), sqrt(k) mu = {mu_k:.6g} (same query k times: exact)")
     eps0 = base.t_max
-    too_wide = 2 * _up_count(base, 1.0, discretization) + 1 > MAX_GRID
+    too_wide = not _fits(base, 1.0, discretization)
     if d == 0.0 or k > MAX_PLD_RELEASES or too_wide:
         why = "" if d == 0.0 else f"; PLD too costly for k > {MAX_PLD_RELEASES}" \
             if k > MAX_PLD_RELEASES else "; eps0 too large for the PLD grid"
@@ -548,10 +561,8 @@ def releases_epsilon(f: TradeoffFunction, p_star: float, releases: int, delta: f
     d = check_delta(delta)
     if regime is MaskRegime.FRESH:
         base = _base_loss(f)
-        pure = not isinstance(f, GaussianTradeoff) and (
-            d == 0.0 or 2 * _up_count(base, p, DISCRETIZATION) + 1 > MAX_GRID)
         rule = ("k ln(1 + p*(e^eps0 - 1)): pure composition of C_p*(f) (exact at delta = 0)"
-                if pure else
+                if _closed_form_fresh(f, base, p, d, DISCRETIZATION) else
                 f"C_p*(f)^(k-fold) by PLD (pessimistic, h = "
                 f"{_fitting_step(base, p, DISCRETIZATION):g})")
         return Composed(fresh_masks_epsilon(f, p, releases, d), rule)

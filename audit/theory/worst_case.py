@@ -157,7 +157,7 @@ class Setting:
         if not math.isfinite(float(self.na_value)):
             raise ValueError(f"na_value must be finite, got na_value={self.na_value!r}")
         object.__setattr__(self, "na_value", float(self.na_value))
-        span = max(hi, self.na_value) - min(lo, self.na_value)
+        span = substitution_sensitivity(lo, hi, self.na_value)  # the domain and NA's span
         if self.noise is NoiseKind.LAPLACE and span / self.scale > MAX_RELEASE_LOSS:
             raise ValueError(f"scale must be at least {span / MAX_RELEASE_LOSS:.6g} for Laplace "
                              f"noise here (one release's largest privacy loss, the span "
