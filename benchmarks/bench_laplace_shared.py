@@ -55,8 +55,11 @@ def main() -> None:
                     help="this k alone, at delta = 1e-5 (default: k = 2, 10, 32 at three "
                          "deltas)")
     args = ap.parse_args()
-    if args.releases is not None and args.releases < 1:
-        ap.error(f"--releases must be >= 1, got --releases={args.releases}")
+    from audit.theory.pld import MAX_PLD_RELEASES
+
+    if args.releases is not None and not 1 <= args.releases <= MAX_PLD_RELEASES:
+        ap.error(f"--releases must be in [1, {MAX_PLD_RELEASES}] (a PLD composition beyond), "
+                 f"got --releases={args.releases}")
     chosen = {} if args.releases is None else {"releases": (args.releases,), "deltas": (1e-5,)}
     settings = (_means if args.means else _sums)(args.quick, **chosen)
     rows = []

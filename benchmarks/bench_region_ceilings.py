@@ -39,6 +39,8 @@ but at C_0.1(G_1).
 
 from __future__ import annotations
 
+import argparse
+
 import numpy as np
 from bench_curve_claims import (
     CONFIDENCE,
@@ -135,6 +137,7 @@ def all_thresholds(p, mu) -> float:
 
 
 def main() -> None:
+    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()  # takes none
     print(f"{'setting':<18}{'true eps':>9}{'joint':>9}{'tangent':>9}{'all thresholds':>16}"
           f"{'information':>13}")
     for label, p_star, mu in SETTINGS:
