@@ -220,7 +220,7 @@ class MaskRegime(Choice):
         if member in (cls.SHARED, cls.FRESH):
             return member
         hint = ("" if member is None else
-                " (persistent masks are accounted for one Gaussian sum of a config: "
+                " (persistent masks are accounted for one sum of a config: "
                 "[releases] masks = 'persistent' with persistence = r, docs/THEORY.md §10.7)")
         raise ValueError(f"{name} must be one of 'shared', 'fresh', got {name}={value!r}{hint}")
 

@@ -278,8 +278,8 @@ class RepeatedDesign(DesignPart):
 
 
 def _persistent_refusal(parts: AuditParts) -> str | None:
-    """Persistent masks (docs/THEORY.md §10.7): a model audit of a Gaussian scalar release
-    under record-level MCAR, k ≤ 12 (where its bracket exists)."""
+    """Persistent masks (docs/THEORY.md §10.7): a model audit of a Gaussian or Laplace scalar
+    release under record-level MCAR, k ≤ 12 (where its bracket exists)."""
     from audit.theory.persistent import persistent_refusal
 
     cfg = parts.config

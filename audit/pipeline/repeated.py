@@ -251,10 +251,13 @@ def _persistent_pair_epsilon(P, Q, releases: int, persistence: float, delta: flo
     from audit.theory.persistent import PersistentPair, persistent_bound
 
     form = record_level_form(P, Q, 1)
-    if form is None or P.noise is not NoiseKind.GAUSSIAN:
-        return None, None, "no bracket: the pair is not a Gaussian record-level pair"
-    pair = PersistentPair(float(form.contributions[0]), float(form.contributions_prime[0]),
-                          0.0, form.observation, P.scale, releases, persistence)
+    if form is None:
+        return None, None, "no bracket: the pair is not a record-level pair"
+    a, b = float(form.contributions[0]), float(form.contributions_prime[0])
+    if P.noise is NoiseKind.LAPLACE:
+        return _persistent_laplace_pair(a, b, form.observation, P.scale, releases,
+                                        persistence, delta)
+    pair = PersistentPair(a, b, 0.0, form.observation, P.scale, releases, persistence)
     b = persistent_bound(pair, delta)
     how = ("the redraw epochs' mixture and the sum of the releases, tightened by the "
            "certified box bracket" if b.boxes else
@@ -262,3 +265,21 @@ def _persistent_pair_epsilon(P, Q, releases: int, persistence: float, delta: flo
     return ((b.epsilon + b.lower) / 2, b.error / 2,
             f"bracket of the pair (persistent masks, r = {persistence:g}): {how} "
             "(docs/THEORY.md §10.7)")
+
+
+def _persistent_laplace_pair(a: float, b: float, q: float, scale: float, releases: int,
+                             persistence: float, delta: float
+                             ) -> tuple[float | None, float | None, str]:
+    """The Laplace pair's bracket (docs/THEORY.md §10.7): above, the epochs' bound over the
+    domain [min(a, b), max(a, b)] with the missing entry read as 0, which holds the pair;
+    below, the sum of its one-release losses."""
+    from audit.theory.persistent_laplace import persistent_laplace_upper, sum_loss_lower
+
+    lower = sum_loss_lower(a, b, 0.0, q, scale, releases, persistence, delta)
+    upper = max(lower, persistent_laplace_upper(min(a, b), max(a, b), 0.0, q, scale, releases,
+                                                persistence, delta))
+    return ((upper + lower) / 2, (upper - lower) / 2,
+            f"bracket of the pair (persistent masks, r = {persistence:g}): the redraw epochs' "
+            "mixture of the domain's bound above, the sum of the losses below "
+            "(docs/THEORY.md §10.7)")
+

@@ -39,7 +39,7 @@ def setting_from_config(cfg) -> AnySetting:
     ``mcar-row`` (record-level, q = p*) or ``mcar-iid`` with d = 1 (q = 1 − rate); the
     release's noise calibrated to the substitution sensitivity
     d·max(hi − lo, |hi − na|, |lo − na|); ``[releases]`` count and masks (default one release;
-    persistent masks with their persistence: Gaussian, k ≤ 12).
+    persistent masks with their persistence: k ≤ 12).
 
     Raises
     ------

@@ -26,8 +26,8 @@ missing entry read as m (the record against the missing record: b = m); a shared
 length ℓ is then exactly one release at σ/√ℓ (the mean is sufficient, §9.2), whose pair of
 scalar mixtures (1 − q)N(m, σ²/ℓ) + qN(a, σ²/ℓ) against the same with b has its PLD by
 :func:`audit.theory.pld.pair_pmfs`. Every profile is a pessimistic PLD (losses rounded up), so
-the result is an upper bound on the pair's ε. Laplace epochs have no one-dimensional
-sufficient statistic and are refused.
+the result is an upper bound on the pair's ε. A Laplace epoch has no one-dimensional
+sufficient statistic: :mod:`audit.theory.persistent_laplace` bounds it over the domain.
 
 **A lower bound** from post-processing: the sum of the k releases is a function of them, so
 its ε is at most the pair's. Given the number j of collections that observe the record (its
@@ -60,7 +60,8 @@ from audit.theory.pld import DISCRETIZATION
 
 __all__ = ["PersistentPair", "PersistentBound", "persistent_epsilon", "persistent_bound",
            "persistent_lower", "persistent_envelope_epsilon", "persistent_refusal",
-           "epoch_partitions", "observed_counts", "MAX_PERSISTENT_RELEASES"]
+           "epoch_partitions", "observed_counts", "epochs_epsilon",
+           "MAX_PERSISTENT_RELEASES"]
 
 #: most releases: the bound composes one PLD per partition of k (77 partitions at k = 12)
 MAX_PERSISTENT_RELEASES = 12
@@ -174,15 +175,12 @@ def _partitions(k: int, largest: int):
 def persistent_refusal(noise, releases: int, *, noise_name: str = "noise",
                        releases_name: str = "releases") -> str | None:
     """Why persistent masks cannot be accounted for this noise and k (the names are those the
-    caller's user wrote), or None: Gaussian noise only (a shared epoch is one release at
-    σ/√ℓ; Laplace epochs have no one-dimensional statistic), k ≤ ``MAX_PERSISTENT_RELEASES``
-    (one PLD composition per partition of k)."""
+    caller's user wrote), or None: Gaussian or Laplace noise (a Gaussian epoch is one release
+    at σ/√ℓ; a Laplace epoch is bounded by :mod:`audit.theory.persistent_laplace`),
+    k ≤ ``MAX_PERSISTENT_RELEASES`` (one PLD composition per partition of k)."""
     from audit.enums import NoiseKind
 
-    if NoiseKind.parse(noise, noise_name) is not NoiseKind.GAUSSIAN:
-        return (f"{noise_name} must be 'gaussian' for persistent masks (a Laplace epoch has no "
-                f"one-dimensional statistic, docs/THEORY.md §10.7), got {noise_name}="
-                f"{NoiseKind.parse(noise).value!r}")
+    NoiseKind.parse(noise, noise_name)  # a name that is no noise is refused here
     if isinstance(releases, bool) or not isinstance(releases, int) \
             or not 1 <= releases <= MAX_PERSISTENT_RELEASES:
         return (f"{releases_name} must be an integer in [1, {MAX_PERSISTENT_RELEASES}] for "
@@ -191,7 +189,7 @@ def persistent_refusal(noise, releases: int, *, noise_name: str = "noise",
     return None
 
 
-def _mixture_epsilon(epoch_pld, releases: int, persistence: float, delta: float) -> float:
+def epochs_epsilon(epoch_pld, releases: int, persistence: float, delta: float) -> float:
     """ε at δ of the mixture over the epoch partitions (module docstring) of the
     compositions of ``epoch_pld(length)``, each a pessimistic PLD."""
     d = check_delta(delta)
@@ -235,7 +233,7 @@ def persistent_epsilon(pair: PersistentPair, delta: float, *,
 
     check_delta(delta)
     h = check_positive(discretization, "discretization")
-    return _mixture_epsilon(lambda length: pair_pmfs(*pair.epoch(length), h), pair.releases,
+    return epochs_epsilon(lambda length: pair_pmfs(*pair.epoch(length), h), pair.releases,
                             pair.persistence, delta)
 
 
@@ -313,5 +311,5 @@ def persistent_envelope_epsilon(pairs, delta: float) -> float:
         raise ValueError("pairs must share q, sigma, releases and persistence, got "
                          f"pairs={pairs!r}")
     key = tuple((p.a, p.b, p.na, p.q, p.sigma) for p in pairs)
-    return _mixture_epsilon(lambda length: _epoch_envelope(key, length), first.releases,
+    return epochs_epsilon(lambda length: _epoch_envelope(key, length), first.releases,
                             first.persistence, check_delta(delta))

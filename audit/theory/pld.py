@@ -57,6 +57,7 @@ __all__ = [
     "LOSS_STEP_SHARE",
     "loss_step",
     "envelope_pld",
+    "laplace_profile",
 ]
 
 #: most releases a PLD composition is run for (beyond: closed forms, or refused)
@@ -537,3 +538,22 @@ def envelope_pld(plds: list, discretization: float):
 
     top = max(float(p.get_epsilon_for_delta(1e-15)) for p in plds)
     return PrivacyLossDistribution(profile_pmf(envelope, max(top, 1e-3), discretization))
+
+
+def laplace_profile(mu: float, k: int, h: float):
+    """δ(ε) of Lap(0, 1) against Lap(μ, 1) composed k times, an upper bound (dp_accounting's
+    pessimistic connect-the-dots PLD at the loss step :func:`loss_step` of h), vectorised:
+    a float for a float ε, an array for an array."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=True,
+                                     value_discretization_interval=loss_step(h, k * mu),
+                                     use_connect_dots=True)
+    pld = one if k == 1 else one.self_compose(k)
+
+    def profile(eps):
+        if np.ndim(eps) == 0:
+            return float(pld.get_delta_for_epsilon(float(eps)))
+        return np.asarray(pld.get_delta_for_epsilon(np.asarray(eps, dtype=np.float64)))
+
+    return profile

@@ -66,7 +66,12 @@ from audit.theory.persistent import (
     persistent_lower,
     persistent_refusal,
 )
-from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES, loss_step, refine_bracket
+from audit.theory.pld import (
+    DISCRETIZATION,
+    MAX_PLD_RELEASES,
+    laplace_profile,
+    refine_bracket,
+)
 
 __all__ = ["Setting", "WorstCase", "worst_case", "substitution_sensitivity", "tolerance",
            "unresolved_releases", "delta_monotone_cap", "MAX_GAUSSIAN_SCALE",
@@ -128,7 +133,7 @@ class Setting:
     masks : MaskRegime or str
         ``"shared"`` (one table), ``"fresh"`` (missingness redrawn per release) or
         ``"persistent"`` (each collection keeps the record's mask with probability
-        ``persistence``, else redraws it: §10.7; Gaussian, k ≤ 12).
+        ``persistence``, else redraws it: §10.7; k ≤ 12).
     persistence : float or None
         r ∈ [0, 1] with persistent masks; None otherwise.
 
@@ -422,18 +427,6 @@ def _envelope_composition(setting: Setting, delta: float) -> float:
     return float(composed.get_epsilon_for_delta(delta))
 
 
-def _laplace_profile(mu: float, k: int, h: float):
-    """δ(ε) of Lap(0, 1) against Lap(μ, 1) composed k times, an upper bound (dp_accounting's
-    pessimistic connect-the-dots PLD)."""
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    one = dpl.from_laplace_mechanism(1.0, sensitivity=mu, pessimistic_estimate=True,
-                                     value_discretization_interval=loss_step(h, k * mu),
-                                     use_connect_dots=True)
-    pld = one if k == 1 else one.self_compose(k)
-    return lambda e: float(pld.get_delta_for_epsilon(e))
-
-
 def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
     """k Laplace releases from one table (docs/THEORY.md §10.3). At δ = 0 the exact value:
     the supremum over outputs in R^k and over every pair of the domain and the missing record
@@ -479,8 +472,8 @@ def _laplace_shared(setting: Setting, delta: float) -> WorstCase:
             above = max(above, high)
             if low > lower:
                 lower, pair = low, names
-    d1 = _laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
-    d2 = _laplace_profile(mu2, k, DISCRETIZATION)
+    d1 = laplace_profile(mu1, k, DISCRETIZATION) if mu1 > 0 else (lambda e: 0.0)
+    d2 = laplace_profile(mu2, k, DISCRETIZATION)
 
     def excess(e_out: float) -> float:
         e_in = log1p_expm1_div(e_out, q)  # ln γ, γ = 1 + (e^{ε'} − 1)/q
@@ -548,6 +541,8 @@ def _persistent(setting: Setting, delta: float) -> WorstCase:
     reason = persistent_refusal(setting.noise, setting.releases)
     if reason:
         raise ValueError(reason)
+    if setting.noise is NoiseKind.LAPLACE:
+        return _persistent_laplace(setting, delta)
     cands = setting.candidates()
     na = setting.na_value
     pairs = {(a, b): PersistentPair(na if cands[a] is None else cands[a],
@@ -578,3 +573,19 @@ def _persistent(setting: Setting, delta: float) -> WorstCase:
                   "fresh pair), the worst candidate pair")
     return WorstCase(max(upper, lower), lower, _ordered(worst), method,
                      "every pair of the domain and the missing record")
+
+
+def _persistent_laplace(setting: Setting, delta: float) -> WorstCase:
+    """Laplace noise (docs/THEORY.md §10.7): at persistence 1 (0) the shared (fresh) worst
+    case; in between the bracket of :mod:`audit.theory.persistent_laplace`."""
+    from audit.theory.persistent_laplace import persistent_laplace_bracket
+
+    if setting.persistence in (0.0, 1.0):
+        regime = MaskRegime.SHARED if setting.persistence == 1.0 else MaskRegime.FRESH
+        found = worst_case(replace(setting, masks=regime, persistence=None), delta)
+        return replace(found, method=f"persistence {setting.persistence:g} is {regime.value} "
+                                     f"masks: {found.method}")
+    upper, lower, pair, method = persistent_laplace_bracket(setting, delta)
+    return WorstCase(upper, lower, _ordered(pair), method,
+                     "every pair of the domain and the missing record")
+

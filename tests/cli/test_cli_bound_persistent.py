@@ -88,9 +88,23 @@ def test_table_output_prints_the_persistent_row(capsys, tmp_path):
     assert "worst case of this setting (persistent masks, r = 0.5)" in out
 
 
+#: a Laplace sum over [-1, 1], NA read as 0 (inside the domain), q = 0.3, 3 releases
+_LAPLACE = {"noise": "laplace", "miss": "p_star = 0.3",
+            "extra": "domain = [-1.0, 1.0]\nna_value = 0.0"}
+
+
+def test_laplace_rows_meet_shared_and_fresh_at_the_ends_and_bracket_between(capsys, tmp_path):
+    mid = _row(capsys, tmp_path, _releases("persistent", "persistence = 0.5"), _LAPLACE)
+    assert mid["reference"] == "worst case (bracket)" and mid["pair"] == ["hi", "lo"]
+    assert 0 < mid["lower"] < mid["epsilon"] and "redraw epochs" in mid["method"]
+    for r, masks in ((1.0, "shared"), (0.0, "fresh")):
+        row = _row(capsys, tmp_path, _releases("persistent", f"persistence = {r}"), _LAPLACE)
+        ref = _row(capsys, tmp_path, _releases(masks), _LAPLACE)
+        assert (row["epsilon"], row["lower"]) == (ref["epsilon"], ref["lower"])
+        assert row["method"].startswith(f"persistence {r:g} is {masks} masks")
+
+
 @pytest.mark.parametrize("setting,releases,match", [
-    ({"noise": "laplace"}, _releases("persistent", "persistence = 0.5"),
-     "scenario.noise must be 'gaussian' for persistent masks"),
     (_COUNT, _releases("persistent", "persistence = 0.5", count=13),
      "releases.count must be an integer in [1, 12] for persistent masks"),
     (_COUNT, _releases("persistent", "persistence = 1.5"),

@@ -71,9 +71,24 @@ def test_the_plan_audits_the_mask_paths_against_the_pairs_bracket():
     assert shared.P.n_components == 2  # r = 1: one mask, the shared law
 
 
+_LAPLACE = {"scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1,
+                         "n": 5, "bound": 1.0}}
+
+
+def test_a_laplace_plan_audits_against_the_laplace_bracket():
+    from audit.theory.persistent_laplace import persistent_laplace_upper, sum_loss_lower
+
+    plan = plan_audit(config_from_dict(_doc(**_LAPLACE)))
+    assert plan.P.n_components == 8 and plan.audit_delta == 0.0
+    # the pair (-1, +1), NA read as 0, q = 0.3, b = 2 (sensitivity 2 at epsilon 1), delta 0
+    low = sum_loss_lower(-1.0, 1.0, 0.0, 0.3, 2.0, 3, 0.5, 0.0)
+    high = persistent_laplace_upper(-1.0, 1.0, 0.0, 0.3, 2.0, 3, 0.5, 0.0)
+    assert plan.noise_scale == 2.0 and 0 < low < high
+    assert plan.eps_pair - plan.eps_pair_error == pytest.approx(low, rel=1e-9)
+    assert plan.eps_pair + plan.eps_pair_error == pytest.approx(high, rel=1e-9)
+
+
 @pytest.mark.parametrize("over,match", [
-    ({"scenario": {"mechanism": "laplace", "epsilon": 1.0, "query": "sum", "d": 1, "n": 5}},
-     "scenario.noise must be 'gaussian' for persistent masks"),
     ({"releases": {"count": 13, "masks": "persistent", "persistence": 0.5}},
      r"releases.count must be an integer in \[1, 12\]"),
     ({"missingness": {"kind": "mcar-iid", "rate": 0.5},
@@ -103,3 +118,13 @@ def test_the_audit_stays_below_the_brackets_upper_end():
     res = run_audit(config_from_dict(_doc(trials=10**5)))
     assert res.violations == ()
     assert 0.05 < res.eps_lower <= res.eps_pair + res.eps_pair_error
+
+
+@pytest.mark.statistical
+def test_a_laplace_audit_stays_below_the_brackets_upper_end():
+    """As above, Laplace (b = 2, delta 0): this seed's value (0.841 when written) is 0.14
+    below the pair's upper end 0.981 (its lower end is 0.937); the power check (> 0.3) fails
+    for laws that do not depend on the record."""
+    res = run_audit(config_from_dict(_doc(**_LAPLACE)))
+    assert res.violations == ()
+    assert 0.3 < res.eps_lower <= res.eps_pair + res.eps_pair_error

@@ -145,7 +145,7 @@ def test_settings_check_the_persistence(kwargs, needle):
 
 
 @pytest.mark.parametrize(("noise", "k", "needle"), [
-    ("laplace", 3, "noise must be 'gaussian' for persistent masks"),
+    ("laplace", 13, r"releases must be an integer in \[1, 12\] for persistent masks"),
     ("gaussian", 13, r"releases must be an integer in \[1, 12\] for persistent masks"),
 ])
 def test_the_worst_case_refuses_what_the_bracket_does_not_cover(noise, k, needle):
