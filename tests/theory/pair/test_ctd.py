@@ -114,3 +114,23 @@ def test_profile_beyond_the_largest_loss_is_certified_zero():
     assert np.all(prof.upper <= 1e-15)
     hi, lo = ctd.ctd_pair_plds(P, Q, 1e-4)
     assert hi._pmf_add._infinity_mass <= 1e-14 and hi._pmf_remove._infinity_mass <= 1e-14
+
+
+def test_a_large_laplace_loss_puts_no_mass_at_infinity():
+    """A Laplace pair of loss up to 18.8 (shift 20, q = 0.3): the profile's cancellation
+    bound there is about e^18.8 ulps (6.5e-8), which composed 10 times moved ε at δ = 1e-5
+    from 166.5545 to 166.717; beyond the largest loss δ is 0 exactly, so the pessimistic PLD
+    holds no infinite mass, and ten releases agree with dp_accounting's subsampled Laplace
+    (its own pessimistic estimate, an independent construction) to 1e-4."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit.theory.pld import compose_epsilon
+
+    P, Q = _pair("laplace", 1.0, 0.0, 20.0, q=0.3)
+    hi, lo = ctd.ctd_pair_plds(P, Q, 1e-4)
+    assert hi._pmf_remove._infinity_mass <= 1e-14 and hi._pmf_add._infinity_mass <= 1e-14
+    upper, lower = compose_epsilon(hi, 10, 1e-5), compose_epsilon(lo, 10, 1e-5)
+    assert 0 <= upper - lower <= 1e-3
+    ref = dpl.from_laplace_mechanism(1.0, sensitivity=20.0, sampling_prob=0.3,
+                                     value_discretization_interval=1e-4)
+    assert upper == pytest.approx(ref.self_compose(10).get_epsilon_for_delta(1e-5), abs=1e-4)
