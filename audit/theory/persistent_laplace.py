@@ -21,16 +21,17 @@ one discrete pair (:func:`audit.theory.pld.profile_pmf`), so its PLD dominates e
 the setting in one epoch, and the redraw epochs' mixture of the compositions
 (:func:`audit.theory.persistent.epochs_epsilon`) bounds every pair over the k releases.
 
-**Lower end: the sum of the losses.** For the record c against the missing record, a release
-y gives the loss v = (|y − m| − |y − c|)/b ∈ [−d, d], d = |c − m|/b: atoms at ±d and a
-density between (:func:`audit.theory.pld.laplace_loss`). T = Σ_t v_t is a function of the
-releases, so for every threshold τ, D_γ(P ‖ Q) ≥ P(T ≥ τ) − γQ(T ≥ τ) (and the reverse order
-with T ≤ τ). Under Q every v_t has the missing record's law; under P, the law of the
-collection's mask state (a forward recursion over the chain, one release at a time). Each
-law is moved to a grid of step 2d/N: down for P (T only decreases, so P(T ≥ τ) only
-decreases and P(T ≤ τ) only increases) and up for Q; the convolutions are direct sums of
-non-negative terms, whose relative rounding error is bounded and taken off. At r = 1 the
-statistic is sufficient (the density ratio is 1 − q + q e^T).
+**Lower end: the sum of the losses.** For a pair (c, c′) (c′ = m: the missing record), a
+release y gives the loss z = (|y − c′| − |y − c|)/b ∈ [−D, D], D = |c − c′|/b: atoms where y
+lies beyond c or c′, (2y − c − c′)/b between. T = Σ_t z_t is a function of the releases, so
+for every threshold τ, D_γ(P ‖ Q) ≥ P(T ≥ τ) − γQ(T ≥ τ) (and the reverse order with T ≤ τ).
+On each side a release is Laplace around the side's record while it is observed and around m
+while it is missing, the mask state following the chain (a forward recursion, one release at
+a time). Each one-release law is moved to a grid of step 2D/N: down for P (T only decreases,
+so P(T ≥ τ) only decreases and P(T ≤ τ) only increases) and up for Q; the convolutions are
+direct sums of non-negative terms, whose relative rounding error is bounded and taken off.
+For the missing record at r = 1 the statistic is sufficient (the density ratio is
+1 − q + q e^T).
 
 References
 ----------
@@ -47,7 +48,7 @@ import numpy as np
 
 from audit._validate import check_delta, check_probability
 from audit.theory.persistent import MAX_PERSISTENT_RELEASES, epoch_partitions, epochs_epsilon
-from audit.theory.pld import DISCRETIZATION, laplace_profile, profile_pmf
+from audit.theory.pld import DISCRETIZATION, laplace_profile, loss_step, profile_pmf
 
 __all__ = ["epoch_profile", "persistent_laplace_upper", "persistent_laplace_bracket",
            "sum_loss_lower", "LOSS_CELLS"]
@@ -96,13 +97,14 @@ def _epoch_top(lo: float, hi: float, na: float, q: float, b: float, length: int)
 
 
 @lru_cache(maxsize=64)
-def _epoch_pld(lo: float, hi: float, na: float, q: float, b: float, length: int):
-    """The pessimistic PLD of a pair dominating :func:`epoch_profile` (both orders); it does
-    not depend on the persistence, so a curve over r computes it once per length."""
+def _epoch_pld(lo: float, hi: float, na: float, q: float, b: float, length: int, step: float):
+    """The pessimistic PLD, on the loss grid ``step``, of a pair dominating
+    :func:`epoch_profile` (both orders); it does not depend on the persistence, so a curve
+    over r computes it once per length."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     profile, top = epoch_profile(lo, hi, na, q, b, length)
-    return PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), DISCRETIZATION))
+    return PrivacyLossDistribution(profile_pmf(profile, max(top, 1e-3), step))
 
 
 def persistent_laplace_upper(lo: float, hi: float, na: float, q: float, b: float,
@@ -125,7 +127,9 @@ def persistent_laplace_upper(lo: float, hi: float, na: float, q: float, b: float
                for parts, _ in epoch_partitions(k, r))
     if d == 0.0:
         return pure
-    return min(pure, epochs_epsilon(lambda length: _epoch_pld(*key, length), k, r, d))
+    # one grid for every epoch (the compositions need it), fitted to the longest epoch's loss
+    step = loss_step(DISCRETIZATION, _epoch_top(*key, k))
+    return min(pure, epochs_epsilon(lambda length: _epoch_pld(*key, length, step), k, r, d))
 
 
 def _check_releases(k) -> int:
@@ -141,12 +145,10 @@ def _laplace_masses(edges: np.ndarray, v: float, b: float) -> np.ndarray:
     z = (np.asarray(edges, dtype=np.float64) - v) / b
     low = 0.5 * np.exp(np.minimum(z, 0.0))  # F(e) where e ≤ v
     high = 0.5 * np.exp(-np.maximum(z, 0.0))  # 1 − F(e) where e ≥ v
-    cdf_left = np.where(z <= 0, low, np.nan)
-    sf_right = np.where(z >= 0, high, np.nan)
     inner = np.where(z[1:] <= 0, low[1:] - low[:-1],
                      np.where(z[:-1] >= 0, high[:-1] - high[1:], 1.0 - high[1:] - low[:-1]))
-    first = cdf_left[0] if z[0] <= 0 else 1.0 - high[0]
-    last = sf_right[-1] if z[-1] >= 0 else 1.0 - low[-1]
+    first = low[0] if z[0] <= 0 else 1.0 - high[0]
+    last = high[-1] if z[-1] >= 0 else 1.0 - low[-1]
     return np.concatenate([[first], np.clip(inner, 0.0, None), [last]])
 
 

@@ -153,3 +153,26 @@ def test_setting_row_brackets_and_meets_shared_and_fresh_at_the_ends():
 def test_bad_input_is_refused_naming_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+def test_a_large_loss_uses_a_grid_fitted_to_it(monkeypatch):
+    """One release's loss 100 (b = 0.02 on [0, 2]), 3 releases: the epochs' PLDs share a
+    step of 1e-5 of the longest epoch's loss (at 1e-4 the 12-release command took 8.5 min and
+    8.2 GB); the bracket holds the pair's lower end and the δ = 0 cap."""
+    import audit.theory.persistent_laplace as pl
+    from audit.theory.pld import loss_step
+
+    steps = []
+    real = pl.profile_pmf
+
+    def recording(profile, top, discretization):
+        steps.append(discretization)
+        return real(profile, top, discretization)
+
+    monkeypatch.setattr(pl, "profile_pmf", recording)
+    pl._epoch_pld.cache_clear()
+    upper = persistent_laplace_upper(0.0, 2.0, 0.0, 0.3, 0.02, 3, 0.5, 1e-5)
+    lower = sum_loss_lower(2.0, 0.0, 0.0, 0.3, 0.02, 3, 0.5, 1e-5)
+    assert 0 < lower <= upper <= persistent_laplace_upper(0.0, 2.0, 0.0, 0.3, 0.02, 3, 0.5, 0.0)
+    step = loss_step(1e-4, pl._epoch_top(0.0, 2.0, 0.0, 0.3, 0.02, 3))
+    assert step > 1e-4 and len(steps) == 3 and set(steps) == {step}
