@@ -282,4 +282,3 @@ def _persistent_laplace_pair(a: float, b: float, q: float, scale: float, release
             f"bracket of the pair (persistent masks, r = {persistence:g}): the redraw epochs' "
             "mixture of the domain's bound above, the sum of the losses below "
             "(docs/THEORY.md §10.7)")
-

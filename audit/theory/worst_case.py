@@ -26,7 +26,10 @@ setting is the worst of at most three pairs, each computed exactly (to its numer
 
 - persistent masks (§10.7): the upper end the redraw epochs' envelope (it covers every pair),
   the lower end the worst candidate pair's certified lower end (its box bracket for k ≤ 4);
-  exact at r ∈ {0, 1}, a bracket in between where the two do not meet.
+  exact at r ∈ {0, 1}, a bracket in between where the two do not meet. Laplace: the shared
+  and fresh worst case at r = 1 and 0; in between the epochs' mixture of one
+  advanced-joint-convexity profile per epoch above, the thresholded sum of the one-release
+  losses below (:mod:`audit.theory.persistent_laplace`).
 
 Every result is a bracket [``lower``, ``epsilon``] on the setting's ε; ``exact`` when it closes
 (the row's reference "exact worst case"), else labelled "worst case (bracket)". Every Laplace
@@ -588,4 +591,3 @@ def _persistent_laplace(setting: Setting, delta: float) -> WorstCase:
     upper, lower, pair, method = persistent_laplace_bracket(setting, delta)
     return WorstCase(upper, lower, _ordered(pair), method,
                      "every pair of the domain and the missing record")
-
