@@ -41,14 +41,22 @@ analyses via couplings and divergences*, NeurIPS 2018, Theorem 2.
 
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import numpy as np
 
+from audit._numeric import log1p_c_expm1
 from audit._validate import check_delta, check_probability
-from audit.theory.persistent import MAX_PERSISTENT_RELEASES, epoch_partitions, epochs_epsilon
-from audit.theory.pld import DISCRETIZATION, laplace_profile, loss_step, profile_pmf
+from audit.mixture import Mixture
+from audit.theory.pair.masses import interval_masses
+from audit.theory.persistent import epoch_partitions, epochs_epsilon, persistent_refusal
+from audit.theory.pld import (
+    DISCRETIZATION,
+    base_loss_of,
+    laplace_profile,
+    loss_step,
+    profile_pmf,
+)
 
 __all__ = ["epoch_profile", "persistent_laplace_upper", "persistent_laplace_bracket",
            "sum_loss_lower", "LOSS_CELLS"]
@@ -73,8 +81,7 @@ def epoch_profile(lo: float, hi: float, na: float, q: float, b: float, length: i
 
     def profile(eps):
         e = np.atleast_1d(np.asarray(eps, dtype=np.float64))
-        # ln α = ln(1 + (e^ε − 1)/q) = ε + ln(1 − (1 − q)e^{−ε}) − ln q, and β = e^{ε − ln α}
-        inner = e + np.log1p(-(1.0 - q) * np.exp(-e)) - math.log(q) if q < 1.0 else e
+        inner = base_loss_of(e, q)  # ln α = ln(1 + (e^ε − 1)/q), and β = e^{ε − ln α}
         beta = np.exp(e - inner)
         first = d1(inner) if d1 is not None else 0.0
         out = q * ((1.0 - beta) * first + beta * d2(inner))
@@ -93,7 +100,7 @@ def _epoch_top(lo: float, hi: float, na: float, q: float, b: float, length: int)
 
     shift = length * max(hi - lo, abs(hi - na), abs(lo - na)) / b
     return min(float(laplace_shared_pure(lo, hi, na, q, b, length).epsilon),
-               math.log1p(q * math.expm1(shift)) if shift < 700 else math.inf)
+               log1p_c_expm1(shift, q))
 
 
 @lru_cache(maxsize=64)
@@ -133,23 +140,10 @@ def persistent_laplace_upper(lo: float, hi: float, na: float, q: float, b: float
 
 
 def _check_releases(k) -> int:
-    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= MAX_PERSISTENT_RELEASES:
-        raise ValueError(f"releases must be an integer in [1, {MAX_PERSISTENT_RELEASES}] (one "
-                         f"PLD composition per partition of k), got releases={k!r}")
+    reason = persistent_refusal("laplace", k)
+    if reason:
+        raise ValueError(reason)
     return k
-
-
-def _laplace_masses(edges: np.ndarray, v: float, b: float) -> np.ndarray:
-    """Laplace(v, b) masses of (−∞, e_0], (e_0, e_1], …, (e_{n−1}, e_n], (e_n, ∞), each from
-    the tail it lies in (no difference of two numbers near 1)."""
-    z = (np.asarray(edges, dtype=np.float64) - v) / b
-    low = 0.5 * np.exp(np.minimum(z, 0.0))  # F(e) where e ≤ v
-    high = 0.5 * np.exp(-np.maximum(z, 0.0))  # 1 − F(e) where e ≥ v
-    inner = np.where(z[1:] <= 0, low[1:] - low[:-1],
-                     np.where(z[:-1] >= 0, high[:-1] - high[1:], 1.0 - high[1:] - low[:-1]))
-    first = low[0] if z[0] <= 0 else 1.0 - high[0]
-    last = high[-1] if z[-1] >= 0 else 1.0 - low[-1]
-    return np.concatenate([[first], np.clip(inner, 0.0, None), [last]])
 
 
 def _release_law(c: float, c2: float, v: float, b: float, n: int, up: bool) -> np.ndarray:
@@ -157,7 +151,11 @@ def _release_law(c: float, c2: float, v: float, b: float, n: int, up: bool) -> n
     (c > c2), for y ~ Laplace(v, b), on the grid −D + i·2D/n (i = 0..n): the atoms at ±D
     (y ≤ c2, y ≥ c) exact, the mass of each cell between moved to its upper grid point
     (``up``) or its lower one. z = (2y − c − c2)/b is increasing in y on [c2, c]."""
-    masses = _laplace_masses(np.linspace(c2, c, n + 1), v, b)
+    edges = np.linspace(c2, c, n + 1)
+    # (−∞, c2], the n cells, [c, ∞): each mass from the tail it lies in
+    masses, _ = interval_masses(Mixture([1.0], [v], "laplace", b),
+                                np.concatenate([[-np.inf], edges]),
+                                np.concatenate([edges, [np.inf]]))
     law = np.zeros(n + 1)
     law[0], law[-1] = masses[0], masses[-1]
     if up:

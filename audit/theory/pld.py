@@ -58,6 +58,7 @@ __all__ = [
     "loss_step",
     "envelope_pld",
     "laplace_profile",
+    "base_loss_of",
 ]
 
 #: most releases a PLD composition is run for (beyond: closed forms, or refused)
@@ -150,8 +151,10 @@ def _subsampled_loss(t: np.ndarray, p: float) -> np.ndarray:
     return np.logaddexp(math.log1p(-p), math.log(p) + np.asarray(t, dtype=np.float64))
 
 
-def _base_loss_of(l: np.ndarray, p: float) -> np.ndarray:
-    """The inverse of :func:`_subsampled_loss` on l ≥ 0: ln((e^l − 1 + p)/p)."""
+def base_loss_of(l: np.ndarray, p: float) -> np.ndarray:
+    """ln((e^l − 1 + p)/p), the inverse of l0 ↦ ln(1 − p + p e^{l0}) on l ≥ 0, vectorised: the
+    base loss behind a subsampled loss l, and ln α = ln(1 + (e^ε − 1)/p) of advanced joint
+    convexity."""
     if p == 1.0:
         return l
     with np.errstate(divide="ignore"):
@@ -226,7 +229,7 @@ def subsampled_pmf(base: BaseLoss, p: float, discretization: float, *,
     if 2 * n + 1 > MAX_GRID:
         raise ValueError(f"discretization must give at most {MAX_GRID} grid points, got "
                          f"discretization={discretization!r} ({2 * n + 1} points)")
-    edges = _base_loss_of(np.arange(n + 1) * h, pp)  # L0 at the loss grid l_i = i h
+    edges = base_loss_of(np.arange(n + 1) * h, pp)  # L0 at the loss grid l_i = i h
     cp, cq = base.cdf_p(edges), base.cdf_q(edges)
     mass_q = np.diff(cq)
     mass_p = pp * np.diff(cp) + (1 - pp) * mass_q

@@ -149,6 +149,10 @@ def test_setting_row_brackets_and_meets_shared_and_fresh_at_the_ends():
     (lambda: persistent_laplace_upper(0.0, 1.0, 0.0, 0.3, 1.0, 0, 0.5, 1e-5),
      r"releases must be an integer in \[1, 12\]"),
     (lambda: persistent_laplace_upper(0.0, 1.0, 0.0, 0.3, 1.0, 3, 0.5, 2.0), "delta"),
+    (lambda: persistent_laplace_upper(1.0, 0.0, 0.0, 0.3, 1.0, 3, 0.5, 1e-5), "domain"),
+    (lambda: persistent_laplace_upper(0.0, 1.0, 0.0, 0.0, 1.0, 3, 0.5, 1e-5),
+     r"q must be in \(0, 1\]"),
+    (lambda: persistent_laplace_upper(0.0, 1.0, 0.0, 0.3, -1.0, 3, 0.5, 1e-5), "b must be"),
 ])
 def test_bad_input_is_refused_naming_the_parameter(call, match):
     with pytest.raises(ValueError, match=match):
