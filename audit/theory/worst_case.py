@@ -58,6 +58,7 @@ from audit._validate import (
 )
 from audit.enums import MaskRegime, NoiseKind
 from audit.mixture import Mixture
+from audit.theory.fresh_boxes import envelope_epsilon, fresh_boxes
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
 from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
@@ -253,8 +254,9 @@ class WorstCase:
 
 
 def _bracket(v: PairValue) -> tuple[float, float]:
-    """(low end, high end) of a pair value's numerical bracket."""
-    return max(v.value - v.error, 0.0), v.value + v.error
+    """(low end, high end) of a pair value's numerical bracket (0 below where it has none)."""
+    low = v.value - v.error
+    return (low if low > 0.0 else 0.0), v.value + v.error
 
 
 def worst_case(setting: Setting, delta: float) -> WorstCase:
@@ -396,38 +398,31 @@ def fresh_pair(setting: Setting, a: str, b: str, delta: float) -> tuple[float, f
 def _fresh(setting: Setting, delta: float) -> WorstCase:
     """Lower: the largest exact ε of a candidate pair. Upper: the k-fold composition of the
     pair that dominates the per-γ envelope of every candidate pair in both orders (by the
-    corner lemma, the envelope of the whole domain: §10.4)."""
-    best = None
+    corner lemma, the envelope of the whole domain), and where that is not within the
+    tolerance, the branch and bound over boxes of pairs (§10.4)."""
+    best, highs = None, [0.0]
     for a, b in _pairs(setting):
         low, high = fresh_pair(setting, a, b, delta)
+        highs.append(high)
         if best is None or low > best[0]:
             best = (low, (a, b))
     assert best is not None
     lower, pair = best
-    upper = _envelope_composition(setting, delta)
-    return WorstCase(max(upper, lower), lower, _ordered(pair),
-                     "upper: the k-fold composition of the per-gamma envelope of the candidate "
-                     "pairs; lower: the worst candidate pair, both orders composed separately",
-                     "every pair of the domain and the missing record")
-
-
-def _envelope_composition(setting: Setting, delta: float) -> float:
-    """ε at δ of the k-fold product of a pair dominating every candidate pair's one release
-    in both orders: Connect-the-Dots on the envelope of their profiles on the loss grid
-    (:func:`audit.theory.pair.ctd.envelope_pmf`), or, where a pair's loss is not known to be
-    monotone on pieces, :func:`audit.theory.pld.envelope_pld` on their rounded-up PLDs."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
-    from audit.theory.pair.ctd import envelope_pmf
-    from audit.theory.pld import envelope_pld, pair_pmfs
-
     cands = setting.candidates()
-    laws = [(setting.law(cands[a]), setting.law(cands[b])) for a, b in _pairs(setting)]
-    pmf = envelope_pmf(laws, DISCRETIZATION)
-    one = (PrivacyLossDistribution(pmf) if pmf is not None else
-           envelope_pld([pair_pmfs(P, Q, DISCRETIZATION) for P, Q in laws], DISCRETIZATION))
-    composed = one if setting.releases == 1 else one.self_compose(setting.releases)
-    return float(composed.get_epsilon_for_delta(delta))
+    upper = envelope_epsilon([(setting.law(cands[a]), setting.law(cands[b]))
+                              for a, b in _pairs(setting)], setting.releases, delta)
+    how = "the k-fold composition of the per-gamma envelope of the candidate pairs"
+    if upper - lower > tolerance(lower):
+        top = (_corners(replace(setting, releases=1), 0.0).epsilon
+               if setting.noise is NoiseKind.LAPLACE else None)
+        boxes = fresh_boxes(setting.noise, setting.scale, setting.domain, setting.na_value,
+                            setting.observation, setting.releases, delta,
+                            lower + tolerance(lower), top=top, budget=TIME_BUDGET)
+        if max(boxes.upper, *highs) < upper:
+            upper, how = max(boxes.upper, *highs), boxes.describe()
+    return WorstCase(max(upper, lower), lower, _ordered(pair),
+                     f"upper: {how}; lower: the worst candidate pair, both orders composed "
+                     "separately", "every pair of the domain and the missing record")
 
 
 def _laplace_shared(setting: Setting, delta: float) -> WorstCase:

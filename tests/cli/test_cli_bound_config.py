@@ -72,9 +72,10 @@ def test_count_like_domain_with_fresh_masks(capsys, tmp_path):
                     miss="p_star = 0.1",
                     releases='\n[releases]\ncount = 10\nmasks = "fresh"\n')
     data = _main_json(capsys, "--config", path, "--target-delta", "1e-5")
-    row = next(r for r in data["bounds"] if r["reference"] == "worst case (bracket)")
-    assert row["exact"] is False and row["lower"] == pytest.approx(1.1742, abs=1e-3)
-    assert row["epsilon"] > row["lower"] and row["error"] == row["epsilon"] - row["lower"]
+    row = next(r for r in data["bounds"] if r["reference"] == "exact worst case")
+    assert row["exact"] is True and row["lower"] == pytest.approx(1.1742, abs=1e-3)
+    assert row["lower"] <= row["epsilon"] <= 1.005 * row["lower"]  # the boxes close it
+    assert "branch and bound" in row["method"]
     assert data["parameters"]["scale"] == 1.0  # b = sensitivity 1 / epsilon 1
 
 
