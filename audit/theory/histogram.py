@@ -47,6 +47,9 @@ __all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PA
 
 #: the three pairs of records of a histogram setting (numerator, denominator)
 PAIRS = (("a", "b"), ("a", "NA"), ("NA", "a"))
+#: each ordered pair's other order ((a, b) is its own: swapping the two categories maps one
+#: order onto the other)
+_REVERSE = {("a", "b"): ("a", "b"), ("a", "NA"): ("NA", "a"), ("NA", "a"): ("a", "NA")}
 #: standard deviations of a Gaussian loss kept on the grid beyond both tilts (tail < 1e-32)
 _Z = 12.0
 #: mass of a Laplace k-fold law left outside the grid's window on each side
@@ -425,14 +428,15 @@ def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
 
 def _fresh_bracket(setting: HistogramSetting, delta: float):
     """(lower, upper, worst pair, step) of the fresh-mask setting. Upper: the smaller of the
-    k-fold composition of a pair dominating the envelope of the three pairs' one-release
-    profile bounds, and C_{p*}(f)^{⊗k} (:func:`_theorem_epsilon`). Lower: per unordered pair,
+    largest k-fold composition of a pair dominating one ordered pair's one-release profile
+    bounds (each order apart, as the pair is composed), and C_{p*}(f)^{⊗k}
+    (:func:`_theorem_epsilon`). Lower: per unordered pair,
     the composition of a pair that the true one dominates (module docstring), and with the
     NA bin the pair (a, NA) composed exactly, both orders apart (:func:`_move_epsilon`); the
     largest."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    from audit.theory.pld import curve_pmf, profile_grid, profile_pmf, tradeoff_from_profile
+    from audit.theory.pld import curve_pmf, profile_grid, tradeoff_from_profile
 
     h = _FIRST_STEP if setting.noise is NoiseKind.GAUSSIAN else \
         max(_FIRST_STEP, 2.0 / (setting.scale * _FRESH_LAW_POINTS))
@@ -450,10 +454,14 @@ def _fresh_bracket(setting: HistogramSetting, delta: float):
                   for p in PAIRS)
     eps = profile_grid(top)
     brackets = {p: np.array([pair_delta_bracket(laws, p, e, q) for e in eps]) for p in PAIRS}
-    envelope = np.max([b[:, 1] for b in brackets.values()], axis=0)
-    upper_pmf = profile_pmf(lambda e: np.interp(e, eps, envelope), top, _FRESH_STEP)
-    upper = min(float(PrivacyLossDistribution(upper_pmf).self_compose(k)
-                      .get_epsilon_for_delta(delta)), _theorem_epsilon(setting, delta))
+    upper = _theorem_epsilon(setting, delta)
+    worst = 0.0
+    for pair in PAIRS:  # each ordered pair's own dominating pair, composed apart
+        curve = tradeoff_from_profile(eps, brackets[pair][:, 1],
+                                      brackets[_REVERSE[pair]][:, 1])
+        pld = PrivacyLossDistribution(curve_pmf(curve, _FRESH_STEP))
+        worst = max(worst, float(pld.self_compose(k).get_epsilon_for_delta(delta)))
+    upper = min(upper, worst)
     best = None
     for orders in ((("a", "b"), ("a", "b")), (("a", "NA"), ("NA", "a"))):
         low = np.minimum(brackets[orders[0]][:, 0], brackets[orders[1]][:, 0])
@@ -538,8 +546,8 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
     method = ("three independent bin losses, each law moved up and down on a grid "
               f"(step {h:.3g})")
     if setting.masks is MaskRegime.FRESH and setting.releases > 1:
-        method = ("upper: the k-fold composition of a pair dominating the three pairs' "
-                  "one-release profile bounds; lower: a pair the worst pair dominates, "
+        method = ("upper: the largest k-fold composition of a pair dominating one ordered "
+                  "pair's one-release profile bounds; lower: a pair the worst pair dominates, "
                   f"composed; profiles from {method}")
     found = WorstCase(upper, lower, _pair_names(pair), method, covers)
     if setting.noise is NoiseKind.LAPLACE:  # ε(δ) ≤ ε(0): the δ = 0 value caps the row

@@ -149,7 +149,10 @@ def test_fresh_bracket_between_the_exact_move_pair_and_the_theorem(noise, scale)
     assert w.pair == ("cat", "NA")
     assert w.lower == pytest.approx(H._move_epsilon(s, 1e-5), rel=1e-12)
     assert w.lower <= w.epsilon <= H._theorem_epsilon(s, 1e-5) + 1e-9
-    assert w.epsilon - w.lower <= 0.025 * w.epsilon  # measured: 1.9 % and 2.0 %
+    # each ordered pair composed apart: Laplace closes (0.29 %; the envelope of the three
+    # ordered pairs was 1.9 % above); Gaussian keeps the theorem above (2.1 %)
+    assert w.epsilon - w.lower <= (0.005 if noise == "laplace" else 0.025) * w.epsilon
+    assert w.exact == (noise == "laplace")
     one = HistogramSetting(noise, scale, 0.3, 1, "fresh", True)
     exact = histogram_worst_case(HistogramSetting(noise, scale, 0.3, 1), 1e-5)
     assert H._move_epsilon(one, 1e-5) <= exact.epsilon + 1e-9
