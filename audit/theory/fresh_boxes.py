@@ -42,9 +42,10 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special
 
 from audit.enums import NoiseKind
+from audit.mixture import Mixture
+from audit.theory.pair.masses import interval_masses
 
 __all__ = ["BoxResult", "box_profile", "envelope_epsilon", "fresh_boxes"]
 
@@ -156,24 +157,22 @@ def _gaussian_integral(law: _Law, A: tuple[float, float], i: int, b: float,
         j = int(np.argmax(pat))
         neg = [(xs[t], -cs[t][sel]) for t in range(len(xs)) if pat[t] < 0]
         lo, hi, gap_lo, gap_hi = _positive_interval(xs[j], cs[j][sel], neg, s)
-        mass, size = 0.0, 0.0
+        mass = 0.0
         for y, c in [(xs[j], cs[j][sel]), *((y, -d) for y, d in neg)]:
-            part, tail = _normal_mass(y, lo, hi, s)
-            mass, size = mass + c * part, size + np.abs(c) * tail
+            mass = mass + _normal_mass(y, lo, hi, s, c)
         for end, other in ((lo - gap_lo, lo), (hi, hi + gap_hi)):  # the roots' brackets
-            part, tail = _normal_mass(xs[j], end, other, s)
-            mass, size = mass + cs[j][sel] * part, size + cs[j][sel] * tail
-        total[sel] += np.maximum(mass, 0.0) + _MARGIN * size
+            mass = mass + _normal_mass(xs[j], end, other, s, np.abs(cs[j][sel]))
+        total[sel] += np.maximum(mass, 0.0)
     return total
 
 
-def _normal_mass(x: float, lo: np.ndarray, hi: np.ndarray, s: float):
-    """(N(x, s²)([lo, hi]), the larger tail it is the difference of) per entry: the mass
-    is at most that tail, and its rounding a few ulps of it."""
-    za, zb = (lo - x) / s, (hi - x) / s
-    right = za >= 0
-    big = np.where(hi > lo, np.where(right, special.ndtr(-za), special.ndtr(zb)), 0.0)
-    return big - np.where(hi > lo, np.where(right, special.ndtr(-zb), special.ndtr(za)), 0.0), big
+def _normal_mass(x: float, lo: np.ndarray, hi: np.ndarray, s: float,
+                 c: np.ndarray) -> np.ndarray:
+    """c·N(x, s²)([lo, hi]) per entry, rounded up: the tail-accurate masses of
+    :func:`audit.theory.pair.masses.interval_masses` and |c| times their rounding bound (none
+    where the interval is empty), plus ``_MARGIN`` of the term."""
+    mass, err = interval_masses(Mixture([1.0], [x], NoiseKind.GAUSSIAN, s), lo, hi)
+    return c * mass + np.abs(c) * np.where(hi > lo, err + _MARGIN * mass, 0.0)
 
 
 def _positive_interval(x: float, cx: np.ndarray, neg, s: float):
