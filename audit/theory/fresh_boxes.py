@@ -234,15 +234,17 @@ def _order_bound(law: _Law, A, B, gam: np.ndarray) -> np.ndarray:
 def box_profile(law: _Law, A, B, top: float, h: float) -> tuple[np.ndarray, np.ndarray]:
     """(indices i, upper bounds d_i ≥ D_{e^{ih}}(P_c ‖ P_c′) for every c ∈ A, c′ ∈ B) on the
     grid of step ``h`` over [−top, top]: the order (A, B) at ε ≥ 0 and, at ε < 0, the
-    conjugate 1 − γ + γ D_{1/γ}(P_c′ ‖ P_c) of the order (B, A). Beyond ``top`` (a certified
-    bound on one release's largest loss, Laplace; where the bound has fallen below 1e-18,
-    Gaussian) the profile is 0."""
+    conjugate 1 − γ + γ D_{1/γ}(P_c′ ‖ P_c) of the order (B, A). Laplace: ``top`` is a
+    certified bound on one release's largest loss, beyond which the profile is 0. Gaussian:
+    the bound has fallen below 1e-18 at ``top``, and Connect-the-Dots puts the last point's
+    δ at the infinite loss."""
     n = math.ceil(top / h) + 1
     eps = np.arange(n) * h
     gam = np.exp(eps)
     fwd, rev = _order_bound(law, A, B, gam), _order_bound(law, B, A, gam)
-    fwd[eps >= top] = 0.0
-    rev[eps >= top] = 0.0
+    if law.noise is NoiseKind.LAPLACE:
+        fwd[eps >= top] = 0.0
+        rev[eps >= top] = 0.0
     neg = (1.0 - 1.0 / gam + rev / gam)[:0:-1]
     return np.arange(-n + 1, n), np.concatenate([neg, fwd])
 
