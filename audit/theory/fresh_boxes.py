@@ -315,7 +315,7 @@ def fresh_boxes(noise, scale: float, domain: tuple[float, float], na_value: floa
     count = len(heap)
     while True:
         worst, A, B = heap[0]
-        if -worst <= target or -worst == math.inf or time.perf_counter() - t0 > budget:
+        if -worst <= target or time.perf_counter() - t0 > budget:
             break
         heapq.heappop(heap)
         if A[1] - A[0] >= B[1] - B[0]:
