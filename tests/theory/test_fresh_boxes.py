@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 import pytest
@@ -102,3 +103,21 @@ def test_a_gaussian_loss_beyond_the_float_range_gives_no_bound():
     halved while the budget lasts: narrower boxes have a smaller chord excess)."""
     res = fresh_boxes("gaussian", 0.01, (0.0, 1.0), 0.0, 0.5, 2, 1e-5, 1.0, budget=2.0)
     assert res.upper == math.inf and not res.closed and res.boxes > 2
+
+
+@pytest.mark.parametrize("na, boxes", [(0.3, range(4, 40)), (2.0, range(1, 2))])
+def test_the_worst_case_closes_with_the_missing_reading_inside_and_outside(na, boxes):
+    """A Laplace sum over [0, 1], q = 0.1, k = 10: NA read inside the domain (four boxes to
+    start, split at the reading) or outside (one box, far below the pairs with the missing
+    record). The row is exact, within 0.5 % of the worst candidate pair, and above the exact
+    ε of pairs across the reading and of pairs with the missing record inside the domain."""
+    from audit.theory.pair.releases import fresh_pair_epsilon
+    from audit.theory.worst_case import Setting, worst_case
+
+    s = Setting("laplace", 1.0, (0.0, 1.0), na, 0.1, 10, "fresh")
+    w = worst_case(s, 1e-5)
+    assert w.exact and w.lower <= w.epsilon <= 1.005 * w.lower
+    assert int(re.search(r"over (\d+) boxes", w.method).group(1)) in boxes  # measured: 12, 1
+    for c, c2 in [(0.9, 0.1), (0.05, 0.7), (0.6, None), (None, 0.2)]:
+        v = fresh_pair_epsilon(s.law(c), s.law(c2), 10, 1e-5)
+        assert v.value - v.error <= w.epsilon
