@@ -426,7 +426,30 @@ def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
     return float(one.self_compose(k).get_epsilon_for_delta(delta))
 
 
-def _fresh_bracket(setting: HistogramSetting, delta: float):
+#: the densest profile grid of a fresh-mask bracket, in multiples of 600 points
+_MAX_DENSITY = 4
+
+
+def _fresh_refined(setting: HistogramSetting, delta: float):
+    """:func:`_fresh_bracket` on a profile grid 4 times denser, once, if the bracket is wider
+    than the tolerance and took under ``_STEP_SECONDS`` (the lower end's steps between grid
+    points are of first order in their width; measured, Laplace b = 2 with no NA bin,
+    p* = 0.3, k = 10: 1.08 % at 600 points in 0.3 s, 0.76 % at 2,400 in 1.3 s, 0.71 % at
+    9,600 in 14 s)."""
+    from audit.theory.worst_case import tolerance
+
+    density = 1
+    while True:
+        start = time.perf_counter()
+        found = _fresh_bracket(setting, delta, density)
+        lower, upper = found[0], found[1]
+        if upper - lower <= tolerance(upper) or time.perf_counter() - start > _STEP_SECONDS \
+                or density >= _MAX_DENSITY:
+            return found
+        density *= 4
+
+
+def _fresh_bracket(setting: HistogramSetting, delta: float, density: int = 1):
     """(lower, upper, worst pair, step) of the fresh-mask setting. Upper: the smaller of the
     largest k-fold composition of a pair dominating one ordered pair's one-release profile
     bounds (each order apart, as the pair is composed), and C_{p*}(f)^{⊗k}
@@ -452,7 +475,7 @@ def _fresh_bracket(setting: HistogramSetting, delta: float):
     if not math.isfinite(top):  # Gaussian: where every pair's upper δ is below 1e-12
         top = max(_top(lambda e, p=p: pair_delta_bracket(laws, p, e, q)[1], 1e-12, 1.0)
                   for p in PAIRS)
-    eps = profile_grid(top)
+    eps = profile_grid(top, density)
     brackets = {p: np.array([pair_delta_bracket(laws, p, e, q) for e in eps]) for p in PAIRS}
     upper = _theorem_epsilon(setting, delta)
     worst = 0.0
@@ -540,7 +563,7 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
         raise ValueError(f"releases / scale^2 must be at most {_GAUSSIAN_V_MAX:g} for a "
                          f"Gaussian histogram at delta > 0, got {v:g}")
     if setting.masks is MaskRegime.FRESH and setting.releases > 1:  # one release: shared
-        lower, upper, pair, h = _fresh_bracket(setting, d)
+        lower, upper, pair, h = _fresh_refined(setting, d)
     else:
         lower, upper, pair, h = _shared_bracket(setting, d)
     method = ("three independent bin losses, each law moved up and down on a grid "
