@@ -43,9 +43,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from audit._validate import (
+    check_count,
+    check_delta,
+    check_in_range,
+    check_interval,
+    check_positive,
+    check_real,
+)
 from audit.enums import NoiseKind
 from audit.mixture import Mixture
+from audit.theory.pair.ctd import ctd_pessimistic_pmf, envelope_pmf
 from audit.theory.pair.masses import interval_masses
+from audit.theory.pld import DISCRETIZATION, compose_epsilon, envelope_pld, loss_step, pair_pmfs
 
 __all__ = ["BoxResult", "box_profile", "envelope_epsilon", "fresh_boxes"]
 
@@ -280,9 +290,6 @@ class BoxResult:
 
 
 def _box_epsilon(law: _Law, A, B, k: int, delta: float, top: float | None, h: float) -> float:
-    from audit.theory.pair.ctd import ctd_pessimistic_pmf
-    from audit.theory.pld import compose_epsilon, loss_step
-
     t = _gaussian_top(law, A, B) if top is None else top
     if t is None:
         return math.inf
@@ -297,10 +304,35 @@ def fresh_boxes(noise, scale: float, domain: tuple[float, float], na_value: floa
     """An upper bound on ε at ``delta`` of k fresh-mask releases over every pair of the
     domain: boxes of ordered pairs halved, the worst first, until every box's composed
     bound is at most ``target`` or ``budget`` seconds pass (then the worst box's bound).
-    ``top``: Laplace, a certified bound on one release's largest loss over the domain."""
+    ``top``: Laplace, a certified bound on one release's largest loss over the domain (its
+    profile is 0 beyond), required; Gaussian, None (found per box).
+
+    Raises
+    ------
+    ValueError
+        Naming the parameter, on a scale ≤ 0, a domain that is not finite lo < hi, a
+        non-finite ``na_value``, q outside (0, 1], releases < 1, δ outside (0, 1], a
+        non-finite target, a discretization ≤ 0, a budget outside [0, ∞), or a ``top`` that
+        is missing (Laplace), given (Gaussian) or ≤ 0.
+    """
     t0 = time.perf_counter()
-    law = _Law(NoiseKind.parse(noise, "noise"), scale, na_value, q)
-    lo, hi = domain
+    kind = NoiseKind.parse(noise, "noise")
+    lo, hi = check_interval(domain, "domain")
+    law = _Law(kind, check_positive(scale, "scale"), check_real("na_value", na_value),
+               check_in_range("q", q, 0.0, 1.0, lo_closed=False))
+    releases = check_count(releases, "releases")
+    if check_delta(delta) == 0.0:
+        raise ValueError("delta must be in (0, 1]: at delta = 0 a product's epsilon is k times "
+                         "one release's (no PLD), got delta=0.0")
+    check_in_range("target", target, -math.inf, math.inf, lo_closed=False, hi_closed=False)
+    check_positive(discretization, "discretization")
+    check_in_range("budget", budget, 0.0, math.inf, hi_closed=False)
+    if (top is None) != (kind is NoiseKind.GAUSSIAN):
+        raise ValueError(f"top must be given for Laplace noise (a certified bound on one "
+                         f"release's largest loss) and None for Gaussian noise, got top={top!r} "
+                         f"with noise={kind.value!r}")
+    if top is not None:
+        check_positive(top, "top")
     cuts = [lo, na_value, hi] if lo < na_value < hi else [lo, hi]
     sides = list(zip(cuts[:-1], cuts[1:], strict=True))
     heap: list = []
@@ -337,9 +369,6 @@ def envelope_epsilon(laws, releases: int, delta: float) -> float:
     to be monotone on pieces, :func:`audit.theory.pld.envelope_pld` on their rounded-up
     PLDs. With the corner lemma's candidate pairs, a bound for every pair of the domain."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
-    from audit.theory.pair.ctd import envelope_pmf
-    from audit.theory.pld import DISCRETIZATION, envelope_pld, pair_pmfs
 
     pmf = envelope_pmf(laws, DISCRETIZATION)
     one = (PrivacyLossDistribution(pmf) if pmf is not None else

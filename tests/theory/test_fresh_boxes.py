@@ -121,3 +121,18 @@ def test_the_worst_case_closes_with_the_missing_reading_inside_and_outside(na, b
     for c, c2 in [(0.9, 0.1), (0.05, 0.7), (0.6, None), (None, 0.2)]:
         v = fresh_pair_epsilon(s.law(c), s.law(c2), 10, 1e-5)
         assert v.value - v.error <= w.epsilon
+
+
+@pytest.mark.parametrize("kwargs, name", [
+    ({"scale": 0.0}, "scale"), ({"domain": (1.0, 0.0)}, "domain"),
+    ({"na_value": math.nan}, "na_value"), ({"q": 0.0}, "q"), ({"q": 1.5}, "q"),
+    ({"releases": 0}, "releases"), ({"delta": 0.0}, "delta"), ({"delta": 2.0}, "delta"),
+    ({"target": math.inf}, "target"), ({"discretization": 0.0}, "discretization"),
+    ({"budget": -1.0}, "budget"), ({"budget": math.inf}, "budget"), ({"top": None}, "top"),
+    ({"top": -1.0}, "top"), ({"noise": "gaussian"}, "top"), ({"noise": "cauchy"}, "noise"),
+])
+def test_bad_input_is_refused_naming_the_parameter(kwargs, name):
+    args = {"noise": "laplace", "scale": 1.0, "domain": (0.0, 1.0), "na_value": 0.0,
+            "q": 0.1, "releases": 2, "delta": 1e-5, "target": 1.0, "top": 0.2, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        fresh_boxes(**args)
