@@ -14,10 +14,9 @@ law with the record nowhere), every hockey-stick divergence of the setting is
 (without the NA bin, s ≡ 0). Certificate: the integrand is monotone in each variable, so each
 law moved up and down onto a grid gives an upper and a lower bound (a coupling moves every
 value one way); the Gaussian expectation over t and the Gaussian pairs (a, NA), (NA, a) are in
-closed form. δ = 0 is in closed form. Fresh masks at δ > 0: above, the smaller of a pair
-dominating the one-release profile bounds of every pair and C_{p*}(f)^{⊗k}, composed; below,
-pairs the true ones dominate, and with the NA bin the pair (a, NA) composed exactly, order by
-order (its loss depends on t − s alone).
+closed form. δ = 0 is in closed form. Fresh masks at δ > 0: each pair's one-release loss law
+moved up and down on a grid and composed (:mod:`audit.theory.histogram_fresh`), the upper end
+capped by C_{p*}(f)^{⊗k}.
 """
 
 from __future__ import annotations
@@ -47,9 +46,6 @@ __all__ = ["HistogramSetting", "histogram_worst_case", "pair_delta_bracket", "PA
 
 #: the three pairs of records of a histogram setting (numerator, denominator)
 PAIRS = (("a", "b"), ("a", "NA"), ("NA", "a"))
-#: each ordered pair's other order ((a, b) is its own: swapping the two categories maps one
-#: order onto the other)
-_REVERSE = {("a", "b"): ("a", "b"), ("a", "NA"): ("NA", "a"), ("NA", "a"): ("a", "NA")}
 #: standard deviations of a Gaussian loss kept on the grid beyond both tilts (tail < 1e-32)
 _Z = 12.0
 #: mass of a Laplace k-fold law left outside the grid's window on each side
@@ -361,51 +357,6 @@ _FRESH_STEP = 1e-3
 _FIRST_STEP, _MIN_STEP = 0.01, 0.01 / 16
 #: seconds a bracket may take for the next (about 4 times slower) refinement to be tried
 _STEP_SECONDS = 3.0
-#: the fresh-mask profiles' loss laws hold at most this many points per release (a Laplace
-#: release's loss spans 2/b: at b = 0.1 and step 0.01, 2,000 points made the profiles' double
-#: sums take 80 s; the step grows with the span instead, keeping its share of the loss)
-_FRESH_LAW_POINTS = 500
-
-
-def _move_epsilon(setting: HistogramSetting, delta: float) -> float:
-    """A certified lower bound on ε at δ of the pair (a, NA) (with the NA bin) over k
-    releases with fresh masks, both orders composed apart.
-
-    Gaussian: the pair is one release of the Poisson-subsampled Gaussian, remove order
-    ((1 − q)N + qA, N) with A against N a shift √2/σ: dp_accounting's optimistic PLD.
-    Laplace: its log ratio depends on d = t − s only. With every value of t and s moved on a
-    grid (t down, s up, a deterministic post-processing of the outputs), d moves down and the
-    pair's laws on the grid are exact: with R the one-release law of ℓ under Lap(0, b) and its
-    mirror image the law under Lap(1, b), Q = R↓ ∗ R↓ and P = (1 − q) R↓ ∗ R↓ + q M(R↑ ∗ R↑)
-    (M the mirror image, ↓/↑ the grid rounding). Its PLD, losses rounded down, is dominated
-    by the true pair's."""
-    from dp_accounting.pld import pld_pmf
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    q, k, h = setting.observation, setting.releases, 1e-4
-    if setting.noise is NoiseKind.GAUSSIAN:
-        pld = dpl.from_gaussian_mechanism(setting.scale / math.sqrt(2), sensitivity=1.0,
-                                          sampling_prob=q, pessimistic_estimate=False,
-                                          value_discretization_interval=h,
-                                          use_connect_dots=False)
-    else:
-        n = int(math.ceil(4 / (setting.scale * _FRESH_STEP)))
-        _, up, down = _laplace_step(setting.scale, n)
-        dq = np.convolve(down, down)
-        dp = (1 - q) * dq + q * np.convolve(up, up)[::-1]
-        keep = (dq > 0) | (dp > 0)
-        with np.errstate(divide="ignore"):
-            loss = np.log(dp[keep]) - np.log(dq[keep])
-
-        def pmf(losses, masses):  # an infinite loss is an atom of the moved pair: kept
-            finite = np.isfinite(losses)
-            idx = np.floor(losses[finite] / h).astype(np.int64)
-            lo = int(idx.min())
-            return pld_pmf.DensePLDPmf(h, lo, np.bincount(idx - lo, weights=masses[finite]),
-                                       float(masses[~finite].sum()), False)
-
-        pld = dpl.PrivacyLossDistribution(pmf(loss, dp[keep]), pmf(-loss, dq[keep]))
-    return float(pld.self_compose(k).get_epsilon_for_delta(delta))
 
 
 def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
@@ -426,77 +377,16 @@ def _theorem_epsilon(setting: HistogramSetting, delta: float) -> float:
     return float(one.self_compose(k).get_epsilon_for_delta(delta))
 
 
-#: the denser profile grid of a fresh-mask bracket that is too wide, in multiples of 600 points
-_DENSER = 4
+def _fresh_bracket(setting: HistogramSetting, delta: float):
+    """(lower, upper, worst pair, step) of a fresh-mask setting: each pair's one-release loss
+    law composed (:func:`audit.theory.histogram_fresh.fresh_histogram_bracket`), the upper
+    end capped by C_{p*}(f)^{⊗k}."""
+    from audit.theory.histogram_fresh import fresh_histogram_bracket
 
-
-def _fresh_refined(setting: HistogramSetting, delta: float):
-    """:func:`_fresh_bracket`, again on a profile grid ``_DENSER`` times denser if the
-    bracket is wider than the tolerance and took under ``_STEP_SECONDS`` (the lower end's
-    steps between grid points are of first order in their width; measured, Laplace b = 2
-    with no NA bin, p* = 0.3, k = 10: 1.08 % at 600 points in 0.3 s, 0.76 % at 2,400 in
-    1.3 s, 0.71 % at 9,600 in 14 s)."""
-    from audit.theory.worst_case import tolerance
-
-    start = time.perf_counter()
-    found = _fresh_bracket(setting, delta)
-    lower, upper = found[0], found[1]
-    if upper - lower <= tolerance(upper) or time.perf_counter() - start > _STEP_SECONDS:
-        return found
-    return _fresh_bracket(setting, delta, _DENSER)
-
-
-def _fresh_bracket(setting: HistogramSetting, delta: float, density: int = 1):
-    """(lower, upper, worst pair, step) of the fresh-mask setting. Upper: the smaller of the
-    largest k-fold composition of a pair dominating one ordered pair's one-release profile
-    bounds (each order apart, as the pair is composed), and C_{p*}(f)^{⊗k}
-    (:func:`_theorem_epsilon`). Lower: per unordered pair,
-    the composition of a pair that the true one dominates (module docstring), and with the
-    NA bin the pair (a, NA) composed exactly, both orders apart (:func:`_move_epsilon`); the
-    largest."""
-    from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
-
-    from audit.theory.pld import curve_pmf, profile_grid, tradeoff_from_profile
-
-    h = _FIRST_STEP if setting.noise is NoiseKind.GAUSSIAN else \
-        max(_FIRST_STEP, 2.0 / (setting.scale * _FRESH_LAW_POINTS))
-    if setting.noise is NoiseKind.GAUSSIAN and setting.na_category:
-        # the profiles of the two-dimensional pair (a, b) would take a minute: the theorem
-        # above, the pair (a, NA) below
-        upper, lower = _theorem_epsilon(setting, delta), _move_epsilon(setting, delta)
-        return lower, max(upper, lower), ("a", "NA"), h
-    laws = _laws(setting, 1, h, delta * 1e-3)
-    q, k = setting.observation, setting.releases
-    one = replace(setting, releases=1, masks=MaskRegime.SHARED)
-    top = max(pure_epsilon(one, p) for p in PAIRS)
-    if not math.isfinite(top):  # Gaussian: where every pair's upper δ is below 1e-12
-        top = max(_top(lambda e, p=p: pair_delta_bracket(laws, p, e, q)[1], 1e-12, 1.0)
-                  for p in PAIRS)
-    eps = profile_grid(top, density)
-    brackets = {p: np.array([pair_delta_bracket(laws, p, e, q) for e in eps]) for p in PAIRS}
-    upper = _theorem_epsilon(setting, delta)
-    worst = 0.0
-    for pair in PAIRS:  # each ordered pair's own dominating pair, composed apart
-        curve = tradeoff_from_profile(eps, brackets[pair][:, 1],
-                                      brackets[_REVERSE[pair]][:, 1])
-        pld = PrivacyLossDistribution(curve_pmf(curve, _FRESH_STEP))
-        worst = max(worst, float(pld.self_compose(k).get_epsilon_for_delta(delta)))
-    upper = min(upper, worst)
-    best = None
-    for orders in ((("a", "b"), ("a", "b")), (("a", "NA"), ("NA", "a"))):
-        low = np.minimum(brackets[orders[0]][:, 0], brackets[orders[1]][:, 0])
-        # δ ≥ δ(ε_{i+1}) on [ε_i, ε_{i+1}], and ≥ 0 beyond the grid
-        curve = tradeoff_from_profile(eps, np.concatenate([low[1:], [0.0]]))
-        pld = PrivacyLossDistribution(curve_pmf(curve, _FRESH_STEP, pessimistic=False))
-        value = float(pld.self_compose(k).get_epsilon_for_delta(delta))
-        if best is None or value > best[0]:
-            best = (value, orders[0])
-    assert best is not None
-    if setting.na_category:
-        move = _move_epsilon(setting, delta)
-        if move > best[0]:
-            best = (move, ("a", "NA"))
-    return best[0], max(upper, best[0]), best[1], h
+    lower, upper, pair, h = fresh_histogram_bracket(
+        setting.noise, setting.scale, setting.observation, setting.na_category,
+        setting.releases, delta)
+    return lower, max(lower, min(upper, _theorem_epsilon(setting, delta))), pair, h
 
 
 def histogram_worst_case(setting: HistogramSetting, delta: float):
@@ -560,15 +450,14 @@ def histogram_worst_case(setting: HistogramSetting, delta: float):
         raise ValueError(f"releases / scale^2 must be at most {_GAUSSIAN_V_MAX:g} for a "
                          f"Gaussian histogram at delta > 0, got {v:g}")
     if setting.masks is MaskRegime.FRESH and setting.releases > 1:  # one release: shared
-        lower, upper, pair, h = _fresh_refined(setting, d)
+        lower, upper, pair, h = _fresh_bracket(setting, d)
     else:
         lower, upper, pair, h = _shared_bracket(setting, d)
     method = ("three independent bin losses, each law moved up and down on a grid "
               f"(step {h:.3g})")
     if setting.masks is MaskRegime.FRESH and setting.releases > 1:
-        method = ("upper: the largest k-fold composition of a pair dominating one ordered "
-                  "pair's one-release profile bounds; lower: a pair the worst pair dominates, "
-                  f"composed; profiles from {method}")
+        method = (f"each pair's one-release loss law moved up and down on a grid (step "
+                  f"{h:.3g}), composed k times, both orders apart")
     found = WorstCase(upper, lower, _pair_names(pair), method, covers)
     if setting.noise is NoiseKind.LAPLACE:  # ε(δ) ≤ ε(0): the δ = 0 value caps the row
         return delta_monotone_cap(found, histogram_worst_case(setting, 0.0))

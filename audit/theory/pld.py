@@ -478,10 +478,9 @@ def profile_pmf(profile, top: float, discretization: float):
     return curve_pmf(curve, h)
 
 
-def profile_grid(top: float, density: int = 1) -> np.ndarray:
-    """The ε grid on [0, ``top``] that :func:`profile_pmf` reads a profile on (``density``
-    times as many points)."""
-    n = PROFILE_GRID * density
+def profile_grid(top: float) -> np.ndarray:
+    """The ε grid on [0, ``top``] that :func:`profile_pmf` reads a profile on."""
+    n = PROFILE_GRID
     return np.unique(np.concatenate([np.linspace(0.0, top, n),
                                      np.geomspace(min(1e-4, top / 2), top, n // 4)]))
 
