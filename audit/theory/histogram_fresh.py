@@ -52,6 +52,7 @@ from audit.theory.pld import (
     MAX_GRID,
     MAX_PLD_RELEASES,
     BaseLoss,
+    compose_epsilon,
     gaussian_loss,
     laplace_loss,
     loss_step,
@@ -70,8 +71,11 @@ FIRST_STEP, _STEP_SECONDS = 1e-3, 6.0
 #: plus one loss step per release: at σ = 4, q = 0.05, k = 100 the upper ends are 1.229,
 #: 1.197, 0.829, 0.721 and 0.694 (14.5 s), the last below (a, NA)'s 0.6954)
 _PLANE_GRIDS = ((1e-2, 100), (1e-2, 250), (3e-3, 500), (1e-3, 2000), (5e-4, 4000))
-#: the width of a cell of the NA bin's Laplace loss, in loss steps
-_CELL_STEPS = 40
+#: the width of a cell of the NA bin's Laplace loss, in loss steps, and the most cells times
+#: loss grid points (b = 0.02, k = 3: 2,500 cells of 10⁵ points took 120 s)
+_CELL_STEPS, _CELL_WORK = 40, 50_000_000
+#: the largest |loss| a PMF holds (dp_accounting reads e^{−loss}, which must stay a double)
+_LOSS_MAX = 600.0
 #: standard deviations of x and λ kept on the plane's grids (the rest of λ is a cell of
 #: its own, the rest of x moved to the grid's ends or to the infinite loss)
 _Z = 12.0
@@ -148,14 +152,30 @@ def _moved_law(base: BaseLoss, present: float, q: float, sign: int, h: float,
 
 
 def _pmf(law: _Moved, h: float, pessimistic: bool):
-    """dp_accounting's PMF of the law moved up (``pessimistic``) or down."""
+    """dp_accounting's PMF of the law moved up (``pessimistic``) or down, its losses kept
+    within ±``_LOSS_MAX`` (up: the mass above goes to +∞, the mass below to −_LOSS_MAX;
+    down: the mass above to +_LOSS_MAX, the mass below is dropped)."""
     from dp_accounting.pld import pld_pmf
 
-    masses = law.up if pessimistic else law.down
+    masses = (law.up if pessimistic else law.down).copy()
+    infinite = law.infinite if pessimistic else 0.0
+    lo = law.lo
+    first, last = int(math.floor(-_LOSS_MAX / h)) - lo, int(math.floor(_LOSS_MAX / h)) - lo
+    if last < masses.size - 1:
+        above = float(masses[last + 1:].sum())
+        masses = masses[:last + 1]
+        if pessimistic:
+            infinite += above
+        else:
+            masses[-1] += above
+    if first > 0:
+        below = float(masses[:first].sum())
+        masses, lo = masses[first:], lo + first
+        if pessimistic:
+            masses[0] += below
     keep = np.nonzero(masses > 0)[0]
-    first, last = int(keep[0]), int(keep[-1]) + 1
-    return pld_pmf.DensePLDPmf(h, law.lo + first, masses[first:last],
-                               law.infinite if pessimistic else 0.0, pessimistic)
+    start, stop = int(keep[0]), int(keep[-1]) + 1
+    return pld_pmf.DensePLDPmf(h, lo + start, masses[start:stop], infinite, pessimistic)
 
 
 def _sum_laws(a: _Moved, b: _Moved) -> _Moved:
@@ -235,18 +255,21 @@ def _line_pmfs(base: BaseLoss, q: float, pair: str, h: float, na_bin: bool = Fal
 
 
 def _plane_x(ell: np.ndarray, log_kappa: np.ndarray) -> np.ndarray:
-    """x with ln(κ + e^x) − ln(κ + e^{−x}) = ℓ, for every ℓ (rows) and ln κ (columns)."""
-    ell = ell[:, None]
-    kappa = np.exp(log_kappa)[None, :]
-    e = np.exp(ell)
-    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
-        a = kappa * np.expm1(ell)
-        root = np.hypot(a, 2 * np.exp(ell / 2))
-        # y = (a + root)/2 = 2e^ℓ/(root − a): the form without cancellation on each side
-        y = np.where(a >= 0, (a + root) / 2, 2 * e / (root - a))
-        x = np.log(y)
+    """x with ln(κ + e^x) − ln(κ + e^{−x}) = ℓ, for every ℓ (rows) and ln κ (columns):
+    the root y = e^x of y² + κ(1 − e^ℓ)y − e^ℓ = 0 is e^{ℓ/2}(u + √(1 + u²)) with
+    u = κ sinh(ℓ/2), so x = ℓ/2 + asinh(u), u read through its logarithm (asinh(u) is
+    sign(u)(ln 2|u|) to double precision once |u| > 10⁸)."""
+    ell = np.asarray(ell, dtype=np.float64)[:, None]
+    log_kappa = np.asarray(log_kappa, dtype=np.float64)[None, :]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        log_u = log_kappa + np.log(np.abs(np.sinh(np.minimum(np.abs(ell), 1400.0) / 2)))
+        big = np.sign(ell) * (log_u + math.log(2.0))
+        small = np.arcsinh(np.sign(ell) * np.exp(np.minimum(log_u, 40.0)))
+        x = ell / 2 + np.where(log_u > 40.0, big, small)
+    x = np.where(ell == 0, 0.0, x)  # L(0) = 0 for every finite κ
     # κ = ∞: L ≡ 0, so P(L ≤ ℓ) is 1 from ℓ = 0 on and 0 below
-    return np.where(np.isfinite(kappa), x, np.where(ell >= 0, np.inf, -np.inf))
+    return np.where(np.isfinite(log_kappa) | (log_kappa < 0), x,
+                    np.where(ell >= 0, np.inf, -np.inf))
 
 
 def _plane_law(sigma: float, q: float, h: float, cells: int) -> _Moved:
@@ -259,7 +282,8 @@ def _plane_law(sigma: float, q: float, h: float, cells: int) -> _Moved:
     parts = ((1 - q, 0.0, lam0 + 1 / sigma ** 2), (q, 1 / (2 * sigma ** 2),
                                                    lam0 - 1 / (2 * sigma ** 2)))
     x_top = max(m for _, m, _ in parts) + _Z * s
-    top = int(math.ceil(2 * x_top / h))
+    # the loss kept within ±_LOSS_MAX (beyond: the tails, moved to ±∞ or to the ends)
+    top = min(int(math.ceil(2 * x_top / h)), int(math.floor(_LOSS_MAX / h)))
     edges = h * np.arange(-top, top + 1)
     lam = np.linspace(min(m for *_, m in parts) - _Z * tau,
                       max(m for *_, m in parts) + _Z * tau, cells + 1)
@@ -285,8 +309,7 @@ def _compose(pmfs, releases: int, delta: float) -> tuple[float, float]:
     PMF pairs (remove order, other order)."""
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    up, down = (float(PrivacyLossDistribution(*pm).self_compose(releases)
-                      .get_epsilon_for_delta(delta)) for pm in pmfs)
+    up, down = (compose_epsilon(PrivacyLossDistribution(*pm), releases, delta) for pm in pmfs)
     return down, up
 
 
@@ -331,10 +354,14 @@ def fresh_histogram_bracket(noise: NoiseKind | str, scale: float, q: float,
         base = laplace_loss(1 / scale)
     na_bin = na_category and not gaussian  # s a variable of its own
     line_pairs = ("move",) if gaussian and na_category else ("move", "swap")
+    span = 2 * float(np.max(np.abs(_g(np.array([-base.t_max, base.t_max]), q))))
     found = {}
 
     def line(h: float) -> tuple[float, float]:
-        cells = int(math.ceil(2 * base.t_max / (_CELL_STEPS * h))) if na_bin else 0
+        # cells of s 40 steps wide, fewer where one release's loss spans many steps (each
+        # cell costs a convolution of the loss grid; a wider cell is still a valid bound)
+        cells = min(int(math.ceil(2 * base.t_max / (_CELL_STEPS * h))),
+                    max(1, int(_CELL_WORK * h / span))) if na_bin else 0
         for pair in line_pairs:
             found[("a", "b") if pair == "swap" else ("a", "NA")] = _compose(
                 _line_pmfs(base, q, pair, h, na_bin, cells), releases, delta)
@@ -342,7 +369,6 @@ def fresh_histogram_bracket(noise: NoiseKind | str, scale: float, q: float,
 
     # each release's loss moves by at most h, so the composition's by about k·h: the step
     # is refined (÷4) until the bracket is within half the tolerance
-    span = 2 * float(np.max(np.abs(_g(np.array([-base.t_max, base.t_max]), q))))
     *_, step = refine_bracket(line, loss_step(FIRST_STEP, span),
                    good=lambda low, high: high - low <= tolerance(high) / 2,
                    can_refine=lambda h: span / h <= MAX_GRID,

@@ -44,6 +44,7 @@ __all__ = [
     "subsampled_pmf",
     "pair_pmfs",
     "compose_epsilon",
+    "epsilon_for_delta",
     "tradeoff_from_profile",
     "profile_pmf",
     "profile_grid",
@@ -365,7 +366,37 @@ def compose_epsilon(pld, releases: int, delta: float) -> float:
     if isinstance(pld, pld_pmf.PLDPmf):
         pld = PrivacyLossDistribution(pld)
     composed = pld if k == 1 else pld.self_compose(k)
-    return float(composed.get_epsilon_for_delta(d))
+    return epsilon_for_delta(composed, d)
+
+
+#: above this ε dp_accounting's ε search is not used: it sums mass·e^{−loss}, which underflows
+#: (e^{−745} is 0), and it then returns the loss where the mass above reaches δ, an ε too
+#: large (measured: 1113.93 where δ(1113) = 9.98·10⁻⁶ < 10⁻⁵ by the same PMF)
+_SEARCH_MAX = 500.0
+
+
+def epsilon_for_delta(pld, delta: float) -> float:
+    """The smallest ε with δ(ε) ≤ ``delta`` of a dp_accounting PLD (the larger of its two
+    orders): dp_accounting's search below ``_SEARCH_MAX``; above it a root of its scalar
+    δ(ε), which reads 1 − e^{ε − loss} term by term (no underflow), to 10⁻¹⁰ relative."""
+    e = float(pld.get_epsilon_for_delta(delta))
+    if not _SEARCH_MAX < e < math.inf:
+        return e
+
+    def excess(x: float) -> float:
+        return float(pld.get_delta_for_epsilon(x)) - delta
+
+    from scipy.optimize import brentq
+
+    hi = e
+    while excess(hi) > 0:  # the search's answer is not below the root; doubled if it were
+        hi *= 2
+        if hi > 1e9:
+            return math.inf
+    lo = _SEARCH_MAX if excess(_SEARCH_MAX) > 0 else 0.0
+    if excess(lo) <= 0:
+        return lo
+    return float(brentq(excess, lo, hi, xtol=1e-10 * hi, rtol=1e-12))
 
 
 def tradeoff_from_profile(epsilons, deltas, reverse=None):

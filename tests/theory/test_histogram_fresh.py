@@ -138,3 +138,25 @@ def test_refusals_name_the_parameter(kwargs, name):
             "delta": 1e-5, **kwargs}
     with pytest.raises(ValueError, match=name):
         F.fresh_histogram_bracket(**args)
+
+
+def test_a_loss_beyond_the_exponents_range_keeps_the_lower_end_below_the_truth():
+    """Gaussian σ = 0.05 without the NA bin, p* = 0.3, k = 5 (ε ≈ 1113): at δ = 1e-5 only the
+    releases with the record observed in all five count (the rest is below 10⁻¹⁵), where the
+    loss is t + ln(p*/(1 − p*)) to within e^{−150}, t ~ N(200, 400) per release: a closed
+    form. The row brackets it (the old row was [1110.327, 1112.330], below it)."""
+    from scipy.optimize import brentq
+    from scipy.stats import norm
+
+    q, k = 0.3, 5
+    m, v = k * (200 + math.log(q / (1 - q))), k * 400.0
+
+    def delta(e):
+        sd = math.sqrt(v)
+        return q ** k * (norm.cdf((m - e) / sd)
+                         - math.exp(e - m + v / 2 + norm.logcdf((m - e - v) / sd)))
+
+    exact = brentq(lambda e: delta(e) - 1e-5, 900.0, 1300.0)
+    lower, upper, pair, _ = F.fresh_histogram_bracket("gaussian", 0.05, q, False, k, 1e-5)
+    assert lower - 1e-3 <= exact <= upper + 1e-3 and pair == ("a", "b")
+    assert upper - lower <= tolerance(upper) / 2

@@ -96,3 +96,23 @@ def _hs(P, Q, e):
 
     v = hockey_stick(P, Q, float(e))
     return min(v.value + v.error, 1.0)
+
+
+@pytest.mark.parametrize("mu,k", [(40.0, 1), (12.0, 10)])
+def test_epsilon_for_delta_brackets_a_loss_beyond_the_exponents_range(mu, k):
+    """The Gaussian mechanism at μ = 40 (or μ = 12 over 10 releases, √10·12 ≈ 38): its loss
+    reaches 800, where dp_accounting's own ε search sums mass·e^{−loss} and underflows (it
+    answers with an ε that can be too large for the optimistic PLD). Solved on the scalar
+    δ(ε), the optimistic and pessimistic PLDs bracket the closed form."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit.theory.profiles import gaussian_epsilon
+
+    exact = gaussian_epsilon(1e-5, mu * math.sqrt(k))
+    assert exact > 700
+    low, high = (pld.compose_epsilon(
+        dpl.from_gaussian_mechanism(1.0 / mu, pessimistic_estimate=up,
+                                    value_discretization_interval=1e-2), k, 1e-5)
+        for up in (False, True))
+    assert low <= exact <= high
+    assert high - low <= 2 * k * 1e-2 + 1e-6
