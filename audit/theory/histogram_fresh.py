@@ -273,8 +273,8 @@ def _plane_x(ell: np.ndarray, log_kappa: np.ndarray) -> np.ndarray:
 
 
 def _plane_law(sigma: float, q: float, h: float, cells: int) -> _Moved:
-    """Moved laws of the pair (a, b) with the NA bin, Gaussian noise
-    σ, in the remove order (module docstring)."""
+    """Moved laws of the pair (a, b) with the NA bin, Gaussian noise σ, in the remove order
+    (module docstring)."""
     s = 1 / (math.sqrt(2) * sigma)  # sd of x
     tau = math.sqrt(1.5) / sigma  # sd of λ
     lam0 = math.log1p(-q) - math.log(q)
@@ -318,7 +318,6 @@ def _plane_bracket(sigma: float, q: float, releases: int, delta: float,
     """(lower, upper) of the pair (a, b) with the NA bin, on finer grids while its upper
     end is above ``beaten`` (another pair's lower end) and the next grid is predicted to
     take at most ``TIME_BUDGET`` seconds."""
-
     found = (0.0, math.inf)
     for i, (h, cells) in enumerate(_PLANE_GRIDS):
         start = time.perf_counter()
@@ -370,10 +369,10 @@ def fresh_histogram_bracket(noise: NoiseKind | str, scale: float, q: float,
     # each release's loss moves by at most h, so the composition's by about k·h: the step
     # is refined (÷4) until the bracket is within half the tolerance
     *_, step = refine_bracket(line, loss_step(FIRST_STEP, span),
-                   good=lambda low, high: high - low <= tolerance(high) / 2,
-                   can_refine=lambda h: span / h <= MAX_GRID,
-                   step_seconds=_STEP_SECONDS)
-    if gaussian and na_category and q < 1.0:  # at q = 1, (a, b) is the shift by √2, as (a, NA) is
+                              good=lambda low, high: high - low <= tolerance(high) / 2,
+                              can_refine=lambda h: span / h <= MAX_GRID,
+                              step_seconds=_STEP_SECONDS)
+    if gaussian and na_category and q < 1.0:  # q = 1: (a, b) is the shift by √2, as (a, NA)
         found[("a", "b")] = _plane_bracket(scale, q, releases, delta, found[("a", "NA")][0])
     worst = max(found, key=lambda p: found[p][0])
     return found[worst][0], max(v[1] for v in found.values()), worst, step
