@@ -370,15 +370,15 @@ def compose_epsilon(pld, releases: int, delta: float) -> float:
 
 
 #: above this ε dp_accounting's ε search is not used: it sums mass·e^{−loss}, which underflows
-#: (e^{−745} is 0), and it then returns the loss where the mass above reaches δ, an ε too
-#: large (measured: 1113.93 where δ(1113) = 9.98·10⁻⁶ < 10⁻⁵ by the same PMF)
+#: past a loss of 745, and then answers too large an ε (docs/THEORY.md §9.3, Numerics)
 _SEARCH_MAX = 500.0
 
 
 def epsilon_for_delta(pld, delta: float) -> float:
-    """The smallest ε with δ(ε) ≤ ``delta`` of a dp_accounting PLD (the larger of its two
-    orders): dp_accounting's search below ``_SEARCH_MAX``; above it a root of its scalar
-    δ(ε), which reads 1 − e^{ε − loss} term by term (no underflow), to 10⁻¹⁰ relative."""
+    """The smallest ε with δ(ε) ≤ ``delta`` of a dp_accounting PLD: its search below
+    ``_SEARCH_MAX``, above a root of its scalar δ(ε) (no underflow), to 10⁻¹⁰ relative."""
+    from scipy.optimize import brentq
+
     e = float(pld.get_epsilon_for_delta(delta))
     if not _SEARCH_MAX < e < math.inf:
         return e
@@ -386,12 +386,9 @@ def epsilon_for_delta(pld, delta: float) -> float:
     def excess(x: float) -> float:
         return float(pld.get_delta_for_epsilon(x)) - delta
 
-    from scipy.optimize import brentq
-
     hi = e
     while excess(hi) > 0:  # the search's answer is not below the root; doubled if it were
-        hi *= 2
-        if hi > 1e9:
+        if (hi := 2 * hi) > 1e9:
             return math.inf
     lo = _SEARCH_MAX if excess(_SEARCH_MAX) > 0 else 0.0
     if excess(lo) <= 0:

@@ -61,7 +61,7 @@ from audit.mixture import Mixture
 from audit.theory.fresh_boxes import envelope_epsilon, fresh_boxes
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pair.masses import PairValue
-from audit.theory.pair.releases import fresh_pair_epsilon, shared_pair_epsilon
+from audit.theory.pair.releases import fresh_pair_bounds, shared_pair_epsilon
 from audit.theory.persistent import (
     PersistentBound,
     PersistentPair,
@@ -259,6 +259,16 @@ def _bracket(v: PairValue) -> tuple[float, float]:
     return (low if low > 0.0 else 0.0), v.value + v.error
 
 
+def _fresh_bracket(bounds: tuple[float, float]) -> tuple[float, float]:
+    """(low end, high end) of a fresh pair's (lower, upper): through its midpoint and
+    half-width (:func:`_bracket`, as the pair's value reads them) where the upper end is
+    finite, else the lower end kept (a midpoint of ∞ would lose it)."""
+    lo, hi = bounds
+    if math.isinf(hi):
+        return max(lo, 0.0), hi
+    return _bracket(PairValue(0.5 * (hi + lo), 0.5 * max(hi - lo, 0.0)))
+
+
 def worst_case(setting: Setting, delta: float) -> WorstCase:
     """The worst case of ``setting`` at the final δ of its k releases together.
 
@@ -388,7 +398,7 @@ def fresh_pair(setting: Setting, a: str, b: str, delta: float) -> tuple[float, f
     cands = setting.candidates()
     P, Q = setting.law(cands[a]), setting.law(cands[b])
     low, high, _ = refine_bracket(
-        lambda h: _bracket(fresh_pair_epsilon(P, Q, setting.releases, delta,
+        lambda h: _fresh_bracket(fresh_pair_bounds(P, Q, setting.releases, delta,
                                               discretization=h)),
         DISCRETIZATION, good=lambda lo, hi: hi - lo <= PAIR_TOLERANCE,
         can_refine=lambda h: h >= MIN_DISCRETIZATION, step_seconds=TIME_BUDGET / 5)

@@ -39,6 +39,7 @@ __all__ = [
     "RecordLevelPair",
     "record_level_pair_epsilon",
     "fresh_pair_epsilon",
+    "fresh_pair_bounds",
     "record_level_form",
     "releases_pair_epsilon",
 ]
@@ -307,12 +308,25 @@ def _record_level_laplace(pair: RecordLevelPair, delta: float, h: float) -> Pair
 def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
                        discretization: float = DISCRETIZATION) -> PairValue:
     """Exact ε(δ) of the audited pair over k releases with fresh masks: the k-fold product
-    (P^{⊗k}, Q^{⊗k}), both orders.
+    (P^{⊗k}, Q^{⊗k}), both orders; ``value`` the midpoint and ``error`` the half-width of
+    :func:`fresh_pair_bounds` (at δ = 0, k times one release's value and error)."""
+    if check_delta(delta) == 0.0:
+        one = pair_epsilon(*check_pair(P, Q), 0.0)
+        k = check_count(releases, "releases")
+        return PairValue(k * one.value, k * one.error)
+    lo, hi = fresh_pair_bounds(P, Q, releases, delta, discretization=discretization)
+    return PairValue(0.5 * (hi + lo), 0.5 * max(hi - lo, 0.0))
+
+
+def fresh_pair_bounds(P: Mixture, Q: Mixture, releases: int, delta: float, *,
+                      discretization: float = DISCRETIZATION) -> tuple[float, float]:
+    """(lower, upper) of the exact ε(δ) of the pair over k releases with fresh masks: the
+    k-fold product (P^{⊗k}, Q^{⊗k}), both orders (an upper end of ∞ keeps its lower end).
 
     The pair's PLD in both orders is composed k times by dp_accounting, once from a
-    pessimistic and once from an optimistic PMF; ``value`` is the midpoint and ``error`` the
-    half-width of that bracket. Where the pair's loss is monotone on known pieces (Laplace;
-    Gaussian with one side's shifts all ≥ the other's) the PMFs are Connect-the-Dots and
+    pessimistic (upper) and once from an optimistic (lower) PMF. Where the pair's loss is
+    monotone on known pieces (Laplace; Gaussian with one side's shifts all ≥ the other's)
+    the PMFs are Connect-the-Dots and
     merged cells (:func:`audit.theory.pair.ctd.ctd_pair_plds`), whose error is of second
     order in the grid step; otherwise losses rounded up and down
     (:func:`audit.theory.pld.pair_pmfs`), whose error grows by about h/2 per release (docs/
@@ -333,7 +347,7 @@ def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
     d = check_delta(delta)
     if d == 0.0:
         one = pair_epsilon(P, Q, 0.0)
-        return PairValue(k * one.value, k * one.error)
+        return k * (one.value - one.error), k * (one.value + one.error)
     if k > MAX_PLD_RELEASES:
         raise ValueError(f"releases must be at most {MAX_PLD_RELEASES} for a PLD composition "
                          f"(too costly beyond), got releases={releases!r}")
@@ -344,4 +358,4 @@ def fresh_pair_epsilon(P: Mixture, Q: Mixture, releases: int, delta: float, *,
     hi = compose_epsilon(plds[0], k, d)
     # the optimistic estimate's truncated tails (≤ 1e-15 per composition) are paid in δ
     lo = compose_epsilon(plds[1], k, min(1.0, d + 2e-15))
-    return PairValue(0.5 * (hi + lo), 0.5 * max(hi - lo, 0.0))
+    return lo, hi

@@ -14,6 +14,7 @@ from audit.theory import releases as rel
 from audit.theory.pair import pair_delta, pair_epsilon
 from audit.theory.pair.releases import (
     RecordLevelPair,
+    fresh_pair_bounds,
     fresh_pair_epsilon,
     record_level_form,
     record_level_pair_epsilon,
@@ -39,6 +40,19 @@ def test_fresh_pair_against_dp_accountings_subsampled_gaussian():
         mine = rel.fresh_pair_epsilon(*_count_pair(), k, DELTA)
         theirs = ref.self_compose(k).get_epsilon_for_delta(DELTA)
         assert abs(mine.value - theirs) <= mine.error + 2e-3
+
+
+def test_fresh_pair_bounds_keep_the_lower_end_where_the_upper_end_is_infinite():
+    """μ = 10 (a loss beyond the Gaussian pair grid's reach of 60, whose rest goes to the
+    infinite loss): the upper end is ∞, and the lower end, which the midpoint of
+    :func:`fresh_pair_epsilon` loses, stays a valid lower bound on dp_accounting's
+    subsampled Gaussian (measured 297.04 against 321.95: the grid ends at 60)."""
+    P, Q = _count_pair(10.0, 0.5)
+    lo, hi = fresh_pair_bounds(P, Q, 5, DELTA, discretization=1e-3)
+    ref = dpl.from_gaussian_mechanism(0.1, sensitivity=1.0, sampling_prob=0.5,
+                                      value_discretization_interval=1e-3)
+    theirs = ref.self_compose(5).get_epsilon_for_delta(DELTA)
+    assert math.isfinite(lo) and 0.9 * theirs <= lo <= theirs <= hi
 
 
 def test_shared_record_level_sufficiency_against_composed_loss_k300():
