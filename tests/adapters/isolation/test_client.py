@@ -138,8 +138,12 @@ _INTERRUPTED = textwrap.dedent("""
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM, signal.SIGKILL],
                          ids=["ctrl-c", "sigterm", "sigkill"])
 def test_no_orphan_when_the_auditor_is_interrupted_or_killed(sig):
+    # the child gets the default SIGINT handling whatever this process inherited (a
+    # background job of a non-interactive shell runs with SIGINT ignored, and a Python
+    # started so never raises KeyboardInterrupt)
     parent = subprocess.Popen([sys.executable, "-c", _INTERRUPTED.format(root=str(ROOT))],
-                              stdout=subprocess.PIPE, text=True)
+                              stdout=subprocess.PIPE, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         pid = int(parent.stdout.readline())
         time.sleep(0.3)  # the worker is in its hour-long call
