@@ -262,7 +262,7 @@ def _plane_x(ell: np.ndarray, log_kappa: np.ndarray) -> np.ndarray:
     ell = np.asarray(ell, dtype=np.float64)[:, None]
     log_kappa = np.asarray(log_kappa, dtype=np.float64)[None, :]
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        log_u = log_kappa + np.log(np.abs(np.sinh(np.minimum(np.abs(ell), 1400.0) / 2)))
+        log_u = log_kappa + np.log(np.sinh(np.abs(ell) / 2))  # |ℓ| ≤ _LOSS_MAX
         big = np.sign(ell) * (log_u + math.log(2.0))
         small = np.arcsinh(np.sign(ell) * np.exp(np.minimum(log_u, 40.0)))
         x = ell / 2 + np.where(log_u > 40.0, big, small)

@@ -365,8 +365,7 @@ def compose_epsilon(pld, releases: int, delta: float) -> float:
     pld_pmf, PrivacyLossDistribution = _dp()
     if isinstance(pld, pld_pmf.PLDPmf):
         pld = PrivacyLossDistribution(pld)
-    composed = pld if k == 1 else pld.self_compose(k)
-    return epsilon_for_delta(composed, d)
+    return epsilon_for_delta(pld if k == 1 else pld.self_compose(k), d)
 
 
 #: above this ε dp_accounting's ε search is not used: it sums mass·e^{−loss}, which underflows
@@ -379,6 +378,7 @@ def epsilon_for_delta(pld, delta: float) -> float:
     ``_SEARCH_MAX``, above a root of its scalar δ(ε) (no underflow), to 10⁻¹⁰ relative."""
     from scipy.optimize import brentq
 
+    delta = check_delta(delta)
     e = float(pld.get_epsilon_for_delta(delta))
     if not _SEARCH_MAX < e < math.inf:
         return e

@@ -116,3 +116,10 @@ def test_epsilon_for_delta_brackets_a_loss_beyond_the_exponents_range(mu, k):
         for up in (False, True))
     assert low <= exact <= high
     assert high - low <= 2 * k * 1e-2 + 1e-6
+
+
+def test_epsilon_for_delta_refuses_a_delta_outside_the_unit_interval():
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    with pytest.raises(ValueError, match="delta"):
+        pld.epsilon_for_delta(dpl.from_gaussian_mechanism(1.0), 1.5)

@@ -200,3 +200,11 @@ def test_laplace_record_level_pair_far_beyond_the_float_range_of_e_to_the_epsilo
     v = record_level_pair_epsilon(pair, 1e-5, discretization=0.01)
     eps0 = record_level_pair_epsilon(pair, 0.0).value
     assert 0.99 * eps0 < v.value - v.error <= v.value + v.error <= eps0 + 1e-9
+
+
+@pytest.mark.parametrize("kwargs,name", [({"releases": 0}, "releases"), ({"delta": -1.0}, "delta"),
+                                         ({"releases": 10_001}, "releases")])
+def test_fresh_pair_bounds_refuse_bad_input_naming_the_parameter(kwargs, name):
+    args = {"releases": 2, "delta": 1e-5, **kwargs}
+    with pytest.raises(ValueError, match=name):
+        fresh_pair_bounds(*_count_pair(), args["releases"], args["delta"])
