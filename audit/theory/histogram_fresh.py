@@ -29,9 +29,9 @@ g(t) = ln(1 − q + q e^t):
 
   increasing in x, and with |L| decreasing in λ. On a cell [λ₀, λ₁] of λ, L at λ₀ for x ≥ 0
   and at λ₁ for x < 0 is above L and still increasing in x; its law given the cell is exact
-  through the inverse x(ℓ) = ln y, y² + e^λ (1 − e^ℓ) y − e^ℓ = 0. The other ends give a
-  law below. x and λ are independent given the record's position, so the cell masses are
-  products. The bound's excess is at most one cell's width in λ (|∂L/∂λ| < 1).
+  through the inverse x(ℓ) = ℓ/2 + asinh(e^λ sinh(ℓ/2)). The other ends give a law below.
+  x and λ are independent given the record's position, so the cell masses are products.
+  The bound's excess is at most one cell's width in λ (|∂L/∂λ| < 1).
 
 Every moved law bounds the pair's loss pointwise from one side, so the PLDs built from them
 (dp_accounting's pessimistic and optimistic PMFs) bracket every composition's ε(δ).
@@ -131,9 +131,7 @@ def _moved_law(base: BaseLoss, present: float, q: float, sign: int, h: float,
     ends = sign * _g(np.array([-base.t_max, base.t_max]) - np.array(cell)[:, None], q)
     lo, hi = int(math.floor(ends.min() / h)) - 1, int(math.ceil(ends.max() / h)) + 1
     edges = h * np.arange(lo, hi + 1)
-    shift_up, shift_down = cell if sign > 0 else cell[::-1]
-    below = []
-    for shift in (shift_up, shift_down):
+    def below(shift: float) -> np.ndarray:
         if sign > 0:
             # P(g(t − s) ≤ e) = F(g⁻¹(e) + s); an atom on an edge belongs to the cell it
             # closes, as F counts it
@@ -141,8 +139,11 @@ def _moved_law(base: BaseLoss, present: float, q: float, sign: int, h: float,
         else:
             # P(−g(t − s) ≤ e) = 1 − F((g⁻¹(−e) + s)⁻): the left limit, atoms kept above
             at = 1 - cdf(np.nextafter(_g_inverse(-edges, q) + shift, -np.inf))
-        below.append(np.clip(np.maximum.accumulate(at), 0.0, 1.0))
-    b_up, b_down = below
+        return np.clip(np.maximum.accumulate(at), 0.0, 1.0)
+
+    shift_up, shift_down = cell if sign > 0 else cell[::-1]
+    b_up = below(shift_up)
+    b_down = b_up if shift_down == shift_up else below(shift_down)  # an atom: one law
     # up: each cell (e_{i−1}, e_i] at its right end, the tail below at the first point, the
     # tail above at +∞; down: each cell at its left end, the tail below dropped, the tail
     # above at the last point

@@ -391,8 +391,8 @@ def epsilon_for_delta(pld, delta: float) -> float:
         if (hi := 2 * hi) > 1e9:
             return math.inf
     lo = _SEARCH_MAX if excess(_SEARCH_MAX) > 0 else 0.0
-    if excess(lo) <= 0:
-        return lo
+    if lo == 0.0 and excess(0.0) <= 0:
+        return 0.0
     return float(brentq(excess, lo, hi, xtol=1e-10 * hi, rtol=1e-12))
 
 
