@@ -52,6 +52,7 @@ from audit.theory.pld import (
     MAX_GRID,
     MAX_PLD_RELEASES,
     BaseLoss,
+    _subsampled_loss,
     compose_epsilon,
     gaussian_loss,
     laplace_loss,
@@ -79,12 +80,6 @@ _LOSS_MAX = 600.0
 #: standard deviations of x and λ kept on the plane's grids (the rest of λ is a cell of
 #: its own, the rest of x moved to the grid's ends or to the infinite loss)
 _Z = 12.0
-
-
-def _g(t: np.ndarray, q: float) -> np.ndarray:
-    """g(t) = ln(1 − q + q e^t), vectorised."""
-    t = np.asarray(t, dtype=np.float64)
-    return t if q == 1.0 else np.logaddexp(math.log1p(-q), math.log(q) + t)
 
 
 def _g_inverse(ell: np.ndarray, q: float) -> np.ndarray:
@@ -128,7 +123,7 @@ def _moved_law(base: BaseLoss, present: float, q: float, sign: int, h: float,
     ``cell``, moved up (at the cell's end that maximises it: its left end for sign = +1)
     and down (at the other end)."""
     cdf = _mixed_cdf(base, present)
-    ends = sign * _g(np.array([-base.t_max, base.t_max]) - np.array(cell)[:, None], q)
+    ends = sign * _subsampled_loss(np.array([-base.t_max, base.t_max]) - np.array(cell)[:, None], q)
     lo, hi = int(math.floor(ends.min() / h)) - 1, int(math.ceil(ends.max() / h)) + 1
     edges = h * np.arange(lo, hi + 1)
     def below(shift: float) -> np.ndarray:
@@ -297,8 +292,9 @@ def _plane_law(sigma: float, q: float, h: float, cells: int) -> _Moved:
             # above: λ₀ for ℓ ≥ 0, λ₁ below 0; below: the other way round
             lam_pos, lam_neg = (lam[:-1], lam[1:]) if up else (lam[1:], lam[:-1])
             for chunk in np.array_split(np.arange(cell.size), max(1, cell.size // 200)):
-                x = np.where(positive[:, None], _plane_x(edges, lam_pos[chunk]),
-                             _plane_x(edges, lam_neg[chunk]))
+                x = np.empty((edges.size, chunk.size))
+                x[positive] = _plane_x(edges[positive], lam_pos[chunk])
+                x[~positive] = _plane_x(edges[~positive], lam_neg[chunk])
                 cdf[up] += special.ndtr((x - mx) / s) @ cell[chunk]
     up, down = (np.clip(np.maximum.accumulate(cdf[u]), 0.0, 1.0) for u in (True, False))
     return _Moved(-top, np.concatenate([[up[0]], np.diff(up)]),
@@ -354,7 +350,7 @@ def fresh_histogram_bracket(noise: NoiseKind | str, scale: float, q: float,
         base = laplace_loss(1 / scale)
     na_bin = na_category and not gaussian  # s a variable of its own
     line_pairs = ("move",) if gaussian and na_category else ("move", "swap")
-    span = 2 * float(np.max(np.abs(_g(np.array([-base.t_max, base.t_max]), q))))
+    span = 2 * float(np.max(np.abs(_subsampled_loss(np.array([-base.t_max, base.t_max]), q))))
     found = {}
 
     def line(h: float) -> tuple[float, float]:

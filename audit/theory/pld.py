@@ -396,16 +396,12 @@ def epsilon_for_delta(pld, delta: float) -> float:
     return float(brentq(excess, lo, hi, xtol=1e-10 * hi, rtol=1e-12))
 
 
-def tradeoff_from_profile(epsilons, deltas, reverse=None):
+def tradeoff_from_profile(epsilons, deltas):
     """The symmetric trade-off curve sup_i f_{ε_i, δ_i}: the upper envelope of the lines
     1 − δ_i − e^{ε_i} α and e^{−ε_i}(1 − δ_i − α), and 0 ([DRS] Proposition 2.12).
 
     If a mechanism is (ε_i, δ_i)-DP for every i it is f-DP for this curve; with δ_i upper
-    bounds on a symmetric curve's profile, the result lies below that curve. With
-    ``reverse``, the curve of one ordered pair (P, Q): δ_i bound D_{e^{ε_i}}(P ‖ Q) and
-    ``reverse`` D_{e^{ε_i}}(Q ‖ P), and the lines 1 − reverse_i − e^{ε_i} α and
-    e^{−ε_i}(1 − δ_i − α) lie below T(P, Q) (a test rejecting on S has α = P(S) and
-    1 − β = Q(S) ≤ e^ε α + D(Q ‖ P)); its PLD (:func:`curve_pmf`) is that order's.
+    bounds on a symmetric curve's profile, the result lies below that curve.
 
     Parameters
     ----------
@@ -413,8 +409,6 @@ def tradeoff_from_profile(epsilons, deltas, reverse=None):
         ε_i ≥ 0 (at least one).
     deltas : array_like
         δ_i ∈ [0, 1], same shape.
-    reverse : array_like, optional
-        The other order's δ_i ∈ [0, 1], same shape (None: the pair is symmetric).
 
     Returns
     -------
@@ -425,19 +419,16 @@ def tradeoff_from_profile(epsilons, deltas, reverse=None):
 
     e = np.atleast_1d(np.asarray(epsilons, dtype=np.float64))
     d = np.atleast_1d(np.asarray(deltas, dtype=np.float64))
-    r = d if reverse is None else np.atleast_1d(np.asarray(reverse, dtype=np.float64))
-    if e.shape != d.shape or r.shape != d.shape or e.ndim != 1 or e.size == 0 or \
-            np.any(~(e >= 0)) or np.any(~((d >= 0) & (d <= 1))) or \
-            np.any(~((r >= 0) & (r <= 1))):
-        raise ValueError("epsilons (>= 0), deltas and reverse (in [0, 1]) must be non-empty 1-D "
-                         f"arrays of one shape, got shapes {e.shape}, {d.shape} and {r.shape}")
+    if e.shape != d.shape or e.ndim != 1 or e.size == 0 or np.any(~(e >= 0)) or \
+            np.any(~((d >= 0) & (d <= 1))):
+        raise ValueError("epsilons (>= 0) and deltas (in [0, 1]) must be non-empty 1-D arrays of "
+                         f"one shape, got shapes {e.shape} and {d.shape}")
     slopes = np.concatenate([-np.exp(e), -np.exp(-e), [0.0]])
-    icepts = np.concatenate([1 - r, np.exp(-e) * (1 - d), [0.0]])
+    icepts = np.concatenate([1 - d, np.exp(-e) * (1 - d), [0.0]])
     alphas = np.concatenate([[0.0], _envelope_breaks(slopes, icepts), [1.0]])
     betas = np.max(icepts[None, :] + slopes[None, :] * alphas[:, None], axis=1)
     hull = _hull_vertices(alphas, betas)
-    return PiecewiseLinearTradeoff(alphas[hull], np.clip(betas[hull], 0.0, 1.0),
-                                   symmetric=reverse is None)
+    return PiecewiseLinearTradeoff(alphas[hull], np.clip(betas[hull], 0.0, 1.0), symmetric=True)
 
 
 def _envelope_breaks(slopes: np.ndarray, icepts: np.ndarray) -> np.ndarray:
@@ -508,9 +499,8 @@ def profile_pmf(profile, top: float, discretization: float):
 
 def profile_grid(top: float) -> np.ndarray:
     """The ε grid on [0, ``top``] that :func:`profile_pmf` reads a profile on."""
-    n = PROFILE_GRID
-    return np.unique(np.concatenate([np.linspace(0.0, top, n),
-                                     np.geomspace(min(1e-4, top / 2), top, n // 4)]))
+    return np.unique(np.concatenate([np.linspace(0.0, top, PROFILE_GRID),
+                                     np.geomspace(min(1e-4, top / 2), top, PROFILE_GRID // 4)]))
 
 
 def curve_pmf(curve, discretization: float, *, pessimistic: bool = True):

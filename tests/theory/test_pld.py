@@ -68,36 +68,6 @@ def test_the_loss_step_grows_with_the_loss_beyond_ten():
     assert pld.loss_step(1e-2, 700.0) == 1e-2
 
 
-def test_an_ordered_curve_from_both_orders_profiles_is_that_orders_pld():
-    """The remove/add pair of Poisson-subsampled Laplace (q = 0.1, b = 1): the curve of each
-    order built from both orders' exact profiles, composed 100 times, gives that order's ε;
-    the larger is dp_accounting's subsampled Laplace (4.1522), where the symmetric curve of
-    the envelope of both orders gives the symmetrised 4.7 (the orders mixed)."""
-    from dp_accounting.pld import privacy_loss_distribution as dpl
-
-    P = Mixture([0.9, 0.1], [0.0, 1.0], "laplace", 1.0)
-    Q = Mixture([1.0], [0.0], "laplace", 1.0)
-    eps = pld.profile_grid(0.16)  # beyond, both orders' δ is 0 (largest loss 0.159)
-    d_pq = np.array([_hs(P, Q, e) for e in eps])
-    d_qp = np.array([_hs(Q, P, e) for e in eps])
-    one = [pld.curve_pmf(pld.tradeoff_from_profile(eps, a, b), 1e-4)
-           for a, b in ((d_pq, d_qp), (d_qp, d_pq))]
-    ordered = max(pld.compose_epsilon(p, 100, 1e-5) for p in one)
-    sym = pld.compose_epsilon(pld.curve_pmf(pld.tradeoff_from_profile(
-        eps, np.maximum(d_pq, d_qp)), 1e-4), 100, 1e-5)
-    ref = dpl.from_laplace_mechanism(1.0, sampling_prob=0.1, value_discretization_interval=1e-4)
-    exact = float(ref.self_compose(100).get_epsilon_for_delta(1e-5))
-    assert exact - 1e-6 <= ordered <= exact + 5e-3 and sym > 4.7  # measured: 4.1566, 4.711
-    assert pld.tradeoff_from_profile(eps, d_pq, d_qp).symmetric is False
-
-
-def _hs(P, Q, e):
-    from audit.theory.pair.hockey import hockey_stick
-
-    v = hockey_stick(P, Q, float(e))
-    return min(v.value + v.error, 1.0)
-
-
 @pytest.mark.parametrize("mu,k", [(40.0, 1), (12.0, 10)])
 def test_epsilon_for_delta_brackets_a_loss_beyond_the_exponents_range(mu, k):
     """The Gaussian mechanism at μ = 40 (or μ = 12 over 10 releases, √10·12 ≈ 38): its loss
