@@ -21,7 +21,7 @@ from scipy import signal, special
 
 from audit._numeric import brentq
 
-__all__ = ["GridLaw", "POINT", "expectation", "coarsen", "power", "window",
+__all__ = ["GridLaw", "POINT", "expectation", "coarsen", "blocks", "power", "window",
            "solve_epsilon"]
 
 #: relative precision of the ε root finding
@@ -130,6 +130,39 @@ def coarsen(law: GridLaw, up: bool, step: float, tail: float) -> GridLaw:
     return GridLaw(out.points[keep], out.masses[keep], out.tilted[keep])
 
 
+def blocks(law: GridLaw, up: bool, r: int) -> GridLaw:
+    """A law on a uniform grid x₀ + ih moved onto the grid x₀ + Jrh: each point up to the
+    next coarse point (``up``: the law serves upper bounds of an integrand rising in x, or
+    lower bounds of one falling) or down to the one before, keeping its mass, its tilted mass
+    times e^{moved distance}; nothing is dropped."""
+    pts, m, mt = law.points, law.masses, law.tilted
+    h = pts[1] - pts[0]
+    lead = r - 1 if up else 0  # up: point i goes to ⌈i/r⌉, down: to ⌊i/r⌋
+    size = -(-(lead + m.size) // r) * r
+    offset = np.arange(r)
+    factor = np.exp(((r - 1 - offset) if up else -offset) * h)
+    rows = []
+    for v in (m, mt):
+        padded = np.zeros(size)
+        padded[lead:lead + v.size] = v
+        rows.append(padded.reshape(-1, r))
+    coarse = pts[0] + r * h * np.arange(size // r)
+    return GridLaw(coarse, rows[0].sum(axis=1), rows[1] @ factor)
+
+
+def _top(bet: np.ndarray, t: GridLaw) -> float:
+    """B e^t at t's largest point with mass (``bet`` = B e^t at every point), or −∞: a K at
+    least that large makes (B e^t − K)_+ vanish for every t."""
+    held = np.flatnonzero((t.masses > 0) | (t.tilted > 0))
+    return float(bet[held[-1]]) if held.size else -math.inf
+
+
+def _head(law: GridLaw, n: int) -> GridLaw:
+    """The first ``n`` points of a law."""
+    return law if n == law.points.size else GridLaw(law.points[:n], law.masses[:n],
+                                                    law.tilted[:n])
+
+
 def expectation(A: float, B: float, C: float, s: GridLaw, t: GridLaw, r: GridLaw,
                 variance: float | None = None) -> tuple[float, float]:
     """(E, rounding error) of E[(A e^s + B e^t − C e^r)_+] over independent discrete s, t, r;
@@ -150,7 +183,15 @@ def expectation(A: float, B: float, C: float, s: GridLaw, t: GridLaw, r: GridLaw
         return (max(float(val.sum()), 0.0),
                 8e-16 * float((A * s.tilted * p0[j] + C * s.masses * p1[j]).sum()))
     if variance is None:
-        bet = B * np.exp(t.points)
+        with np.errstate(over="ignore"):
+            bet = B * np.exp(t.points)
+        if A <= 0.0:  # K ≥ C e^r and K ≥ −A e^s: the pairs past B e^(largest t) add 0
+            top = _top(bet, t)
+            ns = int(np.searchsorted(-A * es, top, side="left"))
+            nr = int(np.searchsorted(C * er, top, side="left"))
+            if not (ns and nr):
+                return 0.0, 0.0
+            s, es, r, er = _head(s, ns), es[:ns], _head(r, nr), er[:nr]
         s0 = np.concatenate([np.cumsum(t.masses[::-1])[::-1], [0.0]])  # from index j on
         s1 = B * np.concatenate([np.cumsum(t.tilted[::-1])[::-1], [0.0]])
     total = err = 0.0

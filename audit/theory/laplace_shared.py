@@ -215,16 +215,20 @@ def laplace_shared_pure(lo: float, hi: float, na: float, q: float, b: float, k: 
                       seen)
 
 
-#: most releases the exact δ > 0 value of an opposite-side pair is computed for (its laws of
-#: every partial sum are kept: about k³ a/(b h) floats). At k = 48 on one core
-#: (benchmarks/bench_laplace_shared.py --releases 48): sums ≤ 10.2 s and means ≤ 36.2 s at
-#: δ = 10⁻⁵, means up to 47 s at δ = 10⁻⁹ and 10⁻², about 1 GB
-MAX_OPPOSITE_RELEASES = 48
+#: most releases the exact δ > 0 value of an opposite-side pair and the boxes are computed for
+#: (k FFTs of the sum's law per box). At k = 128 on one core (benchmarks/bench_laplace_shared.py
+#: --releases 128, δ = 10⁻⁵): sums 15.9–30.5 s, means 2.8–69.8 s,
+#: 220–400 MB a row
+MAX_OPPOSITE_RELEASES = 128
 #: the largest log density ratio (and ε) the δ > 0 grid expectations run at: they multiply
 #: e^ε by ratios in floats; above it a row keeps its other ends
 MAX_BOX_EPSILON = 700.0
 #: most grid points of the law of the sum of the k releases (per side)
 _MAX_POINTS = 200_000
+#: most grid points of the laws of the partial sums of k releases kept at full resolution, per
+#: law (at most about 10⁵(k + 1) under ``_MAX_POINTS``: 4.9·10⁶ at k = 48): beyond, each is moved
+#: onto a coarser grid (:func:`_sums`)
+_MAX_KEPT = 5_000_000
 
 
 def _check_boxes_input(k: int, delta: float, what: str) -> None:
@@ -255,21 +259,29 @@ def _partial_sums(a: float, b: float, n: int, k: int):
     v, j = 0..k (each value moved on its own grid, so the sum moves by at most 2ak/(bn));
     masses and tilted masses convolved apart, each accurate where it is read."""
     grid, up1, down1 = _step_law(a, b, n)
-    return _sums(grid, (up1, down1), k)
+    return _sums(grid, (up1, down1), k, (True, False))
 
 
-def _sums(grid: np.ndarray, laws, k: int):
+def _sums(grid: np.ndarray, laws, k: int, ups, *, last: bool = False):
     """For j = 0..k, the law of the sum of j i.i.d. values of each one-release law in ``laws``
     (masses on the uniform ``grid``), as a tuple of
     :class:`~audit.theory.grid_expectation.GridLaw`: one FFT of each law (and of its tilted
     masses, m·e^x, transformed apart) at the k-fold sum's length, the j-th power transformed
-    back (absolute rounding about 10⁻¹⁶ of each total; negatives clipped to 0)."""
+    back (absolute rounding about 10⁻¹⁶ of each total; negatives clipped to 0). ``last``: the
+    k-th tuple alone.
+
+    The j-th sum lies on a grid of the one-release step: kept so, the k + 1 laws take about
+    k²/2 times the one-release grid's points. Beyond ``_MAX_KEPT`` each is moved further onto a
+    grid of ⌊k/4⌋ one-release steps (:func:`~audit.theory.grid_expectation.blocks`), up where
+    its flag in ``ups`` is set, else down: the sum moves by about a quarter of the k releases'
+    rounding more."""
     from scipy import fft
 
-    from audit.theory.grid_expectation import POINT, GridLaw
+    from audit.theory.grid_expectation import POINT, GridLaw, blocks
 
     step = grid[1] - grid[0]
     size = k * (grid.size - 1) + 1
+    block = max(k // 4, 1) if not last and k * (k + 1) // 2 * (grid.size - 1) > _MAX_KEPT else 1
     n_fft = fft.next_fast_len(size, real=True)
     spectra = [(fft.rfft(m, n_fft), fft.rfft(m * np.exp(grid), n_fft)) for m in laws]
     powers = [(np.ones_like(a), np.ones_like(b)) for a, b in spectra]
@@ -281,11 +293,14 @@ def _sums(grid: np.ndarray, laws, k: int):
         for i, (a, b) in enumerate(spectra):
             pa, pb = powers[i][0] * a, powers[i][1] * b
             powers[i] = (pa, pb)
+            if last and j < k:
+                continue
             m = np.clip(fft.irfft(pa, n_fft)[:length], 0.0, None)
             mt = np.clip(fft.irfft(pb, n_fft)[:length], 0.0, None)
-            row.append(GridLaw.reconciled(pts, m, mt))
+            law = GridLaw.reconciled(pts, m, mt)
+            row.append(law if block == 1 else blocks(law, ups[i], block))
         out.append(tuple(row))
-    return out
+    return out[-1] if last else out
 
 
 def _shifted(law, by: float):
@@ -464,7 +479,7 @@ class _Boxes:
             b, k = self.b, self.k
             n = max(int(math.ceil((d0 + d1) * k / (b * self.step))), 1)
             grid, up = _box_step_law(d0, d1, b, n)
-            sums = _sums(grid, (up,), k)
+            sums = _sums(grid, (up,), k, (True,))
             self._laws = [_shifted(sums[j][0], -(k - j) * d0 / b) for j in range(k + 1)]
             self._box = (d0, d1)
         return self._laws

@@ -24,10 +24,10 @@ P_NA = N_(0,0)^(k).
   Fresh masks at δ = 0: k times one release's value (exact).
 - **Laplace, δ > 0 (shared, or k = 1)**: a certified bracket. The (record, NA) pairs exactly
   in both orders by advanced joint convexity ([BBG18] Theorem 2) on optimistic and
-  pessimistic PLDs; for k ≤ 48 the pairs (hi, lo) across 0 exactly and every pair of two
+  pessimistic PLDs; for k ≤ 128 the pairs (hi, lo) across 0 exactly and every pair of two
   observed records bounded on boxes (§10.3's branch and bound with the count's loss as one
   more independent variable, :func:`audit.theory.laplace_mean.mean_upper`), within 1 %;
-  beyond k = 48 the δ = 0 value above.
+  beyond k = 128 the δ = 0 value above.
 - Fresh masks with k > 1 at δ > 0 are **refused** (not built).
 
 References
@@ -441,7 +441,7 @@ def _laplace_delta(setting: ObservedMeanSetting, delta: float) -> WorstCase:
     larger |c| is worst. With 0 inside the domain, the pairs (hi, lo) and (lo, hi) across it
     exactly (:func:`audit.theory.laplace_shared.opposite_pair_epsilon` with the count's loss).
     Pairs of two observed records above: the boxes of
-    :func:`audit.theory.laplace_mean.mean_upper` (k ≤ 48), else the δ = 0 value."""
+    :func:`audit.theory.laplace_mean.mean_upper` (k ≤ 128), else the δ = 0 value."""
     from audit.theory.laplace_mean import count_loss, mean_upper
     from audit.theory.laplace_shared import (
         MAX_BOX_EPSILON,

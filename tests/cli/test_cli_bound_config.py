@@ -169,7 +169,7 @@ def test_laplace_shared_with_na_inside_is_exact_at_delta_zero(capsys, tmp_path):
 
 def test_an_open_bracket_prints_each_ends_pair(tmp_path):
     """Issue 44's setting closes at δ > 0 (every pair bounded on boxes, THEORY §10.3) and
-    names one pair; past the boxes' 48 releases the bracket stays open and names the upper
+    names one pair; past the boxes' 128 releases the bracket stays open and names the upper
     end's pair (the domain's move hi vs lo, here the δ = 0 worst pair) and the lower end's (a
     record against the missing record)."""
     path = _setting(tmp_path, **_ISSUE_44)
@@ -180,8 +180,8 @@ def test_an_open_bracket_prints_each_ends_pair(tmp_path):
     line = next(x for x in res.stdout.splitlines() if x.startswith("worst case"))
     assert "(exact worst case)" in line and "worst pair: hi vs lo;" in line
     assert "bounded on boxes" in line
-    wide = tmp_path / "k50.toml"
-    wide.write_text(Path(path).read_text().replace("count = 10\n", "count = 50\n"))
+    wide = tmp_path / "k129.toml"
+    wide.write_text(Path(path).read_text().replace("count = 10\n", "count = 129\n"))
     res = subprocess.run([sys.executable, "-m", "audit", "bound", "--config", str(wide),
                           "--target-delta", "1e-5", "--json"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120)

@@ -8,7 +8,14 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from audit.theory.grid_expectation import GridLaw, coarsen, expectation, power, solve_epsilon
+from audit.theory.grid_expectation import (
+    GridLaw,
+    blocks,
+    coarsen,
+    expectation,
+    power,
+    solve_epsilon,
+)
 
 
 def _law(rng, n):
@@ -27,6 +34,23 @@ def test_expectation_against_brute_force(A, B, C):
     brute = float(np.einsum("i,j,k,ijk->", s.masses, t.masses, r.masses, grid))
     value, err = expectation(A, B, C, s, t, r)
     assert value == pytest.approx(brute, rel=1e-12, abs=1e-15) and err < 1e-13
+
+
+@pytest.mark.parametrize("shift", [-2.5, -60.0])
+def test_pairs_past_the_largest_t_are_skipped_exactly(shift):
+    """With A ≤ 0 the pairs (s, r) whose C e^r or −A e^s reaches B e^t at t's largest point add
+    nothing and are skipped: t moved down leaves few (or no) pairs, and the value is still the
+    brute-force one (0 when none is left)."""
+    rng = np.random.default_rng(11)
+    s, t, r = _law(rng, 30), _law(rng, 40), _law(rng, 25)
+    t = GridLaw.exact(t.points + shift, t.masses)
+    A, B, C = -0.4, 0.9, 0.6
+    grid = np.maximum(A * np.exp(s.points)[:, None, None] + B * np.exp(t.points)[None, :, None]
+                      - C * np.exp(r.points)[None, None, :], 0.0)
+    brute = float(np.einsum("i,j,k,ijk->", s.masses, t.masses, r.masses, grid))
+    value, _ = expectation(A, B, C, s, t, r)
+    assert value == pytest.approx(brute, rel=1e-12, abs=1e-300)
+    assert (brute == 0.0) == (shift == -60.0) and (value == 0.0) == (brute == 0.0)
 
 
 def test_gaussian_t_in_closed_form_against_quadrature():
@@ -58,6 +82,25 @@ def test_coarsen_moves_every_value_the_stated_way():
         coarse = np.array([cm[cp <= g].sum() for g in grid])
         assert np.all(coarse <= fine + 1e-12) if up else np.all(coarse >= fine - 1e-12)
         assert cm.sum() <= 1 + 1e-12
+
+
+@pytest.mark.parametrize("up", [True, False])
+def test_blocks_move_every_value_the_stated_way(up):
+    rng = np.random.default_rng(5)
+    pts = -3.0 + 0.01 * np.arange(601)
+    m = rng.random(601)
+    law = GridLaw.exact(pts, m / m.sum())
+    c = blocks(law, up, 7)
+    assert np.allclose(np.diff(c.points), 0.07) and c.points[0] == pts[0]
+    assert c.masses.sum() == pytest.approx(1.0, rel=1e-14)
+    assert np.allclose(c.tilted, c.masses * np.exp(c.points), rtol=1e-12)
+    fine = np.cumsum(law.masses)
+    coarse = np.array([c.masses[c.points <= x + 1e-12].sum() for x in pts])
+    # stochastic order, and no value moves past the next coarse point
+    assert np.all(coarse <= fine + 1e-12) if up else np.all(coarse >= fine - 1e-12)
+    reach = np.array([c.masses[c.points <= x + (0.07 if up else -0.07) + 1e-12].sum()
+                      for x in pts])
+    assert np.all(reach >= fine - 1e-12) if up else np.all(reach <= fine + 1e-12)
 
 
 def test_solve_epsilon_returns_the_side_each_bound_needs():

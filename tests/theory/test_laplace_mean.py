@@ -27,7 +27,23 @@ def test_count_loss_is_a_law_under_both_weights():
     assert mean(c.s_down) < mean(c.s_up) and c.top == pytest.approx(6 / 0.7)
 
 
-@pytest.mark.parametrize("kwargs,match", [({"k": 49}, "k must be at most 48"),
+def test_the_count_law_keeps_to_its_point_cap():
+    """k = 128 releases of a count at b_N = 0.2 would put 1.6·10⁷ points on the sum's grid of
+    0.01/k per release (about 1.3 GB in its FFTs): the step grows instead, and the law still
+    moves the stated way (its e^Y-weighted mass above 1 for s_down, below for s_up) by at most
+    the larger step."""
+    from audit.theory import laplace_mean as lm
+
+    k, b_n = 128, 0.2
+    step = 2 * k * k / (b_n * lm._MAX_COUNT_POINTS)
+    assert step > 0.01
+    c = lm.count_loss(b_n, k, 1e-5)
+    assert c.s_down.points.size <= 2 * k / (b_n * step) + 2
+    assert 1.0 < c.s_down.masses.sum() <= math.exp(2 * step)
+    assert math.exp(-2 * step) <= c.s_up.masses.sum() < 1.0
+
+
+@pytest.mark.parametrize("kwargs,match", [({"k": 129}, "k must be at most 128"),
                                           ({"delta": 0.0}, "delta must be in"),
                                           ({"lo": 1.0}, "domain")])
 def test_mean_upper_refusals(kwargs, match):

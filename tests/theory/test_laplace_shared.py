@@ -167,7 +167,7 @@ def test_opposite_pair_raises_the_lower_end_of_the_na_inside_bracket():
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"na": 2.0}, "strictly inside"), ({"k": 49}, "at most 48"), ({"delta": 0.0}, "delta"),
+    ({"na": 2.0}, "strictly inside"), ({"k": 129}, "at most 128"), ({"delta": 0.0}, "delta"),
 ])
 def test_opposite_pair_refusals(kwargs, match):
     from audit.theory.laplace_shared import opposite_pair_epsilon
@@ -193,6 +193,39 @@ def test_opposite_pair_without_missingness_is_the_composed_laplace_shift():
                   .self_compose(k).get_epsilon_for_delta(delta)) for est in (True, False)]
     assert low <= refs[0] + 1e-9 and refs[1] <= high + 1e-9
     assert high - low <= 0.01 * high
+
+
+def test_past_the_kept_laws_the_pair_still_brackets_the_composed_shift():
+    """k = 100 keeps more partial-sum points than ``_MAX_KEPT`` (each law is moved onto a
+    coarser grid, the direction its bound needs): at q = 1 the bracket still holds
+    dp_accounting's composed Laplace shift, within 1 %."""
+    from dp_accounting.pld import privacy_loss_distribution as dpl
+
+    from audit.theory import laplace_shared as ls
+
+    lo, hi, m, b, k, delta = -1.0, 1.0, 0.25, 1.5, 100, 1e-6
+    n = math.ceil(2 * (hi - m) * k / (b * 0.01))
+    assert k * (k + 1) // 2 * n > ls._MAX_KEPT
+    low, high = ls.opposite_pair_epsilon(lo, hi, m, 1.0, b, k, delta)
+    refs = [float(dpl.from_laplace_mechanism(b, sensitivity=hi - lo, pessimistic_estimate=est,
+                                             value_discretization_interval=1e-4)
+                  .self_compose(k).get_epsilon_for_delta(delta)) for est in (True, False)]
+    assert low <= refs[0] + 1e-9 and refs[1] <= high + 1e-9
+    assert high - low <= 0.01 * high
+
+
+def test_coarsened_partial_sums_bracket_the_same_pair(monkeypatch):
+    """With every partial sum moved onto the coarse grid (``_MAX_KEPT`` 0) the bracket of a
+    pair across the missing reading meets the full-resolution one and is wider by at most the
+    extra move: a quarter of the sums' rounding (0.01, the default step) each way."""
+    from audit.theory import laplace_shared as ls
+
+    args = (-1.0, 2.0, 0.5, 0.3, 0.8, 12, 1e-5)
+    fine = ls.opposite_pair_epsilon(*args)
+    monkeypatch.setattr(ls, "_MAX_KEPT", 0)
+    coarse = ls.opposite_pair_epsilon(*args)
+    assert coarse[0] <= fine[1] and fine[0] <= coarse[1]
+    assert fine[1] - fine[0] < coarse[1] - coarse[0] <= fine[1] - fine[0] + 0.005
 
 
 def test_the_missing_reading_outside_the_domain_can_be_left_out_of_the_records():
@@ -291,7 +324,7 @@ def test_the_na_inside_setting_of_the_theory_section_closes_at_delta_above_zero(
 
 
 @pytest.mark.parametrize("kwargs,match", [
-    ({"na": 1.0}, "strictly inside"), ({"k": 49}, "at most 48"), ({"delta": 1.0}, "delta"),
+    ({"na": 1.0}, "strictly inside"), ({"k": 129}, "at most 128"), ({"delta": 1.0}, "delta"),
 ])
 def test_shared_upper_refusals(kwargs, match):
     from audit.theory.laplace_shared import shared_upper
