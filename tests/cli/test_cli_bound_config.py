@@ -209,6 +209,18 @@ def test_mean_over_the_observed_entries_with_a_private_count(capsys, tmp_path):
     assert data["parameters"]["count"] == "private" and data["parameters"]["split"] == 0.5
 
 
+def test_mean_with_fresh_masks_at_delta_above_zero(capsys, tmp_path):
+    """Fresh masks for a Gaussian mean (THEORY §10.8): the row is the candidate pairs'
+    envelope composed, above, and the worst pair with NA, below; no refusal."""
+    path = _setting(tmp_path, noise="gaussian", delta="delta = 1e-5",
+                    extra="domain = [-1.0, 1.0]\ncount = 'private'", miss="p_star = 0.3",
+                    releases='\n[releases]\ncount = 3\nmasks = "fresh"\n')
+    data = _main_json(capsys, "--config", path, "--target-delta", "1e-5")
+    row = next(r for r in data["bounds"] if r["name"].startswith("worst case of this setting"))
+    assert row["pair"] == ["hi", "NA"] and row["exact"] and "fresh masks" in row["method"]
+    assert 0.0 < row["lower"] <= row["epsilon"] <= row["lower"] + 2e-3
+
+
 def test_mean_with_a_public_count_has_no_finite_epsilon_below_q(tmp_path):
     """``scenario.count = 'public'``: the count reveals whether the record was observed, so a
     record against a record missing in the data is told apart with probability q: ε = ∞ at

@@ -56,7 +56,8 @@ def test_refusals_of_the_worst_case():
             observed_mean_worst_case(s, bad)
     with pytest.raises(ValueError, match="setting"):
         observed_mean_worst_case("s", 1e-5)
-    fresh = ObservedMeanSetting("gaussian", 1.0, 1e-5, (-1, 1), 0.5, releases=3, masks="fresh")
+    # Laplace with fresh masks at δ > 0 is not built (Gaussian is: test_observed_mean_fresh)
+    fresh = ObservedMeanSetting("laplace", 1.0, 0.0, (-1, 1), 0.5, releases=3, masks="fresh")
     with pytest.raises(ValueError, match="masks"):
         observed_mean_worst_case(fresh, 1e-5)
 

@@ -446,14 +446,16 @@ def ctd_pair_plds(P: Mixture, Q: Mixture, discretization: float):
     return (PrivacyLossDistribution(rem_hi, add_hi), PrivacyLossDistribution(rem_lo, add_lo))
 
 
-def envelope_pmf(pairs, discretization: float):
+def envelope_pmf(pairs, discretization: float, *, more=None):
     """A symmetric pessimistic PMF that dominates every pair of ``pairs`` in both orders,
     or ``None`` when one of them is not supported (:func:`supports`).
 
     The largest upper bound d_i over the pairs and both orders, at every grid point of the
     union of their loss ranges, is an upper bound on each ordered pair's profile there, so
     the Connect-the-Dots PMF of these d_i (:func:`ctd_pessimistic_pmf`) dominates each of
-    them (docs/THEORY.md §10.4–10.5).
+    them (docs/THEORY.md §10.4–10.5). ``more``: one more pair, given by its profile bounds
+    instead: an object whose ``upper(eps)`` bounds both its orders' δ at every real ε of an
+    array and whose ``top`` is an ε beyond which both are below 10⁻¹⁸.
 
     Raises
     ------
@@ -470,6 +472,8 @@ def envelope_pmf(pairs, discretization: float):
     if not ordered or any(_pieces(A, B) is None for A, B in ordered):
         return None
     ranges = [_order_range(A, B, h) for A, B in ordered]
+    if more is not None:
+        ranges.append((math.floor(-more.top / h) - 1, math.ceil(more.top / h) + 1))
     i_lo, i_hi = min(r[0] for r in ranges), max(r[1] for r in ranges)
     if i_hi - i_lo + 1 > MAX_CTD_GRID:
         raise ValueError(f"discretization must give at most {MAX_CTD_GRID} grid points, got "
@@ -477,4 +481,6 @@ def envelope_pmf(pairs, discretization: float):
     idx = np.arange(i_lo, i_hi + 1)
     d = np.max([_beyond_the_loss(A, B, idx * h, order_profile(A, B, idx * h).upper)
                 for A, B in ordered], axis=0)
+    if more is not None:
+        d = np.maximum(d, more.upper(idx * h))
     return ctd_pessimistic_pmf(idx, d, h)
