@@ -134,8 +134,13 @@ def blocks(law: GridLaw, up: bool, r: int) -> GridLaw:
     """A law on a uniform grid x₀ + ih moved onto the grid x₀ + Jrh: each point up to the
     next coarse point (``up``: the law serves upper bounds of an integrand rising in x, or
     lower bounds of one falling) or down to the one before, keeping its mass, its tilted mass
-    times e^{moved distance}; nothing is dropped."""
+    times e^{moved distance}; nothing is dropped. ``r`` ≥ 1, and the law has at least two
+    points, evenly spaced."""
     pts, m, mt = law.points, law.masses, law.tilted
+    if isinstance(r, bool) or not isinstance(r, int | np.integer) or r < 1:
+        raise ValueError(f"r must be an integer >= 1, got r={r!r}")
+    if pts.size < 2:
+        raise ValueError(f"law must have at least two points, got {pts.size}")
     h = pts[1] - pts[0]
     lead = r - 1 if up else 0  # up: point i goes to ⌈i/r⌉, down: to ⌊i/r⌋
     size = -(-(lead + m.size) // r) * r

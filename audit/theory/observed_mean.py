@@ -65,7 +65,6 @@ __all__ = ["PublicCountMean", "public_count_worst_case", "ObservedMeanSetting",
            "observed_mean_worst_case", "gaussian_pair_delta_bounds"]
 
 
-
 @dataclass(frozen=True)
 class ObservedMeanSetting:
     """A mean over the observed entries of one column, released as a noisy (sum, count).

@@ -122,22 +122,31 @@ def gaussian_fresh_worst_case(setting, delta: float):
     """The worst case of a Gaussian mean over the observed entries, k releases with fresh
     masks, at the final δ > 0 (module docstring): a
     :class:`~audit.theory.worst_case.WorstCase` whose ``epsilon`` bounds every pair of the
-    domain and NA and whose ``lower`` is the worst pair with NA.
+    domain and NA and whose ``lower`` is the ε of a pair of the setting: the worst pair with
+    NA, or (hi, lo) read on the sum alone.
 
     Raises
     ------
     ValueError
-        On δ outside (0, 1), or k above ``MAX_PLD_RELEASES``.
+        Unless ``setting`` is a Gaussian :class:`~audit.theory.observed_mean.
+        ObservedMeanSetting`; on δ outside (0, 1), or k above ``MAX_PLD_RELEASES``.
     """
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
     from audit._validate import check_in_range
+    from audit.enums import NoiseKind
     from audit.theory.mean_pair import COVERS
     from audit.theory.pair.ctd import envelope_pmf, order_profile
     from audit.theory.pair.releases import fresh_pair_bounds
     from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
     from audit.theory.worst_case import WorstCase
 
+    # an ObservedMeanSetting (not imported: audit.theory.observed_mean imports this module)
+    fields = ("domain", "observation", "releases", "sum_scale", "count_scale")
+    if not (getattr(setting, "noise", None) is NoiseKind.GAUSSIAN
+            and all(hasattr(setting, f) for f in fields)):
+        raise ValueError(f"setting must be a Gaussian ObservedMeanSetting, got "
+                         f"setting={setting!r}")
     d = check_in_range("delta", delta, 0.0, 1.0, lo_closed=False, hi_closed=False)
     lo, hi = setting.domain
     q, k = setting.observation, setting.releases

@@ -103,6 +103,14 @@ def test_blocks_move_every_value_the_stated_way(up):
     assert np.all(reach >= fine - 1e-12) if up else np.all(reach <= fine + 1e-12)
 
 
+@pytest.mark.parametrize("r,n,match", [(0, 5, "r must be"), (2.0, 5, "r must be"),
+                                       (True, 5, "r must be"), (2, 1, "at least two")])
+def test_blocks_refuses_bad_input_by_name(r, n, match):
+    law = GridLaw.exact(0.1 * np.arange(n), np.full(n, 1.0 / n))
+    with pytest.raises(ValueError, match=match):
+        blocks(law, True, r)
+
+
 def test_solve_epsilon_returns_the_side_each_bound_needs():
     def bound(e):  # a δ bound crossing 1e-3 at e = 1
         return 1e-3 * math.exp(-5 * (e - 1))

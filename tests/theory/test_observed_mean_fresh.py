@@ -105,3 +105,15 @@ def test_fresh_masks_at_delta_above_zero_refuse_too_many_releases():
 
     with pytest.raises(ValueError, match="releases must be at most"):
         observed_mean_worst_case(_setting(MAX_PLD_RELEASES + 1), DELTA)
+
+
+@pytest.mark.parametrize("bad", ["setting", "laplace"])
+def test_the_fresh_worst_case_refuses_what_it_does_not_cover(bad):
+    from audit.theory.observed_mean_fresh import gaussian_fresh_worst_case
+
+    s = (ObservedMeanSetting("laplace", 1.0, 0.0, (-1.0, 1.0), 0.3, releases=3, masks="fresh")
+         if bad == "laplace" else bad)
+    with pytest.raises(ValueError, match="setting must be a Gaussian"):
+        gaussian_fresh_worst_case(s, DELTA)
+    with pytest.raises(ValueError, match="delta"):
+        gaussian_fresh_worst_case(_setting(3), 0.0)
