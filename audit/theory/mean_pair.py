@@ -63,6 +63,8 @@ def gaussian_pair_delta_bounds(a: float, a2: float, tau: float, q: float, eps: f
     halved where the two ends differ most until they are within ``rtol`` of the upper end,
     or ``atol``, or there are ``max_cells``.
     """
+    if not (math.isfinite(atol) and atol >= 0.0):
+        raise ValueError(f"atol must be a finite number >= 0, got atol={atol!r}")
     if a < a2:  # mirror s → −s
         a, a2 = -a, -a2
     gam, dd = math.exp(eps), a - a2

@@ -25,3 +25,9 @@ def test_no_absolute_width_is_the_relative_one():
     lo, up = gaussian_pair_delta_bounds(1.3, -0.8, 0.9, 0.3, 0.7)
     assert lo == gaussian_pair_delta_bounds(1.3, -0.8, 0.9, 0.3, 0.7, atol=0.0)[0]
     assert up - lo <= 1e-6 * up
+
+
+@pytest.mark.parametrize("atol", [-1e-9, float("nan"), float("inf")])
+def test_a_bad_absolute_width_is_refused_by_name(atol):
+    with pytest.raises(ValueError, match="atol"):
+        gaussian_pair_delta_bounds(1.3, -0.8, 0.9, 0.3, 0.7, atol=atol)

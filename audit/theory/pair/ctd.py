@@ -471,6 +471,8 @@ def envelope_pmf(pairs, discretization: float, *, more=None):
         ordered += [(P, Q), (Q, P)]
     if not ordered or any(_pieces(A, B) is None for A, B in ordered):
         return None
+    if more is not None and not (math.isfinite(more.top) and more.top >= 0.0):
+        raise ValueError(f"more.top must be a finite epsilon >= 0, got more.top={more.top!r}")
     ranges = [_order_range(A, B, h) for A, B in ordered]
     if more is not None:
         ranges.append((math.floor(-more.top / h) - 1, math.ceil(more.top / h) + 1))

@@ -134,3 +134,27 @@ def test_a_large_laplace_loss_puts_no_mass_at_infinity():
     ref = dpl.from_laplace_mechanism(1.0, sensitivity=20.0, sampling_prob=0.3,
                                      value_discretization_interval=1e-4)
     assert upper == pytest.approx(ref.self_compose(10).get_epsilon_for_delta(1e-5), abs=1e-4)
+
+
+class _Flat:
+    """One more pair given by its bounds: δ ≤ ``value`` at every ε below ``top``."""
+
+    def __init__(self, value: float, top: float) -> None:
+        self.value, self.top = value, top
+
+    def upper(self, eps):
+        return np.where(np.asarray(eps) < self.top, self.value, 0.0)
+
+
+def test_the_envelope_takes_one_more_pair_by_its_bounds():
+    """``more``: the envelope covers the extra pair's bounds too. A flat 10⁻³ up to ε = 10
+    lifts δ at ε = 2 to the convex hull of those points: 10⁻³ less e²/e¹⁰ of it. A bad ``top``
+    is refused by name."""
+    P = Mixture([0.7, 0.3], [0.0, 1.0], "gaussian", 1.0)
+    Q = Mixture([1.0], [0.0], "gaussian", 1.0)
+    plain = ctd.envelope_pmf([(P, Q)], 1e-3)
+    more = ctd.envelope_pmf([(P, Q)], 1e-3, more=_Flat(1e-3, 10.0))
+    assert plain.get_delta_for_epsilon(2.0) < 5e-4
+    assert more.get_delta_for_epsilon(2.0) == pytest.approx(1e-3 * (1 - math.exp(-8)), rel=1e-3)
+    with pytest.raises(ValueError, match="more.top"):
+        ctd.envelope_pmf([(P, Q)], 1e-3, more=_Flat(1e-3, float("nan")))
