@@ -10,7 +10,8 @@ therefore dominates every pair of the domain, and its k-fold product every k-fol
 
 - The pairs with NA are scalar, (1 − q)N(0, 1) + qN(μ_c, 1) against N(0, 1) with
   μ_c = √((c/σ_S)² + (1/σ_N)²), and their profiles on the loss grid are certified by
-  :func:`audit.theory.pair.ctd.order_profile`.
+  :func:`audit.theory.pair.ctd.order_profile`; the end with the larger |c| dominates the
+  other in both orders (scaling about 0 and adding noise maps it there), so it alone enters.
 - The pair (hi, lo) is two-dimensional. Its certified profile
   (:func:`audit.theory.mean_pair.gaussian_pair_delta_bounds`) is computed at fewer ε ≥ 0,
   and, δ being convex in γ = e^ε, the chord in γ between two of them bounds it in between. A
