@@ -56,6 +56,7 @@ from audit.enums import MaskRegime, NoiseKind
 from audit.mixture import Mixture
 from audit.theory.calibration import gaussian_sigma_classical, laplace_scale
 from audit.theory.mean_pair import COVERS, gaussian_pair_delta_bounds
+from audit.theory.observed_mean_fresh import gaussian_fresh_worst_case
 from audit.theory.pair.epsilon import pair_epsilon
 from audit.theory.pld import MAX_PLD_RELEASES
 from audit.theory.profiles import gaussian_epsilon
@@ -179,8 +180,6 @@ def observed_mean_worst_case(setting: ObservedMeanSetting, delta: float) -> Wors
             return WorstCase(math.inf, math.inf, ("hi", "NA"),
                              "Gaussian noise: the loss is unbounded at delta = 0", COVERS)
         if fresh:
-            from audit.theory.observed_mean_fresh import gaussian_fresh_worst_case
-
             return gaussian_fresh_worst_case(setting, d)
         return _gaussian(setting, d, k if setting.masks is MaskRegime.SHARED else 1)
     if d == 0.0:

@@ -33,7 +33,15 @@ import math
 
 import numpy as np
 
+from audit._validate import check_in_range
+from audit.enums import NoiseKind
 from audit.mixture import Mixture
+from audit.theory.mean_pair import COVERS, gaussian_pair_delta_bounds
+from audit.theory.pair.ctd import envelope_pmf, order_profile
+from audit.theory.pair.releases import fresh_pair_bounds
+from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
+from audit.theory.profiles import gaussian_epsilon
+from audit.theory.worst_case import WorstCase
 
 __all__ = ["gaussian_fresh_worst_case"]
 
@@ -54,9 +62,6 @@ class _ChordProfile:
     chord is below it, nor where it is within ``atol`` of the computed value."""
 
     def __init__(self, a: float, a2: float, tau: float, q: float, env, atol: float) -> None:
-        from audit.theory.mean_pair import gaussian_pair_delta_bounds
-        from audit.theory.profiles import gaussian_epsilon
-
         self.top = gaussian_epsilon(min(_TAIL / q, 1.0), abs(a - a2))
         self.calls = 0
         self.orders = []
@@ -134,15 +139,7 @@ def gaussian_fresh_worst_case(setting, delta: float):
     """
     from dp_accounting.pld.privacy_loss_distribution import PrivacyLossDistribution
 
-    from audit._validate import check_in_range
-    from audit.enums import NoiseKind
-    from audit.theory.mean_pair import COVERS
-    from audit.theory.pair.ctd import envelope_pmf, order_profile
-    from audit.theory.pair.releases import fresh_pair_bounds
-    from audit.theory.pld import DISCRETIZATION, MAX_PLD_RELEASES
-    from audit.theory.worst_case import WorstCase
-
-    # an ObservedMeanSetting (not imported: audit.theory.observed_mean imports this module)
+    # an ObservedMeanSetting, read by its fields (audit.theory.observed_mean imports this module)
     fields = ("domain", "observation", "releases", "sum_scale", "count_scale")
     if not (getattr(setting, "noise", None) is NoiseKind.GAUSSIAN
             and all(hasattr(setting, f) for f in fields)):
